@@ -1,0 +1,396 @@
+//! Page codecs: none, lz4, zstd (any level, negative "fast" levels included) and zlib.
+//!
+//! Each thread keeps one [`CodecCtx`] with the compressor and decompressor states of every codec,
+//! created on first use and reused afterwards, so compressing or decompressing a page never
+//! allocates (InnoDB's zlib path allocated ~500 KB per call; see DESIGN.md). Output always goes
+//! into a caller-provided buffer.
+
+use std::cell::RefCell;
+
+/// A codec and its level, as chosen per tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Codec {
+    None,
+    Lz4,
+    /// zstd at `level` (1..=22, or negative for the fast levels).
+    Zstd(i8),
+    /// zlib (deflate with a zlib header) at `level` 1..=9.
+    Zlib(u8),
+}
+
+impl Codec {
+    /// zipdb's default, chosen by the storage benchmark (docs/BENCHMARKS.md): zstd level 1
+    /// halves sbtest-shaped pages, which lz4 cannot do with random digits.
+    pub const DEFAULT: Codec = Codec::Zstd(1);
+
+    /// The id stored on disk in the page image header.
+    pub fn id(self) -> u8 {
+        match self {
+            Codec::None => 0,
+            Codec::Lz4 => 1,
+            Codec::Zstd(_) => 2,
+            Codec::Zlib(_) => 3,
+        }
+    }
+
+    /// The level byte stored in a logical page header (0 where the codec has none).
+    pub fn level_byte(self) -> u8 {
+        match self {
+            Codec::None | Codec::Lz4 => 0,
+            Codec::Zstd(l) => l as u8,
+            Codec::Zlib(l) => l,
+        }
+    }
+
+    /// Inverse of (`id`, `level_byte`); `None` for an unknown id.
+    pub fn from_parts(id: u8, level: u8) -> Option<Codec> {
+        Some(match id {
+            0 => Codec::None,
+            1 => Codec::Lz4,
+            2 => Codec::Zstd(level as i8),
+            3 => Codec::Zlib(level.clamp(1, 9)),
+            _ => return None,
+        })
+    }
+
+    /// Parses `none`, `lz4`, `zstd`, `zstd:3`, `zstd:-1`, `zlib`, `zlib:6`.
+    pub fn parse(s: &str) -> Option<Codec> {
+        let (name, level) = match s.split_once(':') {
+            Some((n, l)) => (n, Some(l.parse::<i32>().ok()?)),
+            None => (s, None),
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "none" | "raw" if level.is_none() => Some(Codec::None),
+            "lz4" if level.is_none() => Some(Codec::Lz4),
+            "zstd" => {
+                let l = level.unwrap_or(1);
+                if (-7..=22).contains(&l) && l != 0 {
+                    Some(Codec::Zstd(l as i8))
+                } else {
+                    None
+                }
+            }
+            "zlib" => {
+                let l = level.unwrap_or(6);
+                (1..=9).contains(&l).then_some(Codec::Zlib(l as u8))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Codec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Codec::None => f.write_str("none"),
+            Codec::Lz4 => f.write_str("lz4"),
+            Codec::Zstd(l) => write!(f, "zstd:{l}"),
+            Codec::Zlib(l) => write!(f, "zlib:{l}"),
+        }
+    }
+}
+
+/// A decoder failure: the image is not what its codec id says.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    #[error("unknown codec id {0}")]
+    UnknownCodec(u8),
+    #[error("{codec} payload is malformed: {detail}")]
+    Malformed { codec: &'static str, detail: String },
+    #[error("{codec} payload decoded to {got} bytes, expected {expected}")]
+    WrongLength {
+        codec: &'static str,
+        got: usize,
+        expected: usize,
+    },
+}
+
+extern "C" {
+    // Exported by the liblz4 that lz4-sys builds; lz4-sys does not declare it. Using a
+    // caller-owned state is what makes lz4 compression allocation-free.
+    fn LZ4_compress_fast_extState(
+        state: *mut libc::c_void,
+        src: *const libc::c_char,
+        dst: *mut libc::c_char,
+        src_size: libc::c_int,
+        dst_capacity: libc::c_int,
+        acceleration: libc::c_int,
+    ) -> libc::c_int;
+    fn LZ4_sizeofState() -> libc::c_int;
+}
+
+/// One thread's reusable codec states.
+pub struct CodecCtx {
+    zstd_c: zstd::bulk::Compressor<'static>,
+    zstd_level: i32,
+    zstd_d: zstd::bulk::Decompressor<'static>,
+    zlib_c: flate2::Compress,
+    zlib_level: u32,
+    zlib_d: flate2::Decompress,
+    /// LZ4_stream_t needs 8-byte alignment: keep it in u64s.
+    lz4_state: Vec<u64>,
+}
+
+impl std::fmt::Debug for CodecCtx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CodecCtx")
+    }
+}
+
+impl CodecCtx {
+    pub fn new() -> CodecCtx {
+        // SAFETY: a pure function of the library's compile-time configuration.
+        let lz4_bytes = unsafe { LZ4_sizeofState() } as usize;
+        CodecCtx {
+            zstd_c: zstd::bulk::Compressor::new(1).expect("zstd context"),
+            zstd_level: 1,
+            zstd_d: zstd::bulk::Decompressor::new().expect("zstd context"),
+            zlib_c: flate2::Compress::new(flate2::Compression::new(6), true),
+            zlib_level: 6,
+            zlib_d: flate2::Decompress::new(true),
+            lz4_state: vec![0u64; lz4_bytes.div_ceil(8)],
+        }
+    }
+
+    /// Compresses `src` into `dst`. Returns `None` when the result would not fit in `dst`;
+    /// callers size `dst` so that "does not fit" means "does not shrink" and store the page raw.
+    pub fn compress(&mut self, codec: Codec, src: &[u8], dst: &mut [u8]) -> Option<usize> {
+        match codec {
+            Codec::None => None,
+            Codec::Lz4 => {
+                // SAFETY: pointers and lengths describe live buffers; the state is
+                // LZ4_sizeofState() bytes and 8-aligned; liblz4 never writes past dst_capacity.
+                let n = unsafe {
+                    LZ4_compress_fast_extState(
+                        self.lz4_state.as_mut_ptr().cast(),
+                        src.as_ptr().cast(),
+                        dst.as_mut_ptr().cast(),
+                        src.len() as libc::c_int,
+                        dst.len() as libc::c_int,
+                        1,
+                    )
+                };
+                (n > 0).then_some(n as usize)
+            }
+            Codec::Zstd(level) => {
+                let level = level as i32;
+                if level != self.zstd_level {
+                    self.zstd_c.set_compression_level(level).ok()?;
+                    self.zstd_level = level;
+                }
+                self.zstd_c.compress_to_buffer(src, dst).ok()
+            }
+            Codec::Zlib(level) => {
+                let level = level as u32;
+                if level != self.zlib_level {
+                    self.zlib_c = flate2::Compress::new(flate2::Compression::new(level), true);
+                    self.zlib_level = level;
+                }
+                self.zlib_c.reset();
+                match self
+                    .zlib_c
+                    .compress(src, dst, flate2::FlushCompress::Finish)
+                {
+                    Ok(flate2::Status::StreamEnd) => Some(self.zlib_c.total_out() as usize),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// Decompresses `src` (written by codec `codec_id`) into exactly `dst.len()` bytes.
+    pub fn decompress(&mut self, codec_id: u8, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
+        let expected = dst.len();
+        let (name, got) = match codec_id {
+            0 => {
+                if src.len() != expected {
+                    return Err(CodecError::WrongLength {
+                        codec: "none",
+                        got: src.len(),
+                        expected,
+                    });
+                }
+                dst.copy_from_slice(src);
+                return Ok(());
+            }
+            1 => {
+                if src.len() > i32::MAX as usize || expected > i32::MAX as usize {
+                    return Err(CodecError::Malformed {
+                        codec: "lz4",
+                        detail: "length out of range".into(),
+                    });
+                }
+                // SAFETY: liblz4's safe decoder never reads past src_size nor writes past
+                // max_decompressed_size, whatever the input bytes are.
+                let n = unsafe {
+                    lz4_sys::LZ4_decompress_safe(
+                        src.as_ptr().cast(),
+                        dst.as_mut_ptr().cast(),
+                        src.len() as libc::c_int,
+                        expected as libc::c_int,
+                    )
+                };
+                if n < 0 {
+                    return Err(CodecError::Malformed {
+                        codec: "lz4",
+                        detail: format!("liblz4 error {n}"),
+                    });
+                }
+                ("lz4", n as usize)
+            }
+            2 => {
+                let n = self
+                    .zstd_d
+                    .decompress_to_buffer(src, dst)
+                    .map_err(|e| CodecError::Malformed {
+                        codec: "zstd",
+                        detail: e.to_string(),
+                    })?;
+                ("zstd", n)
+            }
+            3 => {
+                self.zlib_d.reset(true);
+                match self
+                    .zlib_d
+                    .decompress(src, dst, flate2::FlushDecompress::Finish)
+                {
+                    Ok(flate2::Status::StreamEnd) => ("zlib", self.zlib_d.total_out() as usize),
+                    Ok(_) => {
+                        return Err(CodecError::Malformed {
+                            codec: "zlib",
+                            detail: "stream did not end within the page".into(),
+                        })
+                    }
+                    Err(e) => {
+                        return Err(CodecError::Malformed {
+                            codec: "zlib",
+                            detail: e.to_string(),
+                        })
+                    }
+                }
+            }
+            other => return Err(CodecError::UnknownCodec(other)),
+        };
+        if got != expected {
+            return Err(CodecError::WrongLength {
+                codec: name,
+                got,
+                expected,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Default for CodecCtx {
+    fn default() -> Self {
+        CodecCtx::new()
+    }
+}
+
+thread_local! {
+    static CTX: RefCell<Option<CodecCtx>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's codec context (created on the thread's first call).
+pub fn with_ctx<R>(f: impl FnOnce(&mut CodecCtx) -> R) -> R {
+    CTX.with(|c| {
+        let mut c = c.borrow_mut();
+        f(c.get_or_insert_with(CodecCtx::new))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_page() -> Vec<u8> {
+        // Digits with little repetition, like sysbench's c/pad columns.
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        (0..16384)
+            .map(|i| {
+                if i % 12 == 11 {
+                    b'-'
+                } else {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    b'0' + (x % 10) as u8
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_codec_roundtrips() {
+        let page = sample_page();
+        let mut ctx = CodecCtx::new();
+        for codec in [
+            Codec::Lz4,
+            Codec::Zstd(1),
+            Codec::Zstd(-1),
+            Codec::Zstd(3),
+            Codec::Zlib(6),
+            Codec::Zlib(1),
+        ] {
+            let mut out = vec![0u8; page.len()];
+            let n = ctx.compress(codec, &page, &mut out).expect("fits");
+            let mut back = vec![0u8; page.len()];
+            ctx.decompress(codec.id(), &out[..n], &mut back).unwrap();
+            assert_eq!(back, page, "{codec}");
+        }
+    }
+
+    #[test]
+    fn zstd_halves_random_digits_and_lz4_does_not() {
+        let page = sample_page();
+        let mut ctx = CodecCtx::new();
+        let mut out = vec![0u8; page.len()];
+        let z = ctx.compress(Codec::Zstd(1), &page, &mut out).unwrap();
+        assert!(z < page.len() * 6 / 10, "zstd {z}");
+        let l = ctx.compress(Codec::Lz4, &page, &mut out);
+        assert!(l.is_none_or(|l| l > page.len() * 8 / 10), "lz4 {l:?}");
+    }
+
+    #[test]
+    fn incompressible_does_not_fit() {
+        let mut x: u64 = 7;
+        let page: Vec<u8> = (0..4096)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        let mut ctx = CodecCtx::new();
+        let mut out = vec![0u8; page.len() - 64];
+        for codec in [Codec::Lz4, Codec::Zstd(1), Codec::Zlib(6)] {
+            assert_eq!(ctx.compress(codec, &page, &mut out), None, "{codec}");
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut ctx = CodecCtx::new();
+        let mut dst = vec![0u8; 4096];
+        for id in 0..=4u8 {
+            for junk in [&[][..], &[0xff; 7][..], &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3][..]] {
+                assert!(ctx.decompress(id, junk, &mut dst).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn parse_names() {
+        assert_eq!(Codec::parse("zstd"), Some(Codec::Zstd(1)));
+        assert_eq!(Codec::parse("zstd:-3"), Some(Codec::Zstd(-3)));
+        assert_eq!(Codec::parse("zlib:9"), Some(Codec::Zlib(9)));
+        assert_eq!(Codec::parse("lz4"), Some(Codec::Lz4));
+        assert_eq!(Codec::parse("none"), Some(Codec::None));
+        assert_eq!(Codec::parse("zstd:99"), None);
+        assert_eq!(Codec::parse("snappy"), None);
+        for c in [Codec::None, Codec::Lz4, Codec::Zstd(-2), Codec::Zlib(4)] {
+            assert_eq!(Codec::from_parts(c.id(), c.level_byte()), Some(c));
+            assert_eq!(Codec::parse(&c.to_string()), Some(c));
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! zipdb storage core.
+//!
+//! Layers, each using only the one below it:
+//! [`pool`] (buffer pool: decoded and compressed tiers under one byte budget) →
+//! [`store`] (page store: out-of-place variable-size images, page map, checkpoints) →
+//! [`page`] + [`codec`] (image format, CRC32C, codecs) → [`io`] (files and the simulated disk).
+
+pub mod codec;
+pub mod error;
+pub mod io;
+pub mod page;
+pub mod store;
+
+pub use codec::Codec;
+pub use error::{Result, StoreError};
+pub use page::{Lsn, PageId, PageType, TreeId};

@@ -1,0 +1,985 @@
+//! The page store: variable-size page images written out of place, a page map from page id to
+//! file extent, and atomic checkpoints of that map.
+//!
+//! Every write of a page goes to a freshly allocated extent, sized to the compressed image
+//! rounded up to the allocation unit (512 bytes) — no fixed KEY_BLOCK_SIZE, no "compression
+//! failure", no hole punching. The map is made durable by [`PageStore::checkpoint`], which writes a
+//! new map blob out of place and then flips one of two superblock slots. An extent that the last
+//! durable checkpoint references is reused only after the *next* checkpoint is durable, so a
+//! crash at any moment leaves the previous checkpoint intact. The byte layout is in
+//! docs/FORMAT.md.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+use parking_lot::Mutex;
+
+use crate::error::{Result, StoreError};
+use crate::io::{AlignedBuf, Storage};
+use crate::page::{self, crc32c, ImageHeader, PageId, TreeId, IMAGE_HEADER_LEN};
+
+/// Allocation unit of the data file. Equal to the O_DIRECT alignment, so every extent can be
+/// read and written directly.
+pub const UNIT: usize = 512;
+/// Bytes reserved for each of the two superblock slots at the start of the file.
+pub const SUPERBLOCK_SLOT: usize = 4096;
+/// First byte where extents may live.
+const DATA_START_UNITS: u64 = (2 * SUPERBLOCK_SLOT / UNIT) as u64;
+/// Bytes of a superblock that are written and checksummed.
+const SUPERBLOCK_LEN: usize = 512;
+const SUPER_MAGIC: &[u8; 8] = b"ZIPDBv01";
+const META_MAGIC: &[u8; 4] = b"ZMAP";
+pub const FORMAT_VERSION: u32 = 1;
+/// Header of the checkpoint blob: crc, magic, seq, page count, catalog length.
+const META_HEADER_LEN: usize = 32;
+
+/// A run of allocation units in the data file, packed into a u64 so the page map is one atomic
+/// word per page: offset in units (high 40 bits) and length in units (low 24 bits). 0 = none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Extent(u64);
+
+impl Extent {
+    pub const NONE: Extent = Extent(0);
+    const LEN_BITS: u32 = 24;
+
+    pub fn new(offset_units: u64, len_units: u64) -> Extent {
+        assert!(offset_units >= DATA_START_UNITS && offset_units < 1 << 40);
+        assert!(len_units > 0 && len_units < 1 << Self::LEN_BITS);
+        Extent((offset_units << Self::LEN_BITS) | len_units)
+    }
+    pub fn from_raw(raw: u64) -> Extent {
+        Extent(raw)
+    }
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+    pub fn is_none(self) -> bool {
+        self.0 == 0
+    }
+    pub fn offset_units(self) -> u64 {
+        self.0 >> Self::LEN_BITS
+    }
+    pub fn len_units(self) -> u64 {
+        self.0 & ((1 << Self::LEN_BITS) - 1)
+    }
+    pub fn offset_bytes(self) -> u64 {
+        self.offset_units() * UNIT as u64
+    }
+    pub fn len_bytes(self) -> usize {
+        self.len_units() as usize * UNIT
+    }
+}
+
+/// Entries per chunk of the page map.
+const CHUNK: usize = 1 << 16;
+/// Chunks in the directory: 2^30 pages at most (16 TiB of 16 KiB pages).
+const DIR: usize = 1 << 14;
+
+/// A lock-free growable array of atomic words indexed by page id. Readers do two loads; growth
+/// (on page allocation only) installs a new chunk with a CAS.
+struct AtomicTable<T: Default> {
+    dir: Box<[AtomicPtr<[T; CHUNK]>]>,
+}
+
+impl<T: Default> AtomicTable<T> {
+    fn new() -> Self {
+        let dir = (0..DIR).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+        AtomicTable { dir }
+    }
+
+    fn get(&self, i: u64) -> Option<&T> {
+        let (c, o) = ((i as usize) / CHUNK, (i as usize) % CHUNK);
+        let p = self.dir.get(c)?.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: chunks are never freed before the table is dropped.
+        Some(unsafe { &(*p)[o] })
+    }
+
+    /// Makes sure index `i` exists.
+    fn ensure(&self, i: u64) -> Result<&T> {
+        let c = (i as usize) / CHUNK;
+        let slot = self
+            .dir
+            .get(c)
+            .ok_or_else(|| StoreError::Config(format!("page id {i} exceeds the page map capacity")))?;
+        if slot.load(Ordering::Acquire).is_null() {
+            let fresh: Box<[T; CHUNK]> = (0..CHUNK)
+                .map(|_| T::default())
+                .collect::<Vec<T>>()
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("length is CHUNK"));
+            let raw = Box::into_raw(fresh);
+            if slot
+                .compare_exchange(std::ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                // SAFETY: we lost the race; `raw` was never shared.
+                drop(unsafe { Box::from_raw(raw) });
+            }
+        }
+        Ok(self.get(i).expect("chunk installed"))
+    }
+}
+
+impl<T: Default> Drop for AtomicTable<T> {
+    fn drop(&mut self) {
+        for slot in self.dir.iter() {
+            let p = slot.load(Ordering::Acquire);
+            if !p.is_null() {
+                // SAFETY: installed by `ensure` from Box::into_raw, dropped once here.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
+    }
+}
+
+/// Free space, in units. Mutated only under the store's allocator mutex, which the write-back
+/// path takes once per page written (never on a cache hit or miss).
+#[derive(Debug, Default)]
+struct Allocator {
+    /// offset -> length of free runs (coalesced).
+    by_offset: BTreeMap<u64, u64>,
+    /// (length, offset) of the same runs, for best-fit.
+    by_len: BTreeSet<(u64, u64)>,
+    /// First unit past the last allocated one.
+    end_units: u64,
+    /// Extents freed since the last checkpoint but referenced by it: reusable after the next.
+    pending: Vec<Extent>,
+    /// Extents freed while a checkpoint is being written (they may be in its snapshot).
+    pending_in_flight: Option<Vec<Extent>>,
+    /// Extents allocated since the last checkpoint snapshot: no durable map references them,
+    /// so they may be reused as soon as they are superseded.
+    fresh: HashSet<u64>,
+}
+
+impl Allocator {
+    fn insert_free(&mut self, mut off: u64, mut len: u64) {
+        if let Some((&p_off, &p_len)) = self.by_offset.range(..off).next_back() {
+            debug_assert!(p_off + p_len <= off, "double free at unit {off}");
+            if p_off + p_len == off {
+                self.by_offset.remove(&p_off);
+                self.by_len.remove(&(p_len, p_off));
+                off = p_off;
+                len += p_len;
+            }
+        }
+        if let Some(&n_len) = self.by_offset.get(&(off + len)) {
+            self.by_offset.remove(&(off + len));
+            self.by_len.remove(&(n_len, off + len));
+            len += n_len;
+        }
+        if off + len == self.end_units {
+            // Free space at the end of the file shrinks the allocation end instead.
+            self.end_units = off;
+            return;
+        }
+        self.by_offset.insert(off, len);
+        self.by_len.insert((len, off));
+    }
+
+    fn allocate(&mut self, len: u64) -> Extent {
+        let found = self.by_len.range((len, 0)..).next().copied();
+        let off = match found {
+            Some((f_len, f_off)) => {
+                self.by_len.remove(&(f_len, f_off));
+                self.by_offset.remove(&f_off);
+                if f_len > len {
+                    self.by_offset.insert(f_off + len, f_len - len);
+                    self.by_len.insert((f_len - len, f_off + len));
+                }
+                f_off
+            }
+            None => {
+                let off = self.end_units;
+                self.end_units += len;
+                off
+            }
+        };
+        self.fresh.insert(off);
+        Extent::new(off, len)
+    }
+
+    /// Releases an extent no longer mapped.
+    fn release(&mut self, e: Extent) {
+        if e.is_none() {
+            return;
+        }
+        if self.fresh.remove(&e.offset_units()) {
+            self.insert_free(e.offset_units(), e.len_units());
+        } else if let Some(v) = self.pending_in_flight.as_mut() {
+            v.push(e);
+        } else {
+            self.pending.push(e);
+        }
+    }
+
+    fn free_units(&self) -> u64 {
+        self.by_offset.values().sum::<u64>()
+    }
+}
+
+/// Per-tree space accounting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeSpace {
+    pub pages: u64,
+    pub logical_bytes: u64,
+    pub physical_bytes: u64,
+}
+
+/// Counters of the store (all cumulative since open).
+#[derive(Debug, Default)]
+pub struct StoreCounters {
+    pub reads: AtomicU64,
+    pub read_bytes: AtomicU64,
+    pub read_ns: AtomicU64,
+    pub writes: AtomicU64,
+    pub write_bytes: AtomicU64,
+    pub write_ns: AtomicU64,
+    pub checksum_ns: AtomicU64,
+    pub checksum_verifies: AtomicU64,
+    pub syncs: AtomicU64,
+    pub checkpoints: AtomicU64,
+}
+
+/// A snapshot of the store's space usage.
+#[derive(Debug, Clone, Default)]
+pub struct SpaceStats {
+    pub file_bytes: u64,
+    pub free_bytes: u64,
+    /// Bytes that become free once the next checkpoint is durable.
+    pub pending_free_bytes: u64,
+    pub trees: Vec<(TreeId, TreeSpace)>,
+}
+
+/// Settings fixed when a store is created.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreConfig {
+    pub page_size: usize,
+}
+
+impl StoreConfig {
+    pub fn validate(&self) -> Result<()> {
+        let p = self.page_size;
+        if !(4096..=65536).contains(&p) || !p.is_power_of_two() {
+            return Err(StoreError::Config(format!(
+                "page size {p} must be a power of two from 4 KiB to 64 KiB"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The page store of one data file.
+pub struct PageStore {
+    storage: Box<dyn Storage>,
+    page_size: usize,
+    map: AtomicTable<AtomicU64>,
+    trees: AtomicTable<AtomicU32>,
+    next_page_id: AtomicU64,
+    free_ids: Mutex<Vec<PageId>>,
+    alloc: Mutex<Allocator>,
+    space: Mutex<HashMap<TreeId, TreeSpace>>,
+    /// Serialises checkpoints; also owns the superblock state.
+    ckpt: Mutex<CheckpointState>,
+    failed: AtomicBool,
+    failure: Mutex<Option<String>>,
+    pub counters: StoreCounters,
+}
+
+#[derive(Debug)]
+struct CheckpointState {
+    seq: u64,
+    meta: Extent,
+    catalog: Vec<u8>,
+}
+
+impl std::fmt::Debug for PageStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageStore")
+            .field("file", &self.storage.name())
+            .field("page_size", &self.page_size)
+            .finish()
+    }
+}
+
+/// The parsed superblock.
+#[derive(Debug, Clone, Copy)]
+struct Superblock {
+    seq: u64,
+    page_size: u32,
+    meta: Extent,
+    end_units: u64,
+}
+
+fn encode_superblock(sb: &Superblock, out: &mut [u8]) {
+    out[..SUPERBLOCK_LEN].fill(0);
+    out[4..12].copy_from_slice(SUPER_MAGIC);
+    out[12..16].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out[16..20].copy_from_slice(&sb.page_size.to_le_bytes());
+    out[20..24].copy_from_slice(&(UNIT as u32).to_le_bytes());
+    out[24..32].copy_from_slice(&sb.seq.to_le_bytes());
+    out[32..40].copy_from_slice(&sb.meta.raw().to_le_bytes());
+    out[40..48].copy_from_slice(&sb.end_units.to_le_bytes());
+    let crc = crc32c(&out[4..SUPERBLOCK_LEN]);
+    out[0..4].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn le_u32(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+fn le_u64(b: &[u8], o: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[o..o + 8]);
+    u64::from_le_bytes(a)
+}
+
+fn decode_superblock(b: &[u8]) -> std::result::Result<Superblock, String> {
+    if &b[4..12] != SUPER_MAGIC {
+        return Err("bad magic".into());
+    }
+    let crc = crc32c(&b[4..SUPERBLOCK_LEN]);
+    if crc != le_u32(b, 0) {
+        return Err(format!("checksum mismatch: stored {:#010x}, computed {crc:#010x}", le_u32(b, 0)));
+    }
+    let version = le_u32(b, 12);
+    if version != FORMAT_VERSION {
+        return Err(format!("format version {version}, this build reads {FORMAT_VERSION}"));
+    }
+    if le_u32(b, 20) as usize != UNIT {
+        return Err(format!("allocation unit {} unsupported", le_u32(b, 20)));
+    }
+    Ok(Superblock {
+        seq: le_u64(b, 24),
+        page_size: le_u32(b, 16),
+        meta: Extent::from_raw(le_u64(b, 32)),
+        end_units: le_u64(b, 40),
+    })
+}
+
+impl PageStore {
+    /// Creates a new, empty store on `storage` (which must be empty) and checkpoints it.
+    pub fn create(storage: Box<dyn Storage>, config: StoreConfig) -> Result<PageStore> {
+        config.validate()?;
+        if !storage.is_empty()? {
+            return Err(StoreError::Incompatible {
+                file: storage.name().to_string(),
+                detail: "refusing to create a store over a non-empty file".into(),
+            });
+        }
+        let store = PageStore::empty(storage, config.page_size, 0, Extent::NONE, Vec::new());
+        store.alloc.lock().end_units = DATA_START_UNITS;
+        store.checkpoint(&[])?;
+        Ok(store)
+    }
+
+    fn empty(storage: Box<dyn Storage>, page_size: usize, seq: u64, meta: Extent, catalog: Vec<u8>) -> PageStore {
+        PageStore {
+            storage,
+            page_size,
+            map: AtomicTable::new(),
+            trees: AtomicTable::new(),
+            next_page_id: AtomicU64::new(1),
+            free_ids: Mutex::new(Vec::new()),
+            alloc: Mutex::new(Allocator::default()),
+            space: Mutex::new(HashMap::new()),
+            ckpt: Mutex::new(CheckpointState { seq, meta, catalog }),
+            failed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            counters: StoreCounters::default(),
+        }
+    }
+
+    /// Opens an existing store at its last durable checkpoint.
+    pub fn open(storage: Box<dyn Storage>) -> Result<PageStore> {
+        let file = storage.name().to_string();
+        let mut buf = AlignedBuf::new(SUPERBLOCK_LEN);
+        let mut best: Option<Superblock> = None;
+        let mut why = Vec::new();
+        for slot in 0..2u64 {
+            match storage.read_at(&mut buf, slot * SUPERBLOCK_SLOT as u64) {
+                Ok(()) => match decode_superblock(&buf) {
+                    Ok(sb) => {
+                        if best.is_none_or(|b| sb.seq > b.seq) {
+                            best = Some(sb);
+                        }
+                    }
+                    Err(e) => why.push(format!("slot {slot}: {e}")),
+                },
+                Err(e) => why.push(format!("slot {slot}: {e}")),
+            }
+        }
+        let Some(sb) = best else {
+            return Err(StoreError::CorruptMeta {
+                file,
+                detail: format!("no valid superblock ({})", why.join("; ")),
+            });
+        };
+        let page_size = sb.page_size as usize;
+        StoreConfig { page_size }.validate()?;
+        // Read and verify the map blob.
+        let mut blob = AlignedBuf::new(sb.meta.len_bytes());
+        storage.read_at(&mut blob, sb.meta.offset_bytes())?;
+        let meta_err = |detail: String| StoreError::CorruptMeta {
+            file: file.clone(),
+            detail: format!("checkpoint {} map at offset {}: {detail}", sb.seq, sb.meta.offset_bytes()),
+        };
+        if blob.len() < META_HEADER_LEN || &blob[4..8] != META_MAGIC {
+            return Err(meta_err("bad magic".into()));
+        }
+        let n_pages = le_u64(&blob, 16);
+        let cat_len = le_u32(&blob, 24) as usize;
+        let body = (n_pages as usize)
+            .checked_mul(12)
+            .and_then(|b| b.checked_add(META_HEADER_LEN + cat_len))
+            .filter(|&l| l <= blob.len())
+            .ok_or_else(|| meta_err(format!("lengths do not fit: {n_pages} pages, catalog {cat_len}")))?;
+        let crc = crc32c(&blob[4..body]);
+        if crc != le_u32(&blob, 0) {
+            return Err(meta_err(format!(
+                "checksum mismatch: stored {:#010x}, computed {crc:#010x}",
+                le_u32(&blob, 0)
+            )));
+        }
+        if le_u64(&blob, 8) != sb.seq {
+            return Err(meta_err("sequence does not match the superblock".into()));
+        }
+        let ents = &blob[META_HEADER_LEN..META_HEADER_LEN + n_pages as usize * 12];
+        let catalog = blob[META_HEADER_LEN + n_pages as usize * 12..body].to_vec();
+        let store = PageStore::empty(storage, page_size, sb.seq, sb.meta, catalog);
+        let mut used: Vec<(u64, u64)> = vec![(sb.meta.offset_units(), sb.meta.len_units())];
+        {
+            let mut space = store.space.lock();
+            let mut free_ids = store.free_ids.lock();
+            for i in 1..n_pages {
+                let e = Extent::from_raw(le_u64(ents, i as usize * 12));
+                let tree = TreeId(le_u32(ents, i as usize * 12 + 8));
+                store.map.ensure(i)?.store(e.raw(), Ordering::Relaxed);
+                store.trees.ensure(i)?.store(tree.0, Ordering::Relaxed);
+                if e.is_none() {
+                    free_ids.push(PageId(i));
+                    continue;
+                }
+                if e.offset_units() < DATA_START_UNITS || e.offset_units() + e.len_units() > sb.end_units {
+                    return Err(meta_err(format!("page {i} maps outside the file: {e:?}")));
+                }
+                used.push((e.offset_units(), e.len_units()));
+                let t = space.entry(tree).or_default();
+                t.pages += 1;
+                t.logical_bytes += page_size as u64;
+                t.physical_bytes += e.len_bytes() as u64;
+            }
+            // Lowest ids are handed out first.
+            free_ids.reverse();
+        }
+        store.next_page_id.store(n_pages.max(1), Ordering::Relaxed);
+        // Free space is every gap between used extents.
+        used.sort_unstable();
+        let mut a = store.alloc.lock();
+        a.end_units = sb.end_units;
+        let mut cursor = DATA_START_UNITS;
+        for (off, len) in used {
+            if off < cursor {
+                return Err(meta_err(format!("extents overlap at unit {off}")));
+            }
+            if off > cursor {
+                a.by_offset.insert(cursor, off - cursor);
+                a.by_len.insert((off - cursor, cursor));
+            }
+            cursor = off + len;
+        }
+        if cursor < sb.end_units {
+            a.end_units = cursor;
+        }
+        drop(a);
+        Ok(store)
+    }
+
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    pub fn file_name(&self) -> &str {
+        self.storage.name()
+    }
+
+    pub fn is_direct(&self) -> bool {
+        self.storage.is_direct()
+    }
+
+    /// The catalog blob saved by the last checkpoint (opaque to the store).
+    pub fn catalog(&self) -> Vec<u8> {
+        self.ckpt.lock().catalog.clone()
+    }
+
+    /// Largest image this store writes: header + a raw page, rounded to the unit.
+    pub fn image_len_max(&self) -> usize {
+        (IMAGE_HEADER_LEN + self.page_size).div_ceil(UNIT) * UNIT
+    }
+
+    /// Hands out a page id (lowest freed id first). The page has no extent until written.
+    pub fn allocate_page_id(&self, tree: TreeId) -> Result<PageId> {
+        let id = match self.free_ids.lock().pop() {
+            Some(id) => id,
+            None => PageId(self.next_page_id.fetch_add(1, Ordering::Relaxed)),
+        };
+        self.map.ensure(id.0)?.store(0, Ordering::Release);
+        self.trees.ensure(id.0)?.store(tree.0, Ordering::Relaxed);
+        let mut space = self.space.lock();
+        let t = space.entry(tree).or_default();
+        t.pages += 1;
+        t.logical_bytes += self.page_size as u64;
+        Ok(id)
+    }
+
+    /// Frees a page id and its extent (the extent once it is safe, see module docs).
+    pub fn free_page(&self, id: PageId) -> Result<()> {
+        let slot = self.map.get(id.0).ok_or(StoreError::NoSuchPage(id))?;
+        let tree = TreeId(self.trees.get(id.0).map_or(0, |t| t.load(Ordering::Relaxed)));
+        {
+            let mut a = self.alloc.lock();
+            let old = Extent::from_raw(slot.swap(0, Ordering::AcqRel));
+            a.release(old);
+            let mut space = self.space.lock();
+            let t = space.entry(tree).or_default();
+            t.pages = t.pages.saturating_sub(1);
+            t.logical_bytes = t.logical_bytes.saturating_sub(self.page_size as u64);
+            t.physical_bytes = t.physical_bytes.saturating_sub(old.len_bytes() as u64);
+        }
+        self.free_ids.lock().push(id);
+        Ok(())
+    }
+
+    /// The extent currently holding page `id` (NONE if it was never written).
+    pub fn extent(&self, id: PageId) -> Extent {
+        self.map
+            .get(id.0)
+            .map_or(Extent::NONE, |e| Extent::from_raw(e.load(Ordering::Acquire)))
+    }
+
+    /// Whether `id` is an allocated page id.
+    pub fn page_exists(&self, id: PageId) -> bool {
+        id.0 != 0 && id.0 < self.next_page_id.load(Ordering::Acquire) && self.map.get(id.0).is_some()
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.failed.load(Ordering::Acquire) {
+            let why = self.failure.lock().clone().unwrap_or_default();
+            return Err(StoreError::ReadOnlyAfterIoError(why));
+        }
+        Ok(())
+    }
+
+    fn fail_stop(&self, e: StoreError) -> StoreError {
+        self.failed.store(true, Ordering::Release);
+        let mut f = self.failure.lock();
+        if f.is_none() {
+            *f = Some(e.to_string());
+        }
+        e
+    }
+
+    /// True once a write-path I/O error has made the store refuse writes.
+    pub fn is_failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// Writes the image `buf[..image_len]` of page `id` to a new extent and points the map at it.
+    /// `buf` must be at least `image_len` rounded up to [`UNIT`] long (and aligned for O_DIRECT);
+    /// the padding is zeroed here.
+    pub fn write_image(&self, id: PageId, buf: &mut [u8], image_len: usize) -> Result<Extent> {
+        self.check_writable()?;
+        let units = image_len.div_ceil(UNIT) as u64;
+        let padded = units as usize * UNIT;
+        buf[image_len..padded].fill(0);
+        let slot = self.map.get(id.0).ok_or(StoreError::NoSuchPage(id))?;
+        let ext = self.alloc.lock().allocate(units);
+        let t0 = Instant::now();
+        if let Err(e) = self.storage.write_at(&buf[..padded], ext.offset_bytes()) {
+            return Err(self.fail_stop(e.into()));
+        }
+        self.counters
+            .write_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.counters.writes.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .write_bytes
+            .fetch_add(padded as u64, Ordering::Relaxed);
+        let tree = TreeId(self.trees.get(id.0).map_or(0, |t| t.load(Ordering::Relaxed)));
+        let mut a = self.alloc.lock();
+        let old = Extent::from_raw(slot.swap(ext.raw(), Ordering::AcqRel));
+        a.release(old);
+        let mut space = self.space.lock();
+        let t = space.entry(tree).or_default();
+        t.physical_bytes = t.physical_bytes + ext.len_bytes() as u64 - old.len_bytes() as u64;
+        Ok(ext)
+    }
+
+    /// Reads page `id`'s image into `buf` (at least [`Self::image_len_max`] bytes; aligned for
+    /// O_DIRECT) and verifies it. Returns its header. This is the only place a checksum is
+    /// verified: images already in memory are trusted.
+    pub fn read_image(&self, id: PageId, buf: &mut [u8]) -> Result<ImageHeader> {
+        let ext = self.extent(id);
+        if ext.is_none() {
+            return Err(StoreError::NoSuchPage(id));
+        }
+        let len = ext.len_bytes();
+        if len > buf.len() {
+            return Err(self.corrupt(
+                id,
+                ext,
+                page::Corruption::BadLength {
+                    logical: self.page_size as u32,
+                    physical: len as u32,
+                    available: buf.len(),
+                },
+            ));
+        }
+        let t0 = Instant::now();
+        self.storage.read_at(&mut buf[..len], ext.offset_bytes())?;
+        let t1 = Instant::now();
+        self.counters
+            .read_ns
+            .fetch_add((t1 - t0).as_nanos() as u64, Ordering::Relaxed);
+        self.counters.reads.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .read_bytes
+            .fetch_add(len as u64, Ordering::Relaxed);
+        let h = page::parse_header(&buf[..len], self.page_size).map_err(|w| self.corrupt(id, ext, w))?;
+        page::verify_checksum(buf, &h).map_err(|w| self.corrupt(id, ext, w))?;
+        self.counters
+            .checksum_ns
+            .fetch_add(t1.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.counters
+            .checksum_verifies
+            .fetch_add(1, Ordering::Relaxed);
+        if h.page_id != id {
+            return Err(self.corrupt(
+                id,
+                ext,
+                page::Corruption::WrongPage {
+                    expected: id,
+                    found: h.page_id,
+                },
+            ));
+        }
+        Ok(h)
+    }
+
+    fn corrupt(&self, id: PageId, ext: Extent, what: page::Corruption) -> StoreError {
+        StoreError::CorruptPage {
+            file: self.storage.name().to_string(),
+            page_id: id,
+            offset: ext.offset_bytes(),
+            what,
+        }
+    }
+
+    /// Makes every page written so far, and the page map, durable together with `catalog`.
+    /// Callers must have written back every page that belongs to the state being checkpointed
+    /// and must not write pages of that state concurrently (the engine holds its checkpoint gate).
+    /// On any I/O error the store fail-stops; the previous checkpoint stays intact on disk.
+    pub fn checkpoint(&self, catalog: &[u8]) -> Result<()> {
+        self.check_writable()?;
+        let mut ck = self.ckpt.lock();
+        if let Err(e) = self.storage.sync() {
+            return Err(self.fail_stop(e.into()));
+        }
+        self.counters.syncs.fetch_add(1, Ordering::Relaxed);
+        // Snapshot the map under the allocator lock so that frees after this point know
+        // whether the snapshot references their extent.
+        let n_pages = self.next_page_id.load(Ordering::Acquire).max(1);
+        let body = META_HEADER_LEN + n_pages as usize * 12 + catalog.len();
+        let units = body.div_ceil(UNIT) as u64;
+        let mut blob = AlignedBuf::new(units as usize * UNIT);
+        let (meta, end_units) = {
+            let mut a = self.alloc.lock();
+            for i in 1..n_pages {
+                let e = self.map.get(i).map_or(0, |e| e.load(Ordering::Acquire));
+                let t = self.trees.get(i).map_or(0, |t| t.load(Ordering::Relaxed));
+                let o = META_HEADER_LEN + i as usize * 12;
+                blob[o..o + 8].copy_from_slice(&e.to_le_bytes());
+                blob[o + 8..o + 12].copy_from_slice(&t.to_le_bytes());
+            }
+            let meta = a.allocate(units);
+            // The blob itself is referenced by the checkpoint being written.
+            a.fresh.clear();
+            a.pending_in_flight = Some(std::mem::take(&mut a.pending));
+            (meta, a.end_units)
+        };
+        let seq = ck.seq + 1;
+        blob[4..8].copy_from_slice(META_MAGIC);
+        blob[8..16].copy_from_slice(&seq.to_le_bytes());
+        blob[16..24].copy_from_slice(&n_pages.to_le_bytes());
+        blob[24..28].copy_from_slice(&(catalog.len() as u32).to_le_bytes());
+        let cat_at = META_HEADER_LEN + n_pages as usize * 12;
+        blob[cat_at..cat_at + catalog.len()].copy_from_slice(catalog);
+        let crc = crc32c(&blob[4..body]);
+        blob[0..4].copy_from_slice(&crc.to_le_bytes());
+        let sb = Superblock {
+            seq,
+            page_size: self.page_size as u32,
+            meta,
+            end_units,
+        };
+        let mut sbuf = AlignedBuf::new(SUPERBLOCK_LEN);
+        encode_superblock(&sb, &mut sbuf);
+        let slot_off = (seq % 2) * SUPERBLOCK_SLOT as u64;
+        let result = self
+            .storage
+            .write_at(&blob, meta.offset_bytes())
+            .and_then(|()| self.storage.sync())
+            .and_then(|()| self.storage.write_at(&sbuf, slot_off))
+            .and_then(|()| self.storage.sync());
+        let mut a = self.alloc.lock();
+        let in_flight = a.pending_in_flight.take().unwrap_or_default();
+        if let Err(e) = result {
+            // The old checkpoint may still be the durable one: keep everything it references.
+            a.pending.extend(in_flight);
+            drop(a);
+            return Err(self.fail_stop(e.into()));
+        }
+        // The new checkpoint is durable: what only the old one referenced is free now. Extents
+        // freed during the write stay pending, since the new snapshot may reference them.
+        for e in in_flight {
+            a.insert_free(e.offset_units(), e.len_units());
+        }
+        if !ck.meta.is_none() {
+            a.insert_free(ck.meta.offset_units(), ck.meta.len_units());
+        }
+        drop(a);
+        self.counters.syncs.fetch_add(2, Ordering::Relaxed);
+        self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
+        ck.seq = seq;
+        ck.meta = meta;
+        ck.catalog = catalog.to_vec();
+        Ok(())
+    }
+
+    /// Space usage, overall and per tree.
+    pub fn space(&self) -> SpaceStats {
+        let a = self.alloc.lock();
+        let pending: u64 = a
+            .pending
+            .iter()
+            .chain(a.pending_in_flight.iter().flatten())
+            .map(|e| e.len_bytes() as u64)
+            .sum();
+        let mut trees: Vec<_> = self.space.lock().iter().map(|(k, v)| (*k, *v)).collect();
+        trees.sort_by_key(|(k, _)| *k);
+        SpaceStats {
+            file_bytes: a.end_units * UNIT as u64,
+            free_bytes: a.free_units() * UNIT as u64,
+            pending_free_bytes: pending,
+            trees,
+        }
+    }
+
+    /// Checks the allocator against the map: no extent used twice, none both used and free.
+    pub fn verify(&self) -> std::result::Result<(), String> {
+        let a = self.alloc.lock();
+        let mut runs: Vec<(u64, u64, &'static str)> = Vec::new();
+        let n = self.next_page_id.load(Ordering::Acquire);
+        for i in 1..n {
+            let e = self.extent(PageId(i));
+            if !e.is_none() {
+                runs.push((e.offset_units(), e.len_units(), "page"));
+            }
+        }
+        for (&o, &l) in &a.by_offset {
+            runs.push((o, l, "free"));
+        }
+        for e in a.pending.iter().chain(a.pending_in_flight.iter().flatten()) {
+            runs.push((e.offset_units(), e.len_units(), "pending"));
+        }
+        runs.sort_unstable();
+        for w in runs.windows(2) {
+            if w[0].0 + w[0].1 > w[1].0 {
+                return Err(format!("{} run at unit {} overlaps {} run at unit {}", w[0].2, w[0].0, w[1].2, w[1].0));
+            }
+        }
+        if let Some(last) = runs.last() {
+            if last.0 + last.1 > a.end_units {
+                return Err(format!("run at unit {} passes the allocation end {}", last.0, a.end_units));
+            }
+        }
+        if a.by_offset.len() != a.by_len.len() {
+            return Err("free-space indexes disagree".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::{Codec, CodecCtx};
+    use crate::io::{Fault, SimStorage};
+    use crate::page::{LogicalHeader, PageType};
+
+    fn image(ctx: &mut CodecCtx, store: &PageStore, id: PageId, fill: u8) -> (AlignedBuf, usize) {
+        let mut p = vec![fill; store.page_size()];
+        LogicalHeader::init(&mut p, PageType::Leaf, Codec::Zstd(1), TreeId(1));
+        let mut buf = AlignedBuf::new(store.image_len_max());
+        let n = page::encode_image(ctx, &p, id, UNIT, &mut buf);
+        (buf, n)
+    }
+
+    fn new_store(disk: &SimStorage) -> PageStore {
+        PageStore::create(Box::new(disk.clone()), StoreConfig { page_size: 4096 }).unwrap()
+    }
+
+    #[test]
+    fn write_read_checkpoint_reopen() {
+        let disk = SimStorage::new("sim");
+        let store = new_store(&disk);
+        let mut ctx = CodecCtx::new();
+        let ids: Vec<_> = (0..10).map(|_| store.allocate_page_id(TreeId(1)).unwrap()).collect();
+        for (i, &id) in ids.iter().enumerate() {
+            let (mut b, n) = image(&mut ctx, &store, id, i as u8);
+            store.write_image(id, &mut b, n).unwrap();
+        }
+        store.checkpoint(b"catalog!").unwrap();
+        store.verify().unwrap();
+        drop(store);
+        let store = PageStore::open(Box::new(disk.crash())).unwrap();
+        assert_eq!(store.catalog(), b"catalog!");
+        let mut buf = AlignedBuf::new(store.image_len_max());
+        for &id in &ids {
+            let h = store.read_image(id, &mut buf).unwrap();
+            assert_eq!(h.page_id, id);
+        }
+        store.verify().unwrap();
+        let sp = store.space();
+        assert_eq!(sp.trees[0].1.pages, 10);
+        assert!(sp.trees[0].1.physical_bytes < 10 * 4096 / 2);
+    }
+
+    #[test]
+    fn uncheckpointed_writes_vanish_and_old_extents_survive() {
+        let disk = SimStorage::new("sim");
+        let store = new_store(&disk);
+        let mut ctx = CodecCtx::new();
+        let id = store.allocate_page_id(TreeId(1)).unwrap();
+        let (mut b, n) = image(&mut ctx, &store, id, 1);
+        let first = store.write_image(id, &mut b, n).unwrap();
+        store.checkpoint(&[]).unwrap();
+        // Rewrite many times: the checkpointed extent must not be reused before the next checkpoint.
+        for i in 0..20 {
+            let (mut b, n) = image(&mut ctx, &store, id, 10 + i);
+            let e = store.write_image(id, &mut b, n).unwrap();
+            assert_ne!(e.offset_units(), first.offset_units());
+            store.verify().unwrap();
+        }
+        let survivor = PageStore::open(Box::new(disk.crash())).unwrap();
+        assert_eq!(survivor.extent(id), first);
+        let mut buf = AlignedBuf::new(survivor.image_len_max());
+        survivor.read_image(id, &mut buf).unwrap();
+    }
+
+    #[test]
+    fn space_is_reused_after_checkpoint() {
+        let disk = SimStorage::new("sim");
+        let store = new_store(&disk);
+        let mut ctx = CodecCtx::new();
+        let id = store.allocate_page_id(TreeId(1)).unwrap();
+        for round in 0..50u8 {
+            let (mut b, n) = image(&mut ctx, &store, id, round);
+            store.write_image(id, &mut b, n).unwrap();
+            store.checkpoint(&[]).unwrap();
+            store.verify().unwrap();
+        }
+        // One page rewritten 50 times with checkpoints between: the file stays small.
+        assert!(store.space().file_bytes < 64 * 1024, "{:?}", store.space());
+    }
+
+    #[test]
+    fn corruption_is_reported_with_location() {
+        let disk = SimStorage::new("sim");
+        let store = new_store(&disk);
+        let mut ctx = CodecCtx::new();
+        let id = store.allocate_page_id(TreeId(1)).unwrap();
+        let (mut b, n) = image(&mut ctx, &store, id, 3);
+        let e = store.write_image(id, &mut b, n).unwrap();
+        disk.corrupt(e.offset_bytes() + 50, 0x40);
+        let mut buf = AlignedBuf::new(store.image_len_max());
+        match store.read_image(id, &mut buf) {
+            Err(StoreError::CorruptPage {
+                page_id, offset, what, ..
+            }) => {
+                assert_eq!(page_id, id);
+                assert_eq!(offset, e.offset_bytes());
+                assert!(matches!(what, page::Corruption::Checksum { .. }));
+                let msg = StoreError::CorruptPage {
+                    file: "sim".into(),
+                    page_id,
+                    offset,
+                    what,
+                }
+                .to_string();
+                assert!(msg.contains("page 1") && msg.contains("sim"), "{msg}");
+            }
+            other => panic!("expected corruption, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn torn_superblock_keeps_previous_checkpoint() {
+        let disk = SimStorage::new("sim");
+        let store = new_store(&disk);
+        let mut ctx = CodecCtx::new();
+        let id = store.allocate_page_id(TreeId(1)).unwrap();
+        let (mut b, n) = image(&mut ctx, &store, id, 1);
+        store.write_image(id, &mut b, n).unwrap();
+        store.checkpoint(b"one").unwrap();
+        let (mut b, n) = image(&mut ctx, &store, id, 2);
+        store.write_image(id, &mut b, n).unwrap();
+        // Next checkpoint writes: blob, then superblock. Tear the superblock.
+        disk.fault_write_after(1, Fault::Tear(30));
+        assert!(store.checkpoint(b"two").is_err());
+        // Fail-stop: no more writes.
+        assert!(matches!(
+            store.write_image(id, &mut b, n),
+            Err(StoreError::ReadOnlyAfterIoError(_))
+        ));
+        let survivor = PageStore::open(Box::new(disk.crash())).unwrap();
+        assert_eq!(survivor.catalog(), b"one");
+        let mut buf = AlignedBuf::new(survivor.image_len_max());
+        survivor.read_image(id, &mut buf).unwrap();
+        survivor.verify().unwrap();
+    }
+
+    #[test]
+    fn failed_sync_fail_stops() {
+        let disk = SimStorage::new("sim");
+        let store = new_store(&disk);
+        disk.fail_sync_after(0);
+        assert!(store.checkpoint(&[]).is_err());
+        assert!(store.is_failed());
+        assert!(store.checkpoint(&[]).is_err());
+    }
+
+    #[test]
+    fn freed_pages_release_space_and_ids() {
+        let disk = SimStorage::new("sim");
+        let store = new_store(&disk);
+        let mut ctx = CodecCtx::new();
+        let a = store.allocate_page_id(TreeId(1)).unwrap();
+        let (mut b, n) = image(&mut ctx, &store, a, 1);
+        store.write_image(a, &mut b, n).unwrap();
+        store.checkpoint(&[]).unwrap();
+        store.free_page(a).unwrap();
+        assert!(store.space().pending_free_bytes > 0);
+        store.checkpoint(&[]).unwrap();
+        assert_eq!(store.space().pending_free_bytes, 0);
+        let again = store.allocate_page_id(TreeId(1)).unwrap();
+        assert_eq!(again, a);
+        store.verify().unwrap();
+        let reopened = PageStore::open(Box::new(disk.crash())).unwrap();
+        reopened.verify().unwrap();
+    }
+}
