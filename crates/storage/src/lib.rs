@@ -9,6 +9,7 @@ pub mod codec;
 pub mod error;
 pub mod io;
 pub mod page;
+pub mod pool;
 pub mod store;
 
 pub use codec::Codec;
