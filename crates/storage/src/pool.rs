@@ -1,20 +1,56 @@
-//! Buffer pool — TEMPORARY SIMPLE IMPLEMENTATION with the final API.
+//! The buffer pool: decoded frames and compressed images under one byte budget.
 //!
-//! Every page stays decoded in memory behind its own RwLock; dirty pages are written back on
-//! `flush_all`. The real two-tier pool replaces the internals, not the API.
+//! # Memory
+//! The whole budget is one arena of `budget / page_size` frames, allocated at start. A frame
+//! holds either one decoded page or a slice of a *compressed log*: compressed page images (the
+//! exact bytes that lie on disk) packed back to back. There are [`SHARDS`] logs, each a FIFO ring
+//! of frames; a page's image always goes to the log of its shard (`page_id % SHARDS`). Records
+//! may straddle two frames, so nothing is lost to size classes.
+//!
+//! A page is in one of these states: decoded only (hot; or dirty, whose compressed copy is
+//! stale), decoded + compressed, compressed only (warm), or evicted (on disk only).
+//!
+//! # Concurrency
+//! Each page has a [`Slot`] in a lock-free page table indexed by page id. Its `state` word
+//! holds the latch (shared count or exclusive) in the low byte and a version above it, bumped on
+//! every exclusive release so that optimistic readers can be added without changing the layout.
+//! A hit takes only the page's own latch. A miss or a compressed hit takes the page's latch and,
+//! for a few hundred nanoseconds (to copy or append an image), the mutex of the page's log shard.
+//! Free frames live in a lock-free queue. Eviction is CLOCK over frames by whichever thread needs
+//! a frame, using try-latches only, so no thread waits for a latch while holding a shard mutex.
+//!
+//! # Policy
+//! When a frame is needed and none is free, the pool either *demotes* a decoded page (drops
+//! the frame, keeps its compressed image) or *evicts* the oldest images of a compressed log. It
+//! compares the compressed tier's size with a target that moves with ghost hits: a miss on a
+//! page recently evicted from the compressed tier would have cost only a decode had that tier
+//! been larger (it grows by an amount weighted by the measured read cost); a compressed hit on a
+//! page recently demoted would have cost nothing had the decoded tier been larger (the target
+//! shrinks, weighted by the measured decode cost).
+//!
+//! Dirty pages are compressed only when written back — by the background writer, by
+//! [`BufferPool::flush_all`], or by an evicting thread that finds nothing clean — never on the
+//! modification path.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use parking_lot::lock_api::{ArcRwLockReadGuard, ArcRwLockWriteGuard};
-use parking_lot::{RawRwLock, RwLock};
+use crossbeam_queue::ArrayQueue;
+use parking_lot::{Condvar, Mutex};
 
 use crate::codec::{self, Codec};
 use crate::error::{Result, StoreError};
 use crate::io::AlignedBuf;
-use crate::page::{self, LogicalHeader, PageId, PageType, TreeId};
-use crate::store::{PageStore, UNIT};
+use crate::page::{self, LogicalHeader, PageId, PageType, TreeId, IMAGE_HEADER_LEN};
+use crate::store::{AtomicTable, PageStore, UNIT};
+
+/// Number of compressed logs. More shards, less contention on compressed hits and misses.
+pub const SHARDS: usize = 8;
+/// Frames that must stay available beyond the compressed logs, so latched pages always fit.
+const FRAMES_MIN: usize = 4 * SHARDS;
 
 /// Settings of a buffer pool.
 #[derive(Debug, Clone, Copy)]
@@ -23,39 +59,262 @@ pub struct PoolConfig {
     pub budget_bytes: usize,
 }
 
-struct Frame {
-    data: Box<[u8]>,
-    dirty: bool,
+// Latch encoding in the low byte of the state word.
+const LATCH_MASK: u64 = 0xFF;
+const LATCH_EXCLUSIVE: u64 = 0xFF;
+const SHARED_MAX: u64 = 0xFE;
+
+// Slot flags.
+const DIRTY: u32 = 1;
+/// Decoded frame used since the CLOCK hand last passed.
+const REFERENCED: u32 = 2;
+/// Compressed image used (decoded from) since it was written to its log.
+const C_REFERENCED: u32 = 4;
+
+// Ghost kinds (low bit of `Slot::ghost`).
+const GHOST_DEMOTED: u64 = 0;
+const GHOST_EVICTED: u64 = 1;
+
+// Frame owners.
+const OWNER_FREE: u64 = u64::MAX;
+const OWNER_LOG: u64 = u64::MAX - 1;
+
+/// Log record header: page id (u64 LE), image length (u32 LE), reserved (u32).
+const RECORD_HEADER: usize = 16;
+
+/// Per-page state in the page table.
+#[derive(Default)]
+struct Slot {
+    /// Latch (low byte) and version (the rest).
+    state: AtomicU64,
+    /// Decoded frame index + 1; 0 when not decoded. Changed only under the exclusive latch.
+    frame: AtomicU32,
+    flags: AtomicU32,
+    /// Log position + 1 of the page's compressed image; 0 when none. Changed only under the
+    /// mutex of the page's shard.
+    cpos: AtomicU64,
+    /// (tick << 1 | kind) of the page's last demotion or eviction.
+    ghost: AtomicU64,
 }
 
-/// Counters of the pool.
-#[derive(Debug, Default, Clone, Copy)]
+impl Slot {
+    fn try_lock_shared(&self) -> bool {
+        let v = self.state.load(Ordering::Relaxed);
+        (v & LATCH_MASK) < SHARED_MAX
+            && self
+                .state
+                .compare_exchange_weak(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    fn lock_shared(&self) {
+        let mut spins = 0u32;
+        while !self.try_lock_shared() {
+            backoff(&mut spins);
+        }
+    }
+
+    fn unlock_shared(&self) {
+        let prev = self.state.fetch_sub(1, Ordering::Release);
+        debug_assert!(matches!(prev & LATCH_MASK, 1..=SHARED_MAX), "unlock_shared of {prev:#x}");
+    }
+
+    fn try_lock_exclusive(&self) -> bool {
+        let v = self.state.load(Ordering::Relaxed);
+        (v & LATCH_MASK) == 0
+            && self
+                .state
+                .compare_exchange_weak(v, v | LATCH_EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    fn lock_exclusive(&self) {
+        let mut spins = 0u32;
+        while !self.try_lock_exclusive() {
+            backoff(&mut spins);
+        }
+    }
+
+    /// Releases the exclusive latch and bumps the version (0xFF + 1 carries into it).
+    fn unlock_exclusive(&self) {
+        let prev = self.state.fetch_add(1, Ordering::Release);
+        debug_assert_eq!(prev & LATCH_MASK, LATCH_EXCLUSIVE);
+    }
+
+    /// Exclusive to one shared holder, bumping the version.
+    fn downgrade(&self) {
+        let prev = self.state.fetch_add(2, Ordering::Release);
+        debug_assert_eq!(prev & LATCH_MASK, LATCH_EXCLUSIVE);
+    }
+
+    fn frame(&self) -> Option<usize> {
+        match self.frame.load(Ordering::Acquire) {
+            0 => None,
+            f => Some(f as usize - 1),
+        }
+    }
+
+    fn is_dirty(&self) -> bool {
+        self.flags.load(Ordering::Acquire) & DIRTY != 0
+    }
+}
+
+fn backoff(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
+
+/// One compressed log: a FIFO ring of frames holding records back to back.
+struct Log {
+    /// Frames of the log, oldest first; the frame of sequence `q` is `frames[q - tail_seq]`.
+    frames: VecDeque<u32>,
+    tail_seq: u64,
+    /// Where the next record goes (absolute log position).
+    head_pos: u64,
+}
+
+/// Cumulative counters (see [`PoolStats`]).
+#[derive(Default)]
+struct Counters {
+    hit_decoded: AtomicU64,
+    hit_compressed: AtomicU64,
+    miss: AtomicU64,
+    decodes: AtomicU64,
+    decode_ns: AtomicU64,
+    encodes: AtomicU64,
+    encode_ns: AtomicU64,
+    writebacks: AtomicU64,
+    demotions: AtomicU64,
+    evictions: AtomicU64,
+    compressed_evictions: AtomicU64,
+    relocations: AtomicU64,
+    ghost_hits_evicted: AtomicU64,
+    ghost_hits_demoted: AtomicU64,
+    dirty_skips: AtomicU64,
+}
+
+/// A snapshot of the pool's counters and tier sizes.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct PoolStats {
+    pub budget_bytes: u64,
+    pub frames: u64,
+    pub page_size: u64,
+    /// Hits on a decoded page: no decode, no I/O.
     pub hit_decoded: u64,
+    /// Hits on a compressed image: one decode, no I/O.
     pub hit_compressed: u64,
+    /// Reads from storage (verify + decode).
     pub miss: u64,
+    pub decodes: u64,
+    pub decode_ns: u64,
+    pub encodes: u64,
+    pub encode_ns: u64,
+    pub writebacks: u64,
+    /// Decoded frames dropped while the compressed image stayed.
+    pub demotions: u64,
+    /// Pages dropped from memory entirely.
+    pub evictions: u64,
+    /// Compressed images dropped from a log.
+    pub compressed_evictions: u64,
+    /// Compressed images copied forward in a log (second chance).
+    pub relocations: u64,
+    pub ghost_hits_evicted: u64,
+    pub ghost_hits_demoted: u64,
+    /// Times the CLOCK hand passed a dirty page.
+    pub dirty_skips: u64,
+    /// Current split: frames holding decoded pages, frames holding compressed logs, free.
+    pub decoded_frames: u64,
+    pub compressed_frames: u64,
+    pub free_frames: u64,
+    pub dirty_pages: u64,
+    /// Where the policy wants the compressed tier, in bytes.
+    pub compressed_target_bytes: u64,
+    /// Bytes of compressed images currently in the logs (live or not yet reclaimed).
+    pub compressed_bytes: u64,
+    /// Measured averages that drive the policy.
+    pub read_ns_avg: u64,
+    pub decode_ns_avg: u64,
 }
 
 /// The buffer pool.
 pub struct BufferPool {
     store: Arc<PageStore>,
-    pages: RwLock<HashMap<PageId, Arc<RwLock<Frame>>>>,
-    hits: AtomicU64,
-    misses: AtomicU64,
+    page_size: usize,
+    frame_count: usize,
+    arena: AlignedBuf,
+    slots: AtomicTable<Slot>,
+    owners: Box<[AtomicU64]>,
+    /// Offset of the first record that starts in a log frame.
+    first_record: Box<[AtomicU32]>,
+    free: ArrayQueue<u32>,
+    hand: AtomicUsize,
+    logs: Box<[Mutex<Log>]>,
+    log_rr: AtomicUsize,
+    log_frames: AtomicUsize,
+    log_bytes: AtomicU64,
+    target_log_bytes: AtomicU64,
+    evict_tick: AtomicU64,
+    demote_tick: AtomicU64,
+    dirty_count: AtomicUsize,
+    counters: Counters,
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    writer_wake: (Mutex<bool>, Condvar),
+    shutdown: AtomicBool,
+    /// First background write-back error: the store has fail-stopped; surfaced on flush.
+    writer_error: Mutex<Option<String>>,
+}
+
+// SAFETY: the arena is only accessed through latched guards or under shard mutexes, per the
+// protocol in the module docs; every other field is Sync.
+unsafe impl Sync for BufferPool {}
+// SAFETY: as above; no thread-affine state.
+unsafe impl Send for BufferPool {}
+
+struct Scratch {
+    image: AlignedBuf,
+}
+
+thread_local! {
+    /// For images read on a miss or copied out of a log.
+    static READ_SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+    /// For images encoded by a write-back (which an evicting reader may run while it holds
+    /// its read scratch).
+    static WRITE_SCRATCH: RefCell<Option<Scratch>> = const { RefCell::new(None) };
+}
+
+/// Largest image of the largest page size (64 KiB), rounded to the store unit.
+const IMAGE_LEN_MAX: usize = (IMAGE_HEADER_LEN + 65536).div_ceil(UNIT) * UNIT;
+
+fn with_scratch<R>(
+    which: &'static std::thread::LocalKey<RefCell<Option<Scratch>>>,
+    f: impl FnOnce(&mut Scratch) -> R,
+) -> R {
+    which.with(|s| {
+        let mut s = s.borrow_mut();
+        f(s.get_or_insert_with(|| Scratch {
+            image: AlignedBuf::new(IMAGE_LEN_MAX),
+        }))
+    })
 }
 
 /// A shared latch on a decoded page.
 pub struct PageReadGuard<'a> {
+    pool: &'a BufferPool,
+    slot: &'a Slot,
     id: PageId,
-    g: ArcRwLockReadGuard<RawRwLock, Frame>,
-    _pool: &'a BufferPool,
+    frame: usize,
 }
 
 /// An exclusive latch on a decoded page; mutable access marks it dirty.
 pub struct PageWriteGuard<'a> {
+    pool: &'a BufferPool,
+    slot: &'a Slot,
     id: PageId,
-    g: ArcRwLockWriteGuard<RawRwLock, Frame>,
-    _pool: &'a BufferPool,
+    frame: usize,
 }
 
 impl PageReadGuard<'_> {
@@ -73,126 +332,1018 @@ impl PageWriteGuard<'_> {
 impl std::ops::Deref for PageReadGuard<'_> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.g.data
+        // SAFETY: we hold a shared latch; writers need the exclusive latch.
+        unsafe { self.pool.frame_bytes(self.frame) }
     }
 }
 
 impl std::ops::Deref for PageWriteGuard<'_> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.g.data
+        // SAFETY: we hold the exclusive latch.
+        unsafe { self.pool.frame_bytes(self.frame) }
     }
 }
 
 impl std::ops::DerefMut for PageWriteGuard<'_> {
     fn deref_mut(&mut self) -> &mut [u8] {
-        self.g.dirty = true;
-        &mut self.g.data
+        self.pool.mark_dirty(self.slot);
+        // SAFETY: we hold the exclusive latch, so nobody else reads or writes the frame.
+        unsafe { self.pool.frame_bytes_mut(self.frame) }
+    }
+}
+
+impl Drop for PageReadGuard<'_> {
+    fn drop(&mut self) {
+        self.slot.unlock_shared();
+    }
+}
+
+impl Drop for PageWriteGuard<'_> {
+    fn drop(&mut self) {
+        self.slot.unlock_exclusive();
     }
 }
 
 impl BufferPool {
-    pub fn new(store: Arc<PageStore>, _config: PoolConfig) -> Result<Arc<BufferPool>> {
-        Ok(Arc::new(BufferPool {
+    /// Creates a pool over `store` and starts its background writer.
+    pub fn new(store: Arc<PageStore>, config: PoolConfig) -> Result<Arc<BufferPool>> {
+        let page_size = store.page_size();
+        let frame_count = config.budget_bytes / page_size;
+        if frame_count < 2 * FRAMES_MIN {
+            return Err(StoreError::Config(format!(
+                "buffer pool budget {} bytes is below the minimum of {} bytes ({} pages of {page_size})",
+                config.budget_bytes,
+                2 * FRAMES_MIN * page_size,
+                2 * FRAMES_MIN
+            )));
+        }
+        let free = ArrayQueue::new(frame_count);
+        for f in 0..frame_count {
+            let _ = free.push(f as u32);
+        }
+        let logs = (0..SHARDS)
+            .map(|_| {
+                Mutex::new(Log {
+                    frames: VecDeque::with_capacity(frame_count),
+                    tail_seq: 0,
+                    head_pos: 0,
+                })
+            })
+            .collect();
+        let pool = Arc::new(BufferPool {
             store,
-            pages: RwLock::new(HashMap::new()),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
-        }))
+            page_size,
+            frame_count,
+            arena: AlignedBuf::new(frame_count * page_size),
+            slots: AtomicTable::new(),
+            owners: (0..frame_count).map(|_| AtomicU64::new(OWNER_FREE)).collect(),
+            first_record: (0..frame_count).map(|_| AtomicU32::new(0)).collect(),
+            free,
+            hand: AtomicUsize::new(0),
+            logs,
+            log_rr: AtomicUsize::new(0),
+            log_frames: AtomicUsize::new(0),
+            log_bytes: AtomicU64::new(0),
+            target_log_bytes: AtomicU64::new((frame_count * page_size / 2) as u64),
+            evict_tick: AtomicU64::new(0),
+            demote_tick: AtomicU64::new(0),
+            dirty_count: AtomicUsize::new(0),
+            counters: Counters::default(),
+            writer: Mutex::new(None),
+            writer_wake: (Mutex::new(false), Condvar::new()),
+            shutdown: AtomicBool::new(false),
+            writer_error: Mutex::new(None),
+        });
+        let weak = Arc::downgrade(&pool);
+        let handle = std::thread::Builder::new()
+            .name("zipdb-writer".into())
+            .spawn(move || writer_loop(weak))
+            .map_err(|e| StoreError::Config(format!("cannot start the background writer: {e}")))?;
+        *pool.writer.lock() = Some(handle);
+        Ok(pool)
     }
 
     pub fn page_size(&self) -> usize {
-        self.store.page_size()
+        self.page_size
     }
 
     pub fn store(&self) -> &Arc<PageStore> {
         &self.store
     }
 
-    fn frame(&self, id: PageId) -> Result<Arc<RwLock<Frame>>> {
-        if let Some(f) = self.pages.read().get(&id) {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-            return Ok(f.clone());
+    /// # Safety
+    /// The caller holds a latch on the page that owns `frame`, or the frame is owned by a log
+    /// whose shard mutex the caller holds.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn frame_bytes_mut(&self, frame: usize) -> &mut [u8] {
+        debug_assert!(frame < self.frame_count);
+        let p = self.arena.as_ptr().add(frame * self.page_size) as *mut u8;
+        std::slice::from_raw_parts_mut(p, self.page_size)
+    }
+
+    /// # Safety
+    /// As for [`Self::frame_bytes_mut`].
+    unsafe fn frame_bytes(&self, frame: usize) -> &[u8] {
+        debug_assert!(frame < self.frame_count);
+        std::slice::from_raw_parts(self.arena.as_ptr().add(frame * self.page_size), self.page_size)
+    }
+
+    fn slot(&self, id: PageId) -> Result<&Slot> {
+        if !self.store.page_exists(id) {
+            return Err(StoreError::NoSuchPage(id));
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
-        let mut buf = AlignedBuf::new(self.store.image_len_max());
-        let h = self.store.read_image(id, &mut buf)?;
-        let mut data = vec![0u8; self.page_size()].into_boxed_slice();
-        codec::with_ctx(|c| page::decode_image(c, &buf, &h, &mut data)).map_err(|what| StoreError::CorruptPage {
-            file: self.store.file_name().to_string(),
-            page_id: id,
-            offset: self.store.extent(id).offset_bytes(),
-            what,
-        })?;
-        let mut pages = self.pages.write();
-        Ok(pages
-            .entry(id)
-            .or_insert_with(|| Arc::new(RwLock::new(Frame { data, dirty: false })))
-            .clone())
+        self.slots.ensure(id.0)
+    }
+
+    fn shard(id: PageId) -> usize {
+        (id.0 as usize) % SHARDS
+    }
+
+    fn mark_dirty(&self, slot: &Slot) {
+        if slot.flags.load(Ordering::Relaxed) & DIRTY == 0 {
+            let prev = slot.flags.fetch_or(DIRTY, Ordering::AcqRel);
+            if prev & DIRTY == 0 {
+                let d = self.dirty_count.fetch_add(1, Ordering::Relaxed) + 1;
+                if d > self.frame_count / 4 {
+                    self.wake_writer();
+                }
+            }
+        }
+    }
+
+    fn wake_writer(&self) {
+        let (m, cv) = &self.writer_wake;
+        let mut w = m.lock();
+        if !*w {
+            *w = true;
+            cv.notify_one();
+        }
     }
 
     /// Latches page `id` shared, loading it if needed.
     pub fn read(&self, id: PageId) -> Result<PageReadGuard<'_>> {
-        let f = self.frame(id)?;
-        Ok(PageReadGuard {
-            id,
-            g: f.read_arc(),
-            _pool: self,
-        })
+        let slot = self.slot(id)?;
+        loop {
+            slot.lock_shared();
+            if let Some(frame) = slot.frame() {
+                self.counters.hit_decoded.fetch_add(1, Ordering::Relaxed);
+                if slot.flags.load(Ordering::Relaxed) & REFERENCED == 0 {
+                    slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
+                }
+                return Ok(PageReadGuard {
+                    pool: self,
+                    slot,
+                    id,
+                    frame,
+                });
+            }
+            slot.unlock_shared();
+            slot.lock_exclusive();
+            match self.load_locked(id, slot) {
+                Ok(frame) => {
+                    slot.downgrade();
+                    return Ok(PageReadGuard {
+                        pool: self,
+                        slot,
+                        id,
+                        frame,
+                    });
+                }
+                Err(e) => {
+                    slot.unlock_exclusive();
+                    return Err(e);
+                }
+            }
+        }
     }
 
     /// Latches page `id` exclusively, loading it if needed.
     pub fn write(&self, id: PageId) -> Result<PageWriteGuard<'_>> {
-        let f = self.frame(id)?;
+        let slot = self.slot(id)?;
+        slot.lock_exclusive();
+        let frame = match slot.frame() {
+            Some(f) => {
+                self.counters.hit_decoded.fetch_add(1, Ordering::Relaxed);
+                if slot.flags.load(Ordering::Relaxed) & REFERENCED == 0 {
+                    slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
+                }
+                f
+            }
+            None => match self.load_locked(id, slot) {
+                Ok(f) => f,
+                Err(e) => {
+                    slot.unlock_exclusive();
+                    return Err(e);
+                }
+            },
+        };
         Ok(PageWriteGuard {
+            pool: self,
+            slot,
             id,
-            g: f.write_arc(),
-            _pool: self,
+            frame,
         })
     }
 
     /// Allocates a new page of `tree`, zeroed, with its logical header set, latched exclusively.
     pub fn allocate(&self, ty: PageType, tree: TreeId, codec: Codec) -> Result<PageWriteGuard<'_>> {
         let id = self.store.allocate_page_id(tree)?;
-        let mut data = vec![0u8; self.page_size()].into_boxed_slice();
-        LogicalHeader::init(&mut data, ty, codec, tree);
-        let f = Arc::new(RwLock::new(Frame { data, dirty: true }));
-        self.pages.write().insert(id, f.clone());
+        let slot = self.slots.ensure(id.0)?;
+        slot.lock_exclusive();
+        debug_assert!(slot.frame().is_none(), "page {id} allocated while resident");
+        let frame = match self.take_frame(id) {
+            Ok(f) => f,
+            Err(e) => {
+                slot.unlock_exclusive();
+                let _ = self.store.free_page(id);
+                return Err(e);
+            }
+        };
+        // SAFETY: the frame is ours and the page's latch is held exclusively.
+        let data = unsafe { self.frame_bytes_mut(frame) };
+        data.fill(0);
+        LogicalHeader::init(data, ty, codec, tree);
+        slot.flags.store(REFERENCED, Ordering::Relaxed);
+        slot.ghost.store(0, Ordering::Relaxed);
+        slot.frame.store(frame as u32 + 1, Ordering::Release);
+        self.mark_dirty(slot);
         Ok(PageWriteGuard {
+            pool: self,
+            slot,
             id,
-            g: f.write_arc(),
-            _pool: self,
+            frame,
         })
     }
 
-    /// Frees a page the caller holds exclusively.
+    /// Frees a page the caller holds exclusively: its frame, compressed image and disk extent.
     pub fn free(&self, g: PageWriteGuard<'_>) -> Result<()> {
-        let id = g.id;
-        drop(g);
-        self.pages.write().remove(&id);
-        self.store.free_page(id)
+        let (slot, id, frame) = (g.slot, g.id, g.frame);
+        std::mem::forget(g);
+        {
+            let _log = self.logs[Self::shard(id)].lock();
+            slot.cpos.store(0, Ordering::Release);
+        }
+        if slot.flags.swap(0, Ordering::AcqRel) & DIRTY != 0 {
+            self.dirty_count.fetch_sub(1, Ordering::Relaxed);
+        }
+        slot.frame.store(0, Ordering::Release);
+        self.release_frame(frame);
+        let r = self.store.free_page(id);
+        slot.unlock_exclusive();
+        r
     }
 
-    /// Writes back every dirty page.
-    pub fn flush_all(&self) -> Result<()> {
-        let frames: Vec<_> = self.pages.read().iter().map(|(k, v)| (*k, v.clone())).collect();
-        let mut buf = AlignedBuf::new(self.store.image_len_max());
-        for (id, f) in frames {
-            let mut g = f.write();
-            if g.dirty {
-                let n = codec::with_ctx(|c| page::encode_image(c, &g.data, id, UNIT, &mut buf));
-                self.store.write_image(id, &mut buf, n)?;
-                g.dirty = false;
+    fn release_frame(&self, frame: usize) {
+        self.owners[frame].store(OWNER_FREE, Ordering::Release);
+        if self.free.push(frame as u32).is_err() {
+            unreachable!("free queue holds every frame");
+        }
+    }
+
+    /// Brings page `id` (latched exclusively, not decoded) into a frame.
+    fn load_locked(&self, id: PageId, slot: &Slot) -> Result<usize> {
+        if let Some(f) = slot.frame() {
+            return Ok(f);
+        }
+        with_scratch(&READ_SCRATCH, |s| {
+            let shard = Self::shard(id);
+            // Compressed tier first: copy the image out under the shard mutex, decode outside.
+            let from_log = {
+                let log = self.logs[shard].lock();
+                match slot.cpos.load(Ordering::Acquire) {
+                    0 => None,
+                    c => {
+                        let pos = c - 1;
+                        let mut hdr = [0u8; RECORD_HEADER];
+                        self.log_read(&log, pos, &mut hdr);
+                        let len = u32::from_le_bytes([hdr[8], hdr[9], hdr[10], hdr[11]]) as usize;
+                        self.log_read(&log, pos + RECORD_HEADER as u64, &mut s.image[..len]);
+                        slot.flags.fetch_or(C_REFERENCED, Ordering::Relaxed);
+                        Some(len)
+                    }
+                }
+            };
+            let header = match from_log {
+                Some(len) => {
+                    self.counters.hit_compressed.fetch_add(1, Ordering::Relaxed);
+                    self.note_ghost(slot, GHOST_DEMOTED);
+                    page::parse_header(&s.image[..len], self.page_size).map_err(|what| self.corrupt(id, what))?
+                }
+                None => {
+                    self.counters.miss.fetch_add(1, Ordering::Relaxed);
+                    self.note_ghost(slot, GHOST_EVICTED);
+                    self.store.read_image(id, &mut s.image)?
+                }
+            };
+            let frame = self.take_frame(id)?;
+            let t0 = Instant::now();
+            // SAFETY: the frame is ours; the page latch is held exclusively.
+            let dst = unsafe { self.frame_bytes_mut(frame) };
+            let decoded = codec::with_ctx(|c| page::decode_image(c, &s.image, &header, dst));
+            if let Err(what) = decoded {
+                self.release_frame(frame);
+                return Err(self.corrupt(id, what));
+            }
+            self.counters
+                .decode_ns
+                .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.counters.decodes.fetch_add(1, Ordering::Relaxed);
+            slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
+            slot.frame.store(frame as u32 + 1, Ordering::Release);
+            if from_log.is_none() && header.codec_id != Codec::None.id() {
+                self.log_append(id, slot, &s.image[..header.image_len()]);
+            }
+            Ok(frame)
+        })
+    }
+
+    fn corrupt(&self, id: PageId, what: page::Corruption) -> StoreError {
+        StoreError::CorruptPage {
+            file: self.store.file_name().to_string(),
+            page_id: id,
+            offset: self.store.extent(id).offset_bytes(),
+            what,
+        }
+    }
+
+    /// Records a ghost hit if the page left memory (or the decoded tier) recently, and moves
+    /// the compressed-tier target accordingly.
+    fn note_ghost(&self, slot: &Slot, kind: u64) {
+        let g = slot.ghost.load(Ordering::Relaxed);
+        if g == 0 || g & 1 != kind {
+            return;
+        }
+        let tick = g >> 1;
+        let (now, window) = if kind == GHOST_EVICTED {
+            (self.evict_tick.load(Ordering::Relaxed), 2 * self.frame_count as u64)
+        } else {
+            (self.demote_tick.load(Ordering::Relaxed), self.frame_count as u64)
+        };
+        if now.saturating_sub(tick) > window {
+            return;
+        }
+        let (read_ns, decode_ns) = self.cost_averages();
+        let total = (read_ns + decode_ns).max(1);
+        let max = ((self.frame_count - FRAMES_MIN) * self.page_size) as u64;
+        if kind == GHOST_EVICTED {
+            self.counters.ghost_hits_evicted.fetch_add(1, Ordering::Relaxed);
+            let step = self.page_size as u64 * read_ns / total;
+            let _ = self
+                .target_log_bytes
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| Some((t + step).min(max)));
+        } else {
+            self.counters.ghost_hits_demoted.fetch_add(1, Ordering::Relaxed);
+            let step = self.page_size as u64 * decode_ns / total;
+            let _ = self
+                .target_log_bytes
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| Some(t.saturating_sub(step)));
+        }
+    }
+
+    /// Average ns of one storage read (incl. checksum) and of one decode, measured so far.
+    fn cost_averages(&self) -> (u64, u64) {
+        let c = &self.store.counters;
+        let reads = c.reads.load(Ordering::Relaxed).max(1);
+        let read_ns = (c.read_ns.load(Ordering::Relaxed) + c.checksum_ns.load(Ordering::Relaxed)) / reads;
+        let decodes = self.counters.decodes.load(Ordering::Relaxed).max(1);
+        let decode_ns = self.counters.decode_ns.load(Ordering::Relaxed) / decodes;
+        // Before anything was measured, assume a read costs ten decodes.
+        if c.reads.load(Ordering::Relaxed) == 0 || self.counters.decodes.load(Ordering::Relaxed) == 0 {
+            return (100_000, 10_000);
+        }
+        (read_ns.max(1), decode_ns.max(1))
+    }
+
+    /// Takes a free frame for page `id`, making one free if needed.
+    fn take_frame(&self, id: PageId) -> Result<usize> {
+        let f = self.take_free_or_reclaim(true)?;
+        self.owners[f].store(id.0, Ordering::Release);
+        Ok(f)
+    }
+
+    /// Pops a free frame or frees one. `may_write` lets it write back a dirty victim when
+    /// nothing clean is found; callers already inside a write-back pass `false` and get up to a
+    /// few attempts only.
+    fn take_free_or_reclaim(&self, may_write: bool) -> Result<usize> {
+        let mut attempts = 0usize;
+        let attempts_max = if may_write { 64 } else { 2 };
+        loop {
+            if let Some(f) = self.free.pop() {
+                return Ok(f as usize);
+            }
+            let over_target =
+                self.log_bytes.load(Ordering::Relaxed) > self.target_log_bytes.load(Ordering::Relaxed);
+            let from_log = over_target || attempts % 4 == 3;
+            let got = if from_log {
+                self.reclaim_log_frame()
+                    .or_else(|| self.clock_victim(may_write && attempts >= 8))
+            } else {
+                self.clock_victim(may_write && attempts >= 8)
+                    .or_else(|| self.reclaim_log_frame())
+            };
+            if let Some(f) = got {
+                return Ok(f);
+            }
+            attempts += 1;
+            if attempts >= attempts_max {
+                return Err(StoreError::PoolExhausted(format!(
+                    "no frame could be freed among {} (all latched or dirty)",
+                    self.frame_count
+                )));
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    /// Runs the CLOCK hand over frames for up to two sweeps. With `write_dirty`, a dirty
+    /// victim is written back on the spot.
+    fn clock_victim(&self, write_dirty: bool) -> Option<usize> {
+        for _ in 0..2 * self.frame_count {
+            let f = self.hand.fetch_add(1, Ordering::Relaxed) % self.frame_count;
+            let owner = self.owners[f].load(Ordering::Acquire);
+            if owner == OWNER_FREE || owner == OWNER_LOG {
+                continue;
+            }
+            let id = PageId(owner);
+            let Some(slot) = self.slots.get(id.0) else { continue };
+            let flags = slot.flags.load(Ordering::Relaxed);
+            if flags & REFERENCED != 0 {
+                slot.flags.fetch_and(!REFERENCED, Ordering::Relaxed);
+                continue;
+            }
+            if flags & DIRTY != 0 {
+                self.counters.dirty_skips.fetch_add(1, Ordering::Relaxed);
+                if write_dirty && slot.try_lock_shared() {
+                    let still = slot.frame() == Some(f) && slot.is_dirty();
+                    let r = if still { self.write_back_locked(id, slot, f) } else { Ok(()) };
+                    slot.unlock_shared();
+                    if r.is_err() {
+                        return None;
+                    }
+                } else {
+                    self.wake_writer();
+                }
+                continue;
+            }
+            if !slot.try_lock_exclusive() {
+                continue;
+            }
+            if slot.frame() != Some(f) || slot.is_dirty() || self.owners[f].load(Ordering::Acquire) != owner {
+                slot.unlock_exclusive();
+                continue;
+            }
+            slot.frame.store(0, Ordering::Release);
+            let kind = if slot.cpos.load(Ordering::Acquire) != 0 {
+                // Just left the decoded tier while hot: its image gets a second chance.
+                slot.flags.fetch_or(C_REFERENCED, Ordering::Relaxed);
+                self.counters.demotions.fetch_add(1, Ordering::Relaxed);
+                GHOST_DEMOTED
+            } else {
+                self.counters.evictions.fetch_add(1, Ordering::Relaxed);
+                GHOST_EVICTED
+            };
+            self.set_ghost(slot, kind);
+            slot.unlock_exclusive();
+            self.owners[f].store(OWNER_FREE, Ordering::Release);
+            return Some(f);
+        }
+        None
+    }
+
+    fn set_ghost(&self, slot: &Slot, kind: u64) {
+        let tick = if kind == GHOST_EVICTED {
+            self.evict_tick.fetch_add(1, Ordering::Relaxed)
+        } else {
+            self.demote_tick.fetch_add(1, Ordering::Relaxed)
+        };
+        slot.ghost.store((tick << 1) | kind, Ordering::Relaxed);
+    }
+
+    /// Frees the oldest frame of the log with the most frames (at least two, so the head frame
+    /// is never the one reclaimed). Images in it are dropped, or copied to the head if they were
+    /// used since written and the head has room.
+    fn reclaim_log_frame(&self) -> Option<usize> {
+        let start = self.log_rr.fetch_add(1, Ordering::Relaxed);
+        let mut best: Option<(usize, usize)> = None;
+        for i in 0..SHARDS {
+            let s = (start + i) % SHARDS;
+            let n = self.logs[s].lock().frames.len();
+            if n >= 2 && best.is_none_or(|(_, bn)| n > bn) {
+                best = Some((s, n));
             }
         }
+        let (shard, _) = best?;
+        let mut log = self.logs[shard].lock();
+        if log.frames.len() < 2 {
+            return None;
+        }
+        let fs = self.page_size as u64;
+        let tail_frame = log.frames[0] as usize;
+        let start_pos = log.tail_seq * fs;
+        let end_pos = start_pos + fs;
+        let mut pos = start_pos + self.first_record[tail_frame].load(Ordering::Relaxed) as u64;
+        // Room for copies: the unused part of the head frame.
+        let head_end = (log.tail_seq + log.frames.len() as u64) * fs;
+        while pos < end_pos && pos < log.head_pos {
+            let mut hdr = [0u8; RECORD_HEADER];
+            self.log_read(&log, pos, &mut hdr);
+            let pid = u64::from_le_bytes(hdr[0..8].try_into().unwrap_or([0; 8]));
+            let len = u32::from_le_bytes([hdr[8], hdr[9], hdr[10], hdr[11]]) as u64;
+            let rec = record_len(len as usize) as u64;
+            if let Some(slot) = self.slots.get(pid) {
+                if slot.cpos.load(Ordering::Acquire) == pos + 1 {
+                    let flags = slot.flags.load(Ordering::Relaxed);
+                    let keep = flags & DIRTY == 0
+                        && (flags & C_REFERENCED != 0 || slot.frame.load(Ordering::Relaxed) != 0)
+                        && log.head_pos + rec <= head_end;
+                    if keep {
+                        let dst = log.head_pos;
+                        self.log_copy(&log, pos, dst, rec as usize);
+                        log.head_pos += rec;
+                        slot.cpos.store(dst + 1, Ordering::Release);
+                        slot.flags.fetch_and(!C_REFERENCED, Ordering::Relaxed);
+                        self.counters.relocations.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        slot.cpos.store(0, Ordering::Release);
+                        self.counters.compressed_evictions.fetch_add(1, Ordering::Relaxed);
+                        if slot.frame.load(Ordering::Relaxed) == 0 {
+                            self.counters.evictions.fetch_add(1, Ordering::Relaxed);
+                            self.set_ghost(slot, GHOST_EVICTED);
+                        }
+                    }
+                }
+            }
+            pos += rec;
+        }
+        // The next frame's first record starts where the last record of this one ended.
+        if log.frames.len() >= 2 {
+            let next = log.frames[1] as usize;
+            if pos > end_pos {
+                self.first_record[next].store((pos - end_pos) as u32, Ordering::Relaxed);
+            }
+        }
+        log.frames.pop_front();
+        log.tail_seq += 1;
+        if log.head_pos < log.tail_seq * fs {
+            log.head_pos = log.tail_seq * fs;
+        }
+        self.log_frames.fetch_sub(1, Ordering::Relaxed);
+        self.log_bytes.fetch_sub(fs, Ordering::Relaxed);
+        drop(log);
+        self.owners[tail_frame].store(OWNER_FREE, Ordering::Release);
+        Some(tail_frame)
+    }
+
+    /// Copies `out.len()` bytes from log position `pos` (possibly spanning frames).
+    fn log_read(&self, log: &Log, mut pos: u64, out: &mut [u8]) {
+        let fs = self.page_size as u64;
+        let mut done = 0;
+        while done < out.len() {
+            let seq = pos / fs;
+            let off = (pos % fs) as usize;
+            let frame = log.frames[(seq - log.tail_seq) as usize] as usize;
+            let n = (self.page_size - off).min(out.len() - done);
+            // SAFETY: the frame belongs to this log and we hold its shard mutex.
+            let src = unsafe { self.frame_bytes(frame) };
+            out[done..done + n].copy_from_slice(&src[off..off + n]);
+            done += n;
+            pos += n as u64;
+        }
+    }
+
+    fn log_write(&self, log: &Log, mut pos: u64, data: &[u8]) {
+        let fs = self.page_size as u64;
+        let mut done = 0;
+        while done < data.len() {
+            let seq = pos / fs;
+            let off = (pos % fs) as usize;
+            let frame = log.frames[(seq - log.tail_seq) as usize] as usize;
+            let n = (self.page_size - off).min(data.len() - done);
+            // SAFETY: the frame belongs to this log and we hold its shard mutex.
+            let dst = unsafe { self.frame_bytes_mut(frame) };
+            dst[off..off + n].copy_from_slice(&data[done..done + n]);
+            done += n;
+            pos += n as u64;
+        }
+    }
+
+    fn log_copy(&self, log: &Log, from: u64, to: u64, len: usize) {
+        let mut buf = [0u8; 512];
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(buf.len());
+            self.log_read(log, from + done as u64, &mut buf[..n]);
+            self.log_write(log, to + done as u64, &buf[..n]);
+            done += n;
+        }
+    }
+
+    /// Appends `image` for page `id` to its shard's log and points the slot at it. Best effort:
+    /// if no frame can be had the image is simply not cached.
+    fn log_append(&self, id: PageId, slot: &Slot, image: &[u8]) {
+        let shard = Self::shard(id);
+        let rec = record_len(image.len()) as u64;
+        let fs = self.page_size as u64;
+        let mut spare: Option<usize> = None;
+        loop {
+            let mut log = self.logs[shard].lock();
+            let cap_end = (log.tail_seq + log.frames.len() as u64) * fs;
+            if log.head_pos + rec > cap_end {
+                let Some(f) = spare.take() else {
+                    drop(log);
+                    match self.take_free_or_reclaim(false) {
+                        Ok(f) => {
+                            spare = Some(f);
+                            continue;
+                        }
+                        Err(_) => return,
+                    }
+                };
+                if log.frames.is_empty() {
+                    log.head_pos = log.tail_seq * fs;
+                }
+                // A record that reaches into the new frame sets where that frame's first
+                // record starts.
+                let new_start = cap_end;
+                let first = (log.head_pos + rec).saturating_sub(new_start);
+                self.first_record[f].store(if log.head_pos >= new_start { 0 } else { first as u32 }, Ordering::Relaxed);
+                self.owners[f].store(OWNER_LOG, Ordering::Release);
+                log.frames.push_back(f as u32);
+                self.log_frames.fetch_add(1, Ordering::Relaxed);
+                self.log_bytes.fetch_add(fs, Ordering::Relaxed);
+                continue;
+            }
+            let pos = log.head_pos;
+            let mut hdr = [0u8; RECORD_HEADER];
+            hdr[0..8].copy_from_slice(&id.0.to_le_bytes());
+            hdr[8..12].copy_from_slice(&(image.len() as u32).to_le_bytes());
+            self.log_write(&log, pos, &hdr);
+            self.log_write(&log, pos + RECORD_HEADER as u64, image);
+            log.head_pos += rec;
+            slot.cpos.store(pos + 1, Ordering::Release);
+            slot.flags.fetch_and(!C_REFERENCED, Ordering::Relaxed);
+            drop(log);
+            if let Some(f) = spare {
+                self.release_frame(f);
+            }
+            return;
+        }
+    }
+
+    /// Writes back page `id` (latched at least shared, resident in `frame`, dirty): compress,
+    /// write out of place, then cache the new image in the compressed tier.
+    fn write_back_locked(&self, id: PageId, slot: &Slot, frame: usize) -> Result<()> {
+        with_scratch(&WRITE_SCRATCH, |s| {
+            // SAFETY: the caller holds a latch, so no writer changes the frame.
+            let data = unsafe { self.frame_bytes(frame) };
+            let t0 = Instant::now();
+            let n = codec::with_ctx(|c| page::encode_image(c, data, id, UNIT, &mut s.image));
+            self.counters
+                .encode_ns
+                .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            self.counters.encodes.fetch_add(1, Ordering::Relaxed);
+            self.store.write_image(id, &mut s.image, n)?;
+            self.counters.writebacks.fetch_add(1, Ordering::Relaxed);
+            if slot.flags.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY != 0 {
+                self.dirty_count.fetch_sub(1, Ordering::Relaxed);
+            }
+            if s.image[7] != Codec::None.id() {
+                self.log_append(id, slot, &s.image[..n]);
+            } else {
+                let _log = self.logs[Self::shard(id)].lock();
+                slot.cpos.store(0, Ordering::Release);
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes back dirty pages; with `all`, every one, else until a quarter of the frames remain
+    /// dirty. Pages latched exclusively are waited for only with `all`.
+    fn write_back_pass(&self, all: bool) -> Result<usize> {
+        let mut written = 0;
+        for f in 0..self.frame_count {
+            if !all && self.dirty_count.load(Ordering::Relaxed) <= self.frame_count / 8 {
+                break;
+            }
+            let owner = self.owners[f].load(Ordering::Acquire);
+            if owner == OWNER_FREE || owner == OWNER_LOG {
+                continue;
+            }
+            let Some(slot) = self.slots.get(owner) else { continue };
+            if !slot.is_dirty() {
+                continue;
+            }
+            if all {
+                slot.lock_shared();
+            } else if !slot.try_lock_shared() {
+                continue;
+            }
+            let r = if slot.frame() == Some(f) && slot.is_dirty() && self.owners[f].load(Ordering::Acquire) == owner {
+                written += 1;
+                self.write_back_locked(PageId(owner), slot, f)
+            } else {
+                Ok(())
+            };
+            slot.unlock_shared();
+            r?;
+        }
+        Ok(written)
+    }
+
+    /// Writes back every dirty page (before a checkpoint). Callers must keep writers out.
+    pub fn flush_all(&self) -> Result<()> {
+        if let Some(e) = self.writer_error.lock().clone() {
+            return Err(StoreError::ReadOnlyAfterIoError(e));
+        }
+        self.write_back_pass(true)?;
         Ok(())
     }
 
     pub fn stats(&self) -> PoolStats {
+        let c = &self.counters;
+        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let log_frames = self.log_frames.load(Ordering::Relaxed) as u64;
+        let free = self.free.len() as u64;
+        let (read_ns_avg, decode_ns_avg) = self.cost_averages();
         PoolStats {
-            hit_decoded: self.hits.load(Ordering::Relaxed),
-            hit_compressed: 0,
-            miss: self.misses.load(Ordering::Relaxed),
+            budget_bytes: (self.frame_count * self.page_size) as u64,
+            frames: self.frame_count as u64,
+            page_size: self.page_size as u64,
+            hit_decoded: l(&c.hit_decoded),
+            hit_compressed: l(&c.hit_compressed),
+            miss: l(&c.miss),
+            decodes: l(&c.decodes),
+            decode_ns: l(&c.decode_ns),
+            encodes: l(&c.encodes),
+            encode_ns: l(&c.encode_ns),
+            writebacks: l(&c.writebacks),
+            demotions: l(&c.demotions),
+            evictions: l(&c.evictions),
+            compressed_evictions: l(&c.compressed_evictions),
+            relocations: l(&c.relocations),
+            ghost_hits_evicted: l(&c.ghost_hits_evicted),
+            ghost_hits_demoted: l(&c.ghost_hits_demoted),
+            dirty_skips: l(&c.dirty_skips),
+            decoded_frames: (self.frame_count as u64).saturating_sub(log_frames + free),
+            compressed_frames: log_frames,
+            free_frames: free,
+            dirty_pages: self.dirty_count.load(Ordering::Relaxed) as u64,
+            compressed_target_bytes: self.target_log_bytes.load(Ordering::Relaxed),
+            compressed_bytes: log_frames * self.page_size as u64,
+            read_ns_avg,
+            decode_ns_avg,
         }
+    }
+
+    /// Checks the pool's invariants (call with no page latched): every frame is owned by
+    /// exactly one of free list, a log, or a resident page whose slot points back at it; log
+    /// positions are within their logs.
+    pub fn verify(&self) -> std::result::Result<(), String> {
+        let mut seen = vec![0u8; self.frame_count];
+        let mut free_n = 0;
+        for f in 0..self.frame_count {
+            match self.owners[f].load(Ordering::Acquire) {
+                OWNER_FREE => free_n += 1,
+                OWNER_LOG => {}
+                pid => {
+                    let slot = self.slots.get(pid).ok_or(format!("frame {f} owned by unknown page {pid}"))?;
+                    if slot.frame() != Some(f) {
+                        return Err(format!("frame {f} owned by page {pid}, whose slot says {:?}", slot.frame()));
+                    }
+                    seen[f] += 1;
+                }
+            }
+        }
+        for (s, log) in self.logs.iter().enumerate() {
+            let log = log.lock();
+            let fs = self.page_size as u64;
+            if log.head_pos < log.tail_seq * fs || (!log.frames.is_empty() && log.head_pos > (log.tail_seq + log.frames.len() as u64) * fs) {
+                return Err(format!("log {s}: head {} outside its frames", log.head_pos));
+            }
+            for &f in &log.frames {
+                if self.owners[f as usize].load(Ordering::Acquire) != OWNER_LOG {
+                    return Err(format!("log {s} frame {f} not owned by a log"));
+                }
+                seen[f as usize] += 1;
+            }
+        }
+        if let Some(f) = seen.iter().position(|&n| n > 1) {
+            return Err(format!("frame {f} used twice"));
+        }
+        if free_n != self.free.len() {
+            return Err(format!("{free_n} frames marked free, free queue holds {}", self.free.len()));
+        }
+        Ok(())
+    }
+
+    /// Stops the background writer (does not flush).
+    pub fn shutdown(&self) {
+        self.shutdown.store(true, Ordering::Release);
+        self.wake_writer();
+        if let Some(h) = self.writer.lock().take() {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+}
+
+impl Drop for BufferPool {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl std::fmt::Debug for BufferPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferPool")
+            .field("frames", &self.frame_count)
+            .field("page_size", &self.page_size)
+            .finish()
+    }
+}
+
+fn record_len(image_len: usize) -> usize {
+    (RECORD_HEADER + image_len).div_ceil(8) * 8
+}
+
+/// The background writer: keeps the dirty share of the pool low so that eviction finds clean
+/// victims, compressing pages off the request path.
+fn writer_loop(pool: std::sync::Weak<BufferPool>) {
+    loop {
+        let Some(p) = pool.upgrade() else { return };
+        if p.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        {
+            let (m, cv) = &p.writer_wake;
+            let mut w = m.lock();
+            if !*w {
+                cv.wait_for(&mut w, Duration::from_millis(20));
+            }
+            *w = false;
+        }
+        if p.shutdown.load(Ordering::Acquire) {
+            return;
+        }
+        if p.dirty_count.load(Ordering::Relaxed) > p.frame_count / 8 && p.writer_error.lock().is_none() {
+            if let Err(e) = p.write_back_pass(false) {
+                *p.writer_error.lock() = Some(e.to_string());
+            }
+        }
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimStorage;
+    use crate::store::StoreConfig;
+    use rand::{Rng, SeedableRng};
+
+    const PS: usize = 4096;
+
+    fn pool(frames: usize) -> Arc<BufferPool> {
+        let disk = SimStorage::new("sim");
+        let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
+        BufferPool::new(store, PoolConfig { budget_bytes: frames * PS }).unwrap()
+    }
+
+    /// Fills a page body with digits derived from (id, version): compressible like sbtest rows.
+    fn fill(p: &mut [u8], id: PageId, version: u64) {
+        p[16..24].copy_from_slice(&id.0.to_le_bytes());
+        p[24..32].copy_from_slice(&version.to_le_bytes());
+        let mut x = id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ version;
+        for b in p[32..].iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = b'0' + (x % 10) as u8;
+        }
+    }
+
+    fn check(p: &[u8], id: PageId) -> u64 {
+        let version = u64::from_le_bytes(p[24..32].try_into().unwrap());
+        let mut want = vec![0u8; p.len()];
+        want[..16].copy_from_slice(&p[..16]);
+        fill(&mut want, id, version);
+        assert!(p == &want[..], "page {id} content wrong");
+        version
+    }
+
+    #[test]
+    fn pages_survive_demotion_and_eviction() {
+        let pool = pool(80);
+        let mut ids = Vec::new();
+        for _ in 0..400 {
+            let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1)).unwrap();
+            let id = g.id();
+            fill(&mut g, id, 1);
+            ids.push(id);
+        }
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
+        for _ in 0..5000 {
+            let id = ids[rng.gen_range(0..ids.len())];
+            if rng.gen_bool(0.2) {
+                let mut g = pool.write(id).unwrap();
+                let v = check(&g, id);
+                fill(&mut g, id, v + 1);
+            } else {
+                check(&pool.read(id).unwrap(), id);
+            }
+        }
+        pool.verify().unwrap();
+        let s = pool.stats();
+        eprintln!("{s:#?}");
+        assert!(s.hit_compressed > 0 && s.miss > 0 && s.demotions > 0 && s.evictions > 0, "{s:?}");
+        // Checksums are verified only on reads from storage, never on in-memory decodes.
+        let verifies = pool.store().counters.checksum_verifies.load(Ordering::Relaxed);
+        assert_eq!(verifies, s.miss, "{s:?}");
+        assert!(s.decodes > verifies, "{s:?}");
+        pool.flush_all().unwrap();
+        assert_eq!(pool.stats().dirty_pages, 0);
+        pool.verify().unwrap();
+    }
+
+    #[test]
+    fn uncompressed_pages_are_evicted_not_demoted() {
+        let pool = pool(64);
+        let ids: Vec<_> = (0..200)
+            .map(|_| {
+                let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::None).unwrap();
+                let id = g.id();
+                fill(&mut g, id, 7);
+                id
+            })
+            .collect();
+        for &id in &ids {
+            check(&pool.read(id).unwrap(), id);
+        }
+        let s = pool.stats();
+        assert_eq!(s.compressed_frames, 0, "{s:?}");
+        assert_eq!(s.hit_compressed, 0);
+        assert!(s.miss > 0);
+        pool.verify().unwrap();
+    }
+
+    #[test]
+    fn concurrent_readers_and_writers() {
+        let pool = pool(96);
+        let ids: Vec<_> = (0..300)
+            .map(|_| {
+                let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::Lz4).unwrap();
+                let id = g.id();
+                fill(&mut g, id, 0);
+                id
+            })
+            .collect();
+        let writes = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let (pool, ids, writes) = (&pool, &ids, &writes);
+                s.spawn(move || {
+                    let mut rng = rand::rngs::SmallRng::seed_from_u64(t);
+                    for _ in 0..3000 {
+                        let id = ids[rng.gen_range(0..ids.len())];
+                        if rng.gen_bool(0.3) {
+                            let mut g = pool.write(id).unwrap();
+                            let v = check(&g, id);
+                            fill(&mut g, id, v + 1);
+                            writes.fetch_add(1, Ordering::Relaxed);
+                        } else {
+                            check(&pool.read(id).unwrap(), id);
+                        }
+                    }
+                });
+            }
+        });
+        let total: u64 = ids.iter().map(|&id| check(&pool.read(id).unwrap(), id)).sum();
+        assert_eq!(total, writes.load(Ordering::Relaxed), "lost updates");
+        pool.verify().unwrap();
+    }
+
+    #[test]
+    fn free_releases_everything() {
+        let pool = pool(64);
+        let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1)).unwrap();
+        let id = g.id();
+        fill(&mut g, id, 1);
+        drop(g);
+        pool.flush_all().unwrap();
+        let g = pool.write(id).unwrap();
+        pool.free(g).unwrap();
+        assert!(pool.read(id).is_err());
+        assert_eq!(pool.stats().dirty_pages, 0);
+        pool.verify().unwrap();
+    }
+
+    #[test]
+    fn tiny_budget_is_a_clear_error() {
+        let disk = SimStorage::new("sim");
+        let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
+        let e = BufferPool::new(store, PoolConfig { budget_bytes: 10 * PS }).unwrap_err();
+        assert!(e.to_string().contains("below the minimum"), "{e}");
     }
 }

@@ -78,17 +78,17 @@ const DIR: usize = 1 << 14;
 
 /// A lock-free growable array of atomic words indexed by page id. Readers do two loads; growth
 /// (on page allocation only) installs a new chunk with a CAS.
-struct AtomicTable<T: Default> {
+pub(crate) struct AtomicTable<T: Default> {
     dir: Box<[AtomicPtr<[T; CHUNK]>]>,
 }
 
 impl<T: Default> AtomicTable<T> {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = (0..DIR).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
         AtomicTable { dir }
     }
 
-    fn get(&self, i: u64) -> Option<&T> {
+    pub(crate) fn get(&self, i: u64) -> Option<&T> {
         let (c, o) = ((i as usize) / CHUNK, (i as usize) % CHUNK);
         let p = self.dir.get(c)?.load(Ordering::Acquire);
         if p.is_null() {
@@ -99,7 +99,7 @@ impl<T: Default> AtomicTable<T> {
     }
 
     /// Makes sure index `i` exists.
-    fn ensure(&self, i: u64) -> Result<&T> {
+    pub(crate) fn ensure(&self, i: u64) -> Result<&T> {
         let c = (i as usize) / CHUNK;
         let slot = self
             .dir
