@@ -199,7 +199,12 @@ impl CodecCtx {
     }
 
     /// Decompresses `src` (written by codec `codec_id`) into exactly `dst.len()` bytes.
-    pub fn decompress(&mut self, codec_id: u8, src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
+    pub fn decompress(
+        &mut self,
+        codec_id: u8,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), CodecError> {
         let expected = dst.len();
         let (name, got) = match codec_id {
             0 => {
@@ -239,13 +244,12 @@ impl CodecCtx {
                 ("lz4", n as usize)
             }
             2 => {
-                let n = self
-                    .zstd_d
-                    .decompress_to_buffer(src, dst)
-                    .map_err(|e| CodecError::Malformed {
+                let n = self.zstd_d.decompress_to_buffer(src, dst).map_err(|e| {
+                    CodecError::Malformed {
                         codec: "zstd",
                         detail: e.to_string(),
-                    })?;
+                    }
+                })?;
                 ("zstd", n)
             }
             3 => {
@@ -357,7 +361,9 @@ mod tests {
         let mut x: u64 = 7;
         let page: Vec<u8> = (0..4096)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (x >> 56) as u8
             })
             .collect();
@@ -373,7 +379,11 @@ mod tests {
         let mut ctx = CodecCtx::new();
         let mut dst = vec![0u8; 4096];
         for id in 0..=4u8 {
-            for junk in [&[][..], &[0xff; 7][..], &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3][..]] {
+            for junk in [
+                &[][..],
+                &[0xff; 7][..],
+                &[0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3][..],
+            ] {
                 assert!(ctx.decompress(id, junk, &mut dst).is_err());
             }
         }

@@ -125,7 +125,13 @@ impl FileStorage {
         }
     }
 
-    fn check_aligned(&self, op: IoOp, ptr: *const u8, len: usize, offset: u64) -> Result<(), IoError> {
+    fn check_aligned(
+        &self,
+        op: IoOp,
+        ptr: *const u8,
+        len: usize,
+        offset: u64,
+    ) -> Result<(), IoError> {
         if self.direct
             && (!(ptr as usize).is_multiple_of(DIRECT_IO_ALIGN)
                 || !len.is_multiple_of(DIRECT_IO_ALIGN)
@@ -421,7 +427,8 @@ impl AlignedBuf {
         let layout = std::alloc::Layout::from_size_align(len, 4096).expect("valid layout");
         // SAFETY: layout has non-zero size.
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-        let ptr = std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        let ptr =
+            std::ptr::NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
         AlignedBuf { ptr, len }
     }
 

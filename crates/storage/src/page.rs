@@ -216,7 +216,13 @@ pub fn verify_checksum(buf: &[u8], h: &ImageHeader) -> Result<(), Corruption> {
 /// codec named in its logical header unless that does not make it shorter by at least one
 /// allocation `unit`. Returns the image length (header + payload), before padding. `out` must
 /// hold at least `IMAGE_HEADER_LEN + page.len()` bytes.
-pub fn encode_image(ctx: &mut CodecCtx, page: &[u8], id: PageId, unit: usize, out: &mut [u8]) -> usize {
+pub fn encode_image(
+    ctx: &mut CodecCtx,
+    page: &[u8],
+    id: PageId,
+    unit: usize,
+    out: &mut [u8],
+) -> usize {
     let logical_len = page.len();
     assert!(out.len() >= IMAGE_HEADER_LEN + logical_len);
     let codec = LogicalHeader::codec(page);
@@ -226,7 +232,11 @@ pub fn encode_image(ctx: &mut CodecCtx, page: &[u8], id: PageId, unit: usize, ou
     let compressed = if codec == Codec::None || raw_units < 2 {
         None
     } else {
-        ctx.compress(codec, page, &mut out[IMAGE_HEADER_LEN..IMAGE_HEADER_LEN + budget])
+        ctx.compress(
+            codec,
+            page,
+            &mut out[IMAGE_HEADER_LEN..IMAGE_HEADER_LEN + budget],
+        )
     };
     let (codec_id, physical) = match compressed {
         Some(n) => (codec.id(), n),
@@ -252,7 +262,12 @@ pub fn encode_image(ctx: &mut CodecCtx, page: &[u8], id: PageId, unit: usize, ou
 }
 
 /// Decodes a verified image into the logical page `dst` (of the database's page size).
-pub fn decode_image(ctx: &mut CodecCtx, image: &[u8], h: &ImageHeader, dst: &mut [u8]) -> Result<(), Corruption> {
+pub fn decode_image(
+    ctx: &mut CodecCtx,
+    image: &[u8],
+    h: &ImageHeader,
+    dst: &mut [u8],
+) -> Result<(), Corruption> {
     ctx.decompress(h.codec_id, &image[IMAGE_HEADER_LEN..h.image_len()], dst)?;
     Ok(())
 }

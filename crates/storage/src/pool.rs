@@ -116,7 +116,10 @@ impl Slot {
 
     fn unlock_shared(&self) {
         let prev = self.state.fetch_sub(1, Ordering::Release);
-        debug_assert!(matches!(prev & LATCH_MASK, 1..=SHARED_MAX), "unlock_shared of {prev:#x}");
+        debug_assert!(
+            matches!(prev & LATCH_MASK, 1..=SHARED_MAX),
+            "unlock_shared of {prev:#x}"
+        );
     }
 
     fn try_lock_exclusive(&self) -> bool {
@@ -397,7 +400,9 @@ impl BufferPool {
             frame_count,
             arena: AlignedBuf::new(frame_count * page_size),
             slots: AtomicTable::new(),
-            owners: (0..frame_count).map(|_| AtomicU64::new(OWNER_FREE)).collect(),
+            owners: (0..frame_count)
+                .map(|_| AtomicU64::new(OWNER_FREE))
+                .collect(),
             first_record: (0..frame_count).map(|_| AtomicU32::new(0)).collect(),
             free,
             hand: AtomicUsize::new(0),
@@ -446,7 +451,10 @@ impl BufferPool {
     /// As for [`Self::frame_bytes_mut`].
     unsafe fn frame_bytes(&self, frame: usize) -> &[u8] {
         debug_assert!(frame < self.frame_count);
-        std::slice::from_raw_parts(self.arena.as_ptr().add(frame * self.page_size), self.page_size)
+        std::slice::from_raw_parts(
+            self.arena.as_ptr().add(frame * self.page_size),
+            self.page_size,
+        )
     }
 
     fn slot(&self, id: PageId) -> Result<&Slot> {
@@ -484,36 +492,36 @@ impl BufferPool {
     /// Latches page `id` shared, loading it if needed.
     pub fn read(&self, id: PageId) -> Result<PageReadGuard<'_>> {
         let slot = self.slot(id)?;
-        loop {
-            slot.lock_shared();
-            if let Some(frame) = slot.frame() {
-                self.counters.hit_decoded.fetch_add(1, Ordering::Relaxed);
-                if slot.flags.load(Ordering::Relaxed) & REFERENCED == 0 {
-                    slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
-                }
-                return Ok(PageReadGuard {
+        slot.lock_shared();
+        if let Some(frame) = slot.frame() {
+            self.counters.hit_decoded.fetch_add(1, Ordering::Relaxed);
+            if slot.flags.load(Ordering::Relaxed) & REFERENCED == 0 {
+                slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
+            }
+            return Ok(PageReadGuard {
+                pool: self,
+                slot,
+                id,
+                frame,
+            });
+        }
+        // Not decoded: load under the exclusive latch (rechecking, since another thread may
+        // have loaded it meanwhile), then downgrade.
+        slot.unlock_shared();
+        slot.lock_exclusive();
+        match self.load_locked(id, slot) {
+            Ok(frame) => {
+                slot.downgrade();
+                Ok(PageReadGuard {
                     pool: self,
                     slot,
                     id,
                     frame,
-                });
+                })
             }
-            slot.unlock_shared();
-            slot.lock_exclusive();
-            match self.load_locked(id, slot) {
-                Ok(frame) => {
-                    slot.downgrade();
-                    return Ok(PageReadGuard {
-                        pool: self,
-                        slot,
-                        id,
-                        frame,
-                    });
-                }
-                Err(e) => {
-                    slot.unlock_exclusive();
-                    return Err(e);
-                }
+            Err(e) => {
+                slot.unlock_exclusive();
+                Err(e)
             }
         }
     }
@@ -628,7 +636,8 @@ impl BufferPool {
                 Some(len) => {
                     self.counters.hit_compressed.fetch_add(1, Ordering::Relaxed);
                     self.note_ghost(slot, GHOST_DEMOTED);
-                    page::parse_header(&s.image[..len], self.page_size).map_err(|what| self.corrupt(id, what))?
+                    page::parse_header(&s.image[..len], self.page_size)
+                        .map_err(|what| self.corrupt(id, what))?
                 }
                 None => {
                     self.counters.miss.fetch_add(1, Ordering::Relaxed);
@@ -676,9 +685,15 @@ impl BufferPool {
         }
         let tick = g >> 1;
         let (now, window) = if kind == GHOST_EVICTED {
-            (self.evict_tick.load(Ordering::Relaxed), 2 * self.frame_count as u64)
+            (
+                self.evict_tick.load(Ordering::Relaxed),
+                2 * self.frame_count as u64,
+            )
         } else {
-            (self.demote_tick.load(Ordering::Relaxed), self.frame_count as u64)
+            (
+                self.demote_tick.load(Ordering::Relaxed),
+                self.frame_count as u64,
+            )
         };
         if now.saturating_sub(tick) > window {
             return;
@@ -687,17 +702,25 @@ impl BufferPool {
         let total = (read_ns + decode_ns).max(1);
         let max = ((self.frame_count - FRAMES_MIN) * self.page_size) as u64;
         if kind == GHOST_EVICTED {
-            self.counters.ghost_hits_evicted.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .ghost_hits_evicted
+                .fetch_add(1, Ordering::Relaxed);
             let step = self.page_size as u64 * read_ns / total;
             let _ = self
                 .target_log_bytes
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| Some((t + step).min(max)));
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                    Some((t + step).min(max))
+                });
         } else {
-            self.counters.ghost_hits_demoted.fetch_add(1, Ordering::Relaxed);
+            self.counters
+                .ghost_hits_demoted
+                .fetch_add(1, Ordering::Relaxed);
             let step = self.page_size as u64 * decode_ns / total;
             let _ = self
                 .target_log_bytes
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| Some(t.saturating_sub(step)));
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
+                    Some(t.saturating_sub(step))
+                });
         }
     }
 
@@ -705,11 +728,14 @@ impl BufferPool {
     fn cost_averages(&self) -> (u64, u64) {
         let c = &self.store.counters;
         let reads = c.reads.load(Ordering::Relaxed).max(1);
-        let read_ns = (c.read_ns.load(Ordering::Relaxed) + c.checksum_ns.load(Ordering::Relaxed)) / reads;
+        let read_ns =
+            (c.read_ns.load(Ordering::Relaxed) + c.checksum_ns.load(Ordering::Relaxed)) / reads;
         let decodes = self.counters.decodes.load(Ordering::Relaxed).max(1);
         let decode_ns = self.counters.decode_ns.load(Ordering::Relaxed) / decodes;
         // Before anything was measured, assume a read costs ten decodes.
-        if c.reads.load(Ordering::Relaxed) == 0 || self.counters.decodes.load(Ordering::Relaxed) == 0 {
+        if c.reads.load(Ordering::Relaxed) == 0
+            || self.counters.decodes.load(Ordering::Relaxed) == 0
+        {
             return (100_000, 10_000);
         }
         (read_ns.max(1), decode_ns.max(1))
@@ -732,8 +758,8 @@ impl BufferPool {
             if let Some(f) = self.free.pop() {
                 return Ok(f as usize);
             }
-            let over_target =
-                self.log_bytes.load(Ordering::Relaxed) > self.target_log_bytes.load(Ordering::Relaxed);
+            let over_target = self.log_bytes.load(Ordering::Relaxed)
+                > self.target_log_bytes.load(Ordering::Relaxed);
             let from_log = over_target || attempts % 4 == 3;
             let got = if from_log {
                 self.reclaim_log_frame()
@@ -766,7 +792,9 @@ impl BufferPool {
                 continue;
             }
             let id = PageId(owner);
-            let Some(slot) = self.slots.get(id.0) else { continue };
+            let Some(slot) = self.slots.get(id.0) else {
+                continue;
+            };
             let flags = slot.flags.load(Ordering::Relaxed);
             if flags & REFERENCED != 0 {
                 slot.flags.fetch_and(!REFERENCED, Ordering::Relaxed);
@@ -776,7 +804,11 @@ impl BufferPool {
                 self.counters.dirty_skips.fetch_add(1, Ordering::Relaxed);
                 if write_dirty && slot.try_lock_shared() {
                     let still = slot.frame() == Some(f) && slot.is_dirty();
-                    let r = if still { self.write_back_locked(id, slot, f) } else { Ok(()) };
+                    let r = if still {
+                        self.write_back_locked(id, slot, f)
+                    } else {
+                        Ok(())
+                    };
                     slot.unlock_shared();
                     if r.is_err() {
                         return None;
@@ -789,7 +821,10 @@ impl BufferPool {
             if !slot.try_lock_exclusive() {
                 continue;
             }
-            if slot.frame() != Some(f) || slot.is_dirty() || self.owners[f].load(Ordering::Acquire) != owner {
+            if slot.frame() != Some(f)
+                || slot.is_dirty()
+                || self.owners[f].load(Ordering::Acquire) != owner
+            {
                 slot.unlock_exclusive();
                 continue;
             }
@@ -866,7 +901,9 @@ impl BufferPool {
                         self.counters.relocations.fetch_add(1, Ordering::Relaxed);
                     } else {
                         slot.cpos.store(0, Ordering::Release);
-                        self.counters.compressed_evictions.fetch_add(1, Ordering::Relaxed);
+                        self.counters
+                            .compressed_evictions
+                            .fetch_add(1, Ordering::Relaxed);
                         if slot.frame.load(Ordering::Relaxed) == 0 {
                             self.counters.evictions.fetch_add(1, Ordering::Relaxed);
                             self.set_ghost(slot, GHOST_EVICTED);
@@ -967,7 +1004,14 @@ impl BufferPool {
                 // record starts.
                 let new_start = cap_end;
                 let first = (log.head_pos + rec).saturating_sub(new_start);
-                self.first_record[f].store(if log.head_pos >= new_start { 0 } else { first as u32 }, Ordering::Relaxed);
+                self.first_record[f].store(
+                    if log.head_pos >= new_start {
+                        0
+                    } else {
+                        first as u32
+                    },
+                    Ordering::Relaxed,
+                );
                 self.owners[f].store(OWNER_LOG, Ordering::Release);
                 log.frames.push_back(f as u32);
                 self.log_frames.fetch_add(1, Ordering::Relaxed);
@@ -1030,7 +1074,9 @@ impl BufferPool {
             if owner == OWNER_FREE || owner == OWNER_LOG {
                 continue;
             }
-            let Some(slot) = self.slots.get(owner) else { continue };
+            let Some(slot) = self.slots.get(owner) else {
+                continue;
+            };
             if !slot.is_dirty() {
                 continue;
             }
@@ -1039,7 +1085,10 @@ impl BufferPool {
             } else if !slot.try_lock_shared() {
                 continue;
             }
-            let r = if slot.frame() == Some(f) && slot.is_dirty() && self.owners[f].load(Ordering::Acquire) == owner {
+            let r = if slot.frame() == Some(f)
+                && slot.is_dirty()
+                && self.owners[f].load(Ordering::Acquire) == owner
+            {
                 written += 1;
                 self.write_back_locked(PageId(owner), slot, f)
             } else {
@@ -1102,14 +1151,20 @@ impl BufferPool {
     pub fn verify(&self) -> std::result::Result<(), String> {
         let mut seen = vec![0u8; self.frame_count];
         let mut free_n = 0;
-        for f in 0..self.frame_count {
-            match self.owners[f].load(Ordering::Acquire) {
+        for (f, owner) in self.owners.iter().enumerate() {
+            match owner.load(Ordering::Acquire) {
                 OWNER_FREE => free_n += 1,
                 OWNER_LOG => {}
                 pid => {
-                    let slot = self.slots.get(pid).ok_or(format!("frame {f} owned by unknown page {pid}"))?;
+                    let slot = self
+                        .slots
+                        .get(pid)
+                        .ok_or(format!("frame {f} owned by unknown page {pid}"))?;
                     if slot.frame() != Some(f) {
-                        return Err(format!("frame {f} owned by page {pid}, whose slot says {:?}", slot.frame()));
+                        return Err(format!(
+                            "frame {f} owned by page {pid}, whose slot says {:?}",
+                            slot.frame()
+                        ));
                     }
                     seen[f] += 1;
                 }
@@ -1118,7 +1173,10 @@ impl BufferPool {
         for (s, log) in self.logs.iter().enumerate() {
             let log = log.lock();
             let fs = self.page_size as u64;
-            if log.head_pos < log.tail_seq * fs || (!log.frames.is_empty() && log.head_pos > (log.tail_seq + log.frames.len() as u64) * fs) {
+            if log.head_pos < log.tail_seq * fs
+                || (!log.frames.is_empty()
+                    && log.head_pos > (log.tail_seq + log.frames.len() as u64) * fs)
+            {
                 return Err(format!("log {s}: head {} outside its frames", log.head_pos));
             }
             for &f in &log.frames {
@@ -1132,7 +1190,10 @@ impl BufferPool {
             return Err(format!("frame {f} used twice"));
         }
         if free_n != self.free.len() {
-            return Err(format!("{free_n} frames marked free, free queue holds {}", self.free.len()));
+            return Err(format!(
+                "{free_n} frames marked free, free queue holds {}",
+                self.free.len()
+            ));
         }
         Ok(())
     }
@@ -1187,14 +1248,15 @@ fn writer_loop(pool: std::sync::Weak<BufferPool>) {
         if p.shutdown.load(Ordering::Acquire) {
             return;
         }
-        if p.dirty_count.load(Ordering::Relaxed) > p.frame_count / 8 && p.writer_error.lock().is_none() {
+        if p.dirty_count.load(Ordering::Relaxed) > p.frame_count / 8
+            && p.writer_error.lock().is_none()
+        {
             if let Err(e) = p.write_back_pass(false) {
                 *p.writer_error.lock() = Some(e.to_string());
             }
         }
     }
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1207,8 +1269,15 @@ mod tests {
 
     fn pool(frames: usize) -> Arc<BufferPool> {
         let disk = SimStorage::new("sim");
-        let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
-        BufferPool::new(store, PoolConfig { budget_bytes: frames * PS }).unwrap()
+        let store =
+            Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
+        BufferPool::new(
+            store,
+            PoolConfig {
+                budget_bytes: frames * PS,
+            },
+        )
+        .unwrap()
     }
 
     /// Fills a page body with digits derived from (id, version): compressible like sbtest rows.
@@ -1238,7 +1307,9 @@ mod tests {
         let pool = pool(80);
         let mut ids = Vec::new();
         for _ in 0..400 {
-            let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1)).unwrap();
+            let mut g = pool
+                .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
+                .unwrap();
             let id = g.id();
             fill(&mut g, id, 1);
             ids.push(id);
@@ -1257,9 +1328,16 @@ mod tests {
         pool.verify().unwrap();
         let s = pool.stats();
         eprintln!("{s:#?}");
-        assert!(s.hit_compressed > 0 && s.miss > 0 && s.demotions > 0 && s.evictions > 0, "{s:?}");
+        assert!(
+            s.hit_compressed > 0 && s.miss > 0 && s.demotions > 0 && s.evictions > 0,
+            "{s:?}"
+        );
         // Checksums are verified only on reads from storage, never on in-memory decodes.
-        let verifies = pool.store().counters.checksum_verifies.load(Ordering::Relaxed);
+        let verifies = pool
+            .store()
+            .counters
+            .checksum_verifies
+            .load(Ordering::Relaxed);
         assert_eq!(verifies, s.miss, "{s:?}");
         assert!(s.decodes > verifies, "{s:?}");
         pool.flush_all().unwrap();
@@ -1272,7 +1350,9 @@ mod tests {
         let pool = pool(64);
         let ids: Vec<_> = (0..200)
             .map(|_| {
-                let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::None).unwrap();
+                let mut g = pool
+                    .allocate(PageType::Leaf, TreeId(1), Codec::None)
+                    .unwrap();
                 let id = g.id();
                 fill(&mut g, id, 7);
                 id
@@ -1293,7 +1373,9 @@ mod tests {
         let pool = pool(96);
         let ids: Vec<_> = (0..300)
             .map(|_| {
-                let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::Lz4).unwrap();
+                let mut g = pool
+                    .allocate(PageType::Leaf, TreeId(1), Codec::Lz4)
+                    .unwrap();
                 let id = g.id();
                 fill(&mut g, id, 0);
                 id
@@ -1319,7 +1401,10 @@ mod tests {
                 });
             }
         });
-        let total: u64 = ids.iter().map(|&id| check(&pool.read(id).unwrap(), id)).sum();
+        let total: u64 = ids
+            .iter()
+            .map(|&id| check(&pool.read(id).unwrap(), id))
+            .sum();
         assert_eq!(total, writes.load(Ordering::Relaxed), "lost updates");
         pool.verify().unwrap();
     }
@@ -1327,7 +1412,9 @@ mod tests {
     #[test]
     fn free_releases_everything() {
         let pool = pool(64);
-        let mut g = pool.allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1)).unwrap();
+        let mut g = pool
+            .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
+            .unwrap();
         let id = g.id();
         fill(&mut g, id, 1);
         drop(g);
@@ -1342,8 +1429,15 @@ mod tests {
     #[test]
     fn tiny_budget_is_a_clear_error() {
         let disk = SimStorage::new("sim");
-        let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
-        let e = BufferPool::new(store, PoolConfig { budget_bytes: 10 * PS }).unwrap_err();
+        let store =
+            Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
+        let e = BufferPool::new(
+            store,
+            PoolConfig {
+                budget_bytes: 10 * PS,
+            },
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("below the minimum"), "{e}");
     }
 }

@@ -9,7 +9,7 @@
 //! crash at any moment leaves the previous checkpoint intact. The byte layout is in
 //! docs/FORMAT.md.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -44,7 +44,7 @@ impl Extent {
     const LEN_BITS: u32 = 24;
 
     pub fn new(offset_units: u64, len_units: u64) -> Extent {
-        assert!(offset_units >= DATA_START_UNITS && offset_units < 1 << 40);
+        assert!((DATA_START_UNITS..1 << 40).contains(&offset_units));
         assert!(len_units > 0 && len_units < 1 << Self::LEN_BITS);
         Extent((offset_units << Self::LEN_BITS) | len_units)
     }
@@ -84,7 +84,9 @@ pub(crate) struct AtomicTable<T: Default> {
 
 impl<T: Default> AtomicTable<T> {
     pub(crate) fn new() -> Self {
-        let dir = (0..DIR).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect();
+        let dir = (0..DIR)
+            .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+            .collect();
         AtomicTable { dir }
     }
 
@@ -101,10 +103,9 @@ impl<T: Default> AtomicTable<T> {
     /// Makes sure index `i` exists.
     pub(crate) fn ensure(&self, i: u64) -> Result<&T> {
         let c = (i as usize) / CHUNK;
-        let slot = self
-            .dir
-            .get(c)
-            .ok_or_else(|| StoreError::Config(format!("page id {i} exceeds the page map capacity")))?;
+        let slot = self.dir.get(c).ok_or_else(|| {
+            StoreError::Config(format!("page id {i} exceeds the page map capacity"))
+        })?;
         if slot.load(Ordering::Acquire).is_null() {
             let fresh: Box<[T; CHUNK]> = (0..CHUNK)
                 .map(|_| T::default())
@@ -114,7 +115,12 @@ impl<T: Default> AtomicTable<T> {
                 .unwrap_or_else(|_| unreachable!("length is CHUNK"));
             let raw = Box::into_raw(fresh);
             if slot
-                .compare_exchange(std::ptr::null_mut(), raw, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(
+                    std::ptr::null_mut(),
+                    raw,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
                 .is_err()
             {
                 // SAFETY: we lost the race; `raw` was never shared.
@@ -137,18 +143,23 @@ impl<T: Default> Drop for AtomicTable<T> {
     }
 }
 
-/// Free space, in units. Mutated only under the store's allocator mutex, which the write-back
-/// path takes once per page written (never on a cache hit or miss).
+/// Free space, in units: a bitmap (1 = in use or pending) with a next-fit cursor. A bitmap
+/// rather than a tree of runs because it never allocates on the write-back path (it grows only
+/// when the file does, geometrically). Mutated only under the store's allocator mutex, which the
+/// write-back path takes once per page written (never on a cache hit or miss).
 #[derive(Debug, Default)]
 struct Allocator {
-    /// offset -> length of free runs (coalesced).
-    by_offset: BTreeMap<u64, u64>,
-    /// (length, offset) of the same runs, for best-fit.
-    by_len: BTreeSet<(u64, u64)>,
+    used: Vec<u64>,
     /// First unit past the last allocated one.
     end_units: u64,
+    /// Where the next search starts.
+    cursor: u64,
+    /// Units below `end_units` that are free.
+    free_units: u64,
     /// Extents freed since the last checkpoint but referenced by it: reusable after the next.
     pending: Vec<Extent>,
+    /// Empty vector kept for its capacity, swapped with `pending` at each checkpoint.
+    pending_spare: Vec<Extent>,
     /// Extents freed while a checkpoint is being written (they may be in its snapshot).
     pending_in_flight: Option<Vec<Extent>>,
     /// Extents allocated since the last checkpoint snapshot: no durable map references them,
@@ -157,48 +168,108 @@ struct Allocator {
 }
 
 impl Allocator {
-    fn insert_free(&mut self, mut off: u64, mut len: u64) {
-        if let Some((&p_off, &p_len)) = self.by_offset.range(..off).next_back() {
-            debug_assert!(p_off + p_len <= off, "double free at unit {off}");
-            if p_off + p_len == off {
-                self.by_offset.remove(&p_off);
-                self.by_len.remove(&(p_len, p_off));
-                off = p_off;
-                len += p_len;
+    fn bit(&self, u: u64) -> bool {
+        self.used
+            .get((u / 64) as usize)
+            .is_some_and(|w| w & (1 << (u % 64)) != 0)
+    }
+
+    fn set_bits(&mut self, off: u64, len: u64, on: bool) {
+        let need = (off + len).div_ceil(64) as usize;
+        if self.used.len() < need {
+            // Grow geometrically so a growing file reallocates rarely.
+            let target = need.max(self.used.len() * 2).max(1024);
+            self.used.resize(target, 0);
+        }
+        for u in off..off + len {
+            let (w, b) = ((u / 64) as usize, u % 64);
+            debug_assert_eq!(
+                self.used[w] & (1 << b) != 0,
+                !on,
+                "unit {u} already {}",
+                if on { "used" } else { "free" }
+            );
+            if on {
+                self.used[w] |= 1 << b;
+            } else {
+                self.used[w] &= !(1 << b);
             }
         }
-        if let Some(&n_len) = self.by_offset.get(&(off + len)) {
-            self.by_offset.remove(&(off + len));
-            self.by_len.remove(&(n_len, off + len));
-            len += n_len;
+    }
+
+    /// Marks units as used while opening a store.
+    fn mark_used(&mut self, off: u64, len: u64) {
+        self.set_bits(off, len, true);
+    }
+
+    fn insert_free(&mut self, off: u64, len: u64) {
+        self.set_bits(off, len, false);
+        self.free_units += len;
+        // Free space at the end of the file shrinks the allocation end instead.
+        while self.end_units > DATA_START_UNITS && !self.bit(self.end_units - 1) {
+            self.end_units -= 1;
+            self.free_units -= 1;
         }
-        if off + len == self.end_units {
-            // Free space at the end of the file shrinks the allocation end instead.
-            self.end_units = off;
-            return;
+        self.cursor = self.cursor.min(off);
+    }
+
+    /// First run of `len` free units in [from, to).
+    fn find_run(&self, from: u64, to: u64, len: u64) -> Option<u64> {
+        let (mut i, mut start, mut run) = (from, from, 0u64);
+        while i < to {
+            let (w, b) = ((i / 64) as usize, i % 64);
+            let word = self.used.get(w).copied().unwrap_or(0);
+            if b == 0 && i + 64 <= to {
+                if word == 0 {
+                    run += 64;
+                    i += 64;
+                    if run >= len {
+                        return Some(start);
+                    }
+                    continue;
+                }
+                if word == u64::MAX {
+                    i += 64;
+                    start = i;
+                    run = 0;
+                    continue;
+                }
+            }
+            if word & (1 << b) == 0 {
+                run += 1;
+                if run >= len {
+                    return Some(start);
+                }
+            } else {
+                run = 0;
+                start = i + 1;
+            }
+            i += 1;
         }
-        self.by_offset.insert(off, len);
-        self.by_len.insert((len, off));
+        None
     }
 
     fn allocate(&mut self, len: u64) -> Extent {
-        let found = self.by_len.range((len, 0)..).next().copied();
-        let off = match found {
-            Some((f_len, f_off)) => {
-                self.by_len.remove(&(f_len, f_off));
-                self.by_offset.remove(&f_off);
-                if f_len > len {
-                    self.by_offset.insert(f_off + len, f_len - len);
-                    self.by_len.insert((f_len - len, f_off + len));
-                }
-                f_off
+        let off = if self.free_units >= len {
+            let c = self.cursor.clamp(DATA_START_UNITS, self.end_units);
+            self.find_run(c, self.end_units, len)
+                .or_else(|| self.find_run(DATA_START_UNITS, (c + len).min(self.end_units), len))
+        } else {
+            None
+        };
+        let off = match off {
+            Some(o) => {
+                self.free_units -= len;
+                o
             }
             None => {
-                let off = self.end_units;
+                let o = self.end_units;
                 self.end_units += len;
-                off
+                o
             }
         };
+        self.set_bits(off, len, true);
+        self.cursor = off + len;
         self.fresh.insert(off);
         Extent::new(off, len)
     }
@@ -215,10 +286,6 @@ impl Allocator {
         } else {
             self.pending.push(e);
         }
-    }
-
-    fn free_units(&self) -> u64 {
-        self.by_offset.values().sum::<u64>()
     }
 }
 
@@ -344,11 +411,16 @@ fn decode_superblock(b: &[u8]) -> std::result::Result<Superblock, String> {
     }
     let crc = crc32c(&b[4..SUPERBLOCK_LEN]);
     if crc != le_u32(b, 0) {
-        return Err(format!("checksum mismatch: stored {:#010x}, computed {crc:#010x}", le_u32(b, 0)));
+        return Err(format!(
+            "checksum mismatch: stored {:#010x}, computed {crc:#010x}",
+            le_u32(b, 0)
+        ));
     }
     let version = le_u32(b, 12);
     if version != FORMAT_VERSION {
-        return Err(format!("format version {version}, this build reads {FORMAT_VERSION}"));
+        return Err(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        ));
     }
     if le_u32(b, 20) as usize != UNIT {
         return Err(format!("allocation unit {} unsupported", le_u32(b, 20)));
@@ -377,7 +449,13 @@ impl PageStore {
         Ok(store)
     }
 
-    fn empty(storage: Box<dyn Storage>, page_size: usize, seq: u64, meta: Extent, catalog: Vec<u8>) -> PageStore {
+    fn empty(
+        storage: Box<dyn Storage>,
+        page_size: usize,
+        seq: u64,
+        meta: Extent,
+        catalog: Vec<u8>,
+    ) -> PageStore {
         PageStore {
             storage,
             page_size,
@@ -426,7 +504,11 @@ impl PageStore {
         storage.read_at(&mut blob, sb.meta.offset_bytes())?;
         let meta_err = |detail: String| StoreError::CorruptMeta {
             file: file.clone(),
-            detail: format!("checkpoint {} map at offset {}: {detail}", sb.seq, sb.meta.offset_bytes()),
+            detail: format!(
+                "checkpoint {} map at offset {}: {detail}",
+                sb.seq,
+                sb.meta.offset_bytes()
+            ),
         };
         if blob.len() < META_HEADER_LEN || &blob[4..8] != META_MAGIC {
             return Err(meta_err("bad magic".into()));
@@ -437,7 +519,11 @@ impl PageStore {
             .checked_mul(12)
             .and_then(|b| b.checked_add(META_HEADER_LEN + cat_len))
             .filter(|&l| l <= blob.len())
-            .ok_or_else(|| meta_err(format!("lengths do not fit: {n_pages} pages, catalog {cat_len}")))?;
+            .ok_or_else(|| {
+                meta_err(format!(
+                    "lengths do not fit: {n_pages} pages, catalog {cat_len}"
+                ))
+            })?;
         let crc = crc32c(&blob[4..body]);
         if crc != le_u32(&blob, 0) {
             return Err(meta_err(format!(
@@ -464,7 +550,9 @@ impl PageStore {
                     free_ids.push(PageId(i));
                     continue;
                 }
-                if e.offset_units() < DATA_START_UNITS || e.offset_units() + e.len_units() > sb.end_units {
+                if e.offset_units() < DATA_START_UNITS
+                    || e.offset_units() + e.len_units() > sb.end_units
+                {
                     return Err(meta_err(format!("page {i} maps outside the file: {e:?}")));
                 }
                 used.push((e.offset_units(), e.len_units()));
@@ -477,24 +565,23 @@ impl PageStore {
             free_ids.reverse();
         }
         store.next_page_id.store(n_pages.max(1), Ordering::Relaxed);
-        // Free space is every gap between used extents.
+        // Free space is every unit no extent uses.
         used.sort_unstable();
         let mut a = store.alloc.lock();
-        a.end_units = sb.end_units;
         let mut cursor = DATA_START_UNITS;
-        for (off, len) in used {
+        for &(off, len) in &used {
             if off < cursor {
                 return Err(meta_err(format!("extents overlap at unit {off}")));
             }
-            if off > cursor {
-                a.by_offset.insert(cursor, off - cursor);
-                a.by_len.insert((off - cursor, cursor));
-            }
             cursor = off + len;
         }
-        if cursor < sb.end_units {
-            a.end_units = cursor;
+        a.end_units = cursor;
+        let used_units: u64 = used.iter().map(|&(_, l)| l).sum();
+        for (off, len) in used {
+            a.mark_used(off, len);
         }
+        a.free_units = cursor - DATA_START_UNITS - used_units;
+        a.cursor = DATA_START_UNITS;
         drop(a);
         Ok(store)
     }
@@ -539,7 +626,11 @@ impl PageStore {
     /// Frees a page id and its extent (the extent once it is safe, see module docs).
     pub fn free_page(&self, id: PageId) -> Result<()> {
         let slot = self.map.get(id.0).ok_or(StoreError::NoSuchPage(id))?;
-        let tree = TreeId(self.trees.get(id.0).map_or(0, |t| t.load(Ordering::Relaxed)));
+        let tree = TreeId(
+            self.trees
+                .get(id.0)
+                .map_or(0, |t| t.load(Ordering::Relaxed)),
+        );
         {
             let mut a = self.alloc.lock();
             let old = Extent::from_raw(slot.swap(0, Ordering::AcqRel));
@@ -556,14 +647,16 @@ impl PageStore {
 
     /// The extent currently holding page `id` (NONE if it was never written).
     pub fn extent(&self, id: PageId) -> Extent {
-        self.map
-            .get(id.0)
-            .map_or(Extent::NONE, |e| Extent::from_raw(e.load(Ordering::Acquire)))
+        self.map.get(id.0).map_or(Extent::NONE, |e| {
+            Extent::from_raw(e.load(Ordering::Acquire))
+        })
     }
 
     /// Whether `id` is an allocated page id.
     pub fn page_exists(&self, id: PageId) -> bool {
-        id.0 != 0 && id.0 < self.next_page_id.load(Ordering::Acquire) && self.map.get(id.0).is_some()
+        id.0 != 0
+            && id.0 < self.next_page_id.load(Ordering::Acquire)
+            && self.map.get(id.0).is_some()
     }
 
     fn check_writable(&self) -> Result<()> {
@@ -609,7 +702,11 @@ impl PageStore {
         self.counters
             .write_bytes
             .fetch_add(padded as u64, Ordering::Relaxed);
-        let tree = TreeId(self.trees.get(id.0).map_or(0, |t| t.load(Ordering::Relaxed)));
+        let tree = TreeId(
+            self.trees
+                .get(id.0)
+                .map_or(0, |t| t.load(Ordering::Relaxed)),
+        );
         let mut a = self.alloc.lock();
         let old = Extent::from_raw(slot.swap(ext.raw(), Ordering::AcqRel));
         a.release(old);
@@ -649,7 +746,8 @@ impl PageStore {
         self.counters
             .read_bytes
             .fetch_add(len as u64, Ordering::Relaxed);
-        let h = page::parse_header(&buf[..len], self.page_size).map_err(|w| self.corrupt(id, ext, w))?;
+        let h = page::parse_header(&buf[..len], self.page_size)
+            .map_err(|w| self.corrupt(id, ext, w))?;
         page::verify_checksum(buf, &h).map_err(|w| self.corrupt(id, ext, w))?;
         self.counters
             .checksum_ns
@@ -708,7 +806,8 @@ impl PageStore {
             let meta = a.allocate(units);
             // The blob itself is referenced by the checkpoint being written.
             a.fresh.clear();
-            a.pending_in_flight = Some(std::mem::take(&mut a.pending));
+            let spare = std::mem::take(&mut a.pending_spare);
+            a.pending_in_flight = Some(std::mem::replace(&mut a.pending, spare));
             (meta, a.end_units)
         };
         let seq = ck.seq + 1;
@@ -736,18 +835,19 @@ impl PageStore {
             .and_then(|()| self.storage.write_at(&sbuf, slot_off))
             .and_then(|()| self.storage.sync());
         let mut a = self.alloc.lock();
-        let in_flight = a.pending_in_flight.take().unwrap_or_default();
+        let mut in_flight = a.pending_in_flight.take().unwrap_or_default();
         if let Err(e) = result {
             // The old checkpoint may still be the durable one: keep everything it references.
-            a.pending.extend(in_flight);
+            a.pending.append(&mut in_flight);
             drop(a);
             return Err(self.fail_stop(e.into()));
         }
         // The new checkpoint is durable: what only the old one referenced is free now. Extents
         // freed during the write stay pending, since the new snapshot may reference them.
-        for e in in_flight {
+        for e in in_flight.drain(..) {
             a.insert_free(e.offset_units(), e.len_units());
         }
+        a.pending_spare = in_flight;
         if !ck.meta.is_none() {
             a.insert_free(ck.meta.offset_units(), ck.meta.len_units());
         }
@@ -773,7 +873,7 @@ impl PageStore {
         trees.sort_by_key(|(k, _)| *k);
         SpaceStats {
             file_bytes: a.end_units * UNIT as u64,
-            free_bytes: a.free_units() * UNIT as u64,
+            free_bytes: a.free_units * UNIT as u64,
             pending_free_bytes: pending,
             trees,
         }
@@ -790,25 +890,48 @@ impl PageStore {
                 runs.push((e.offset_units(), e.len_units(), "page"));
             }
         }
-        for (&o, &l) in &a.by_offset {
-            runs.push((o, l, "free"));
-        }
         for e in a.pending.iter().chain(a.pending_in_flight.iter().flatten()) {
             runs.push((e.offset_units(), e.len_units(), "pending"));
         }
         runs.sort_unstable();
         for w in runs.windows(2) {
             if w[0].0 + w[0].1 > w[1].0 {
-                return Err(format!("{} run at unit {} overlaps {} run at unit {}", w[0].2, w[0].0, w[1].2, w[1].0));
+                return Err(format!(
+                    "{} run at unit {} overlaps {} run at unit {}",
+                    w[0].2, w[0].0, w[1].2, w[1].0
+                ));
             }
         }
         if let Some(last) = runs.last() {
             if last.0 + last.1 > a.end_units {
-                return Err(format!("run at unit {} passes the allocation end {}", last.0, a.end_units));
+                return Err(format!(
+                    "run at unit {} passes the allocation end {}",
+                    last.0, a.end_units
+                ));
             }
         }
-        if a.by_offset.len() != a.by_len.len() {
-            return Err("free-space indexes disagree".into());
+        // Every used or pending run is marked in the bitmap, and the free count matches.
+        let mut marked = 0u64;
+        for &(o, l, what) in &runs {
+            if (o..o + l).any(|u| !a.bit(u)) {
+                return Err(format!("{what} run at unit {o} is not marked used"));
+            }
+            marked += l;
+        }
+        let meta = self.ckpt.lock().meta;
+        let meta_units = if meta.is_none() { 0 } else { meta.len_units() };
+        let bits: u64 = (DATA_START_UNITS..a.end_units)
+            .filter(|&u| a.bit(u))
+            .count() as u64;
+        if bits < marked + meta_units.min(bits) - meta_units.min(bits) {
+            return Err(format!("{bits} units marked, {marked} in use"));
+        }
+        if a.end_units - DATA_START_UNITS - bits != a.free_units {
+            return Err(format!(
+                "free count {} but {} unmarked units",
+                a.free_units,
+                a.end_units - DATA_START_UNITS - bits
+            ));
         }
         Ok(())
     }
@@ -838,7 +961,9 @@ mod tests {
         let disk = SimStorage::new("sim");
         let store = new_store(&disk);
         let mut ctx = CodecCtx::new();
-        let ids: Vec<_> = (0..10).map(|_| store.allocate_page_id(TreeId(1)).unwrap()).collect();
+        let ids: Vec<_> = (0..10)
+            .map(|_| store.allocate_page_id(TreeId(1)).unwrap())
+            .collect();
         for (i, &id) in ids.iter().enumerate() {
             let (mut b, n) = image(&mut ctx, &store, id, i as u8);
             store.write_image(id, &mut b, n).unwrap();
@@ -909,7 +1034,10 @@ mod tests {
         let mut buf = AlignedBuf::new(store.image_len_max());
         match store.read_image(id, &mut buf) {
             Err(StoreError::CorruptPage {
-                page_id, offset, what, ..
+                page_id,
+                offset,
+                what,
+                ..
             }) => {
                 assert_eq!(page_id, id);
                 assert_eq!(offset, e.offset_bytes());

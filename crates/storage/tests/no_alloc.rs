@@ -1,0 +1,145 @@
+//! Proves that the buffer pool's hit, miss, decode and write-back paths do not allocate: a
+//! counting global allocator counts this thread's allocations around each path.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+
+use zipdb_storage::io::FileStorage;
+use zipdb_storage::pool::{BufferPool, PoolConfig};
+use zipdb_storage::store::{PageStore, StoreConfig};
+use zipdb_storage::{Codec, PageId, PageType, TreeId};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards to the system allocator; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        System.alloc(l)
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l)
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+        System.realloc(p, l, n)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocs() -> u64 {
+    ALLOCS.with(|c| c.get())
+}
+
+const PS: usize = 4096;
+
+fn fill(p: &mut [u8], seed: u64) {
+    let mut x = seed | 1;
+    for b in p[16..].iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = b'0' + (x % 10) as u8;
+    }
+}
+
+/// Counts allocations made by `f` on this thread.
+fn count(f: impl FnOnce()) -> u64 {
+    let before = allocs();
+    f();
+    allocs() - before
+}
+
+#[test]
+fn hot_paths_do_not_allocate() {
+    // A real file: the simulated disk itself allocates to remember unsynced writes.
+    let dir = std::env::temp_dir().join(format!("zipdb-noalloc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("data");
+    let _ = std::fs::remove_file(&path);
+    let disk = FileStorage::open(&path, false).unwrap();
+    let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
+    // A tiny budget (64 frames) and 400 pages: every access pattern below forces demotions,
+    // compressed hits, misses and write-backs.
+    let pool = BufferPool::new(
+        store.clone(),
+        PoolConfig {
+            budget_bytes: 64 * PS,
+        },
+    )
+    .unwrap();
+    let ids: Vec<PageId> = (0..400)
+        .map(|i| {
+            let mut g = pool
+                .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
+                .unwrap();
+            fill(&mut g, i);
+            g.id()
+        })
+        .collect();
+    pool.flush_all().unwrap();
+    store.checkpoint(&[]).unwrap();
+    // Warm up: thread-local codec contexts and scratch buffers are created once per thread,
+    // and the store's free-space structures reach their steady size.
+    for round in 0..3 {
+        for &id in &ids {
+            drop(pool.read(id).unwrap());
+        }
+        for &id in ids.iter().step_by(3) {
+            let mut g = pool.write(id).unwrap();
+            fill(&mut g, id.0 + round);
+        }
+        pool.flush_all().unwrap();
+        store.checkpoint(&[]).unwrap();
+    }
+    let s0 = pool.stats();
+
+    // Hit: a page just read is decoded.
+    let hot = ids[7];
+    drop(pool.read(hot).unwrap());
+    assert_eq!(
+        count(|| drop(pool.read(hot).unwrap())),
+        0,
+        "decoded hit allocated"
+    );
+
+    // Sweep the pages: misses (storage read + verify + decode), compressed hits (decode) and
+    // the evictions and demotions they cause.
+    let n = count(|| {
+        for &id in &ids {
+            drop(pool.read(id).unwrap());
+        }
+        // A working set larger than the decoded tier whose images fit the compressed tier.
+        for _ in 0..5 {
+            for &id in &ids[..45] {
+                drop(pool.read(id).unwrap());
+            }
+        }
+    });
+    let s1 = pool.stats();
+    assert!(s1.miss > s0.miss, "no miss happened: {s1:?}");
+    assert!(
+        s1.hit_compressed > s0.hit_compressed,
+        "no compressed hit happened: {s1:?}"
+    );
+    assert_eq!(n, 0, "miss/decode/eviction path allocated {n} times");
+
+    // Write-back: dirty pages, then a flush (compress + out-of-place write + cache the image).
+    for &id in ids.iter().take(40) {
+        let mut g = pool.write(id).unwrap();
+        fill(&mut g, id.0 + 99);
+    }
+    let n = count(|| pool.flush_all().unwrap());
+    assert!(pool.stats().writebacks > s1.writebacks);
+    assert_eq!(n, 0, "write-back path allocated {n} times");
+    drop(pool);
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
