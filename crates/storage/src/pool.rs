@@ -180,10 +180,38 @@ struct Log {
     head_pos: u64,
 }
 
+/// A counter on its own cache line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+const STRIPES: usize = 16;
+
+/// A counter striped over cache lines by thread, so that threads hitting in the pool at once
+/// never write the same line (a shared hit counter would cost a cache-line transfer per hit).
+#[derive(Default)]
+struct StripedCounter([Padded; STRIPES]);
+
+thread_local! {
+    static STRIPE: usize = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) % STRIPES;
+}
+static NEXT_STRIPE: AtomicUsize = AtomicUsize::new(0);
+
+impl StripedCounter {
+    #[inline]
+    fn add(&self, n: u64) {
+        let i = STRIPE.with(|s| *s);
+        self.0[i].0.fetch_add(n, Ordering::Relaxed);
+    }
+    fn sum(&self) -> u64 {
+        self.0.iter().map(|p| p.0.load(Ordering::Relaxed)).sum()
+    }
+}
+
 /// Cumulative counters (see [`PoolStats`]).
 #[derive(Default)]
 struct Counters {
-    hit_decoded: AtomicU64,
+    hit_decoded: StripedCounter,
     hit_compressed: AtomicU64,
     miss: AtomicU64,
     decodes: AtomicU64,
@@ -494,7 +522,7 @@ impl BufferPool {
         let slot = self.slot(id)?;
         slot.lock_shared();
         if let Some(frame) = slot.frame() {
-            self.counters.hit_decoded.fetch_add(1, Ordering::Relaxed);
+            self.counters.hit_decoded.add(1);
             if slot.flags.load(Ordering::Relaxed) & REFERENCED == 0 {
                 slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
             }
@@ -532,7 +560,7 @@ impl BufferPool {
         slot.lock_exclusive();
         let frame = match slot.frame() {
             Some(f) => {
-                self.counters.hit_decoded.fetch_add(1, Ordering::Relaxed);
+                self.counters.hit_decoded.add(1);
                 if slot.flags.load(Ordering::Relaxed) & REFERENCED == 0 {
                     slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
                 }
@@ -1119,7 +1147,7 @@ impl BufferPool {
             budget_bytes: (self.frame_count * self.page_size) as u64,
             frames: self.frame_count as u64,
             page_size: self.page_size as u64,
-            hit_decoded: l(&c.hit_decoded),
+            hit_decoded: c.hit_decoded.sum(),
             hit_compressed: l(&c.hit_compressed),
             miss: l(&c.miss),
             decodes: l(&c.decodes),
