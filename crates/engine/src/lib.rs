@@ -1,1 +1,31 @@
-pub fn x(){}
+//! zipdb engine: the B+tree ([`btree`]) and the embedded API ([`Database`], [`Tree`],
+//! [`Transaction`]).
+//!
+//! ```no_run
+//! use zipdb_engine::{Database, Options};
+//! # fn main() -> zipdb_engine::Result<()> {
+//! let db = Database::open(std::path::Path::new("/tmp/db"), Options::default())?;
+//! let t = db.create_tree("users", None)?;
+//! t.upsert(b"alice", b"1")?;
+//! assert_eq!(t.get(b"alice")?.as_deref(), Some(&b"1"[..]));
+//! for entry in t.range(..)? {
+//!     let (k, v) = entry?;
+//!     println!("{k:?} = {v:?}");
+//! }
+//! db.close()?;
+//! # Ok(()) }
+//! ```
+
+pub mod btree;
+pub mod catalog;
+pub mod db;
+pub mod error;
+
+#[cfg(test)]
+mod tests;
+
+pub use btree::{BTree, Cursor, VerifyReport};
+pub use db::{Database, Options, Stats, StoreStats, Transaction, Tree, TreeStats, TxnScan};
+pub use error::{Error, Result};
+pub use zipdb_storage as storage;
+pub use zipdb_storage::Codec;

@@ -438,7 +438,9 @@ impl BufferPool {
             log_rr: AtomicUsize::new(0),
             log_frames: AtomicUsize::new(0),
             log_bytes: AtomicU64::new(0),
-            target_log_bytes: AtomicU64::new((frame_count * page_size / 2) as u64),
+            // Start with no compressed tier beyond what misses bring in: while the data fits
+            // decoded nothing should be demoted; ghost hits grow the target when it does not.
+            target_log_bytes: AtomicU64::new(0),
             evict_tick: AtomicU64::new(0),
             demote_tick: AtomicU64::new(0),
             dirty_count: AtomicUsize::new(0),
@@ -906,6 +908,8 @@ impl BufferPool {
         let start_pos = log.tail_seq * fs;
         let end_pos = start_pos + fs;
         let mut pos = start_pos + self.first_record[tail_frame].load(Ordering::Relaxed) as u64;
+        let under_target =
+            self.log_bytes.load(Ordering::Relaxed) <= self.target_log_bytes.load(Ordering::Relaxed);
         // Room for copies: the unused part of the head frame.
         let head_end = (log.tail_seq + log.frames.len() as u64) * fs;
         while pos < end_pos && pos < log.head_pos {
@@ -917,9 +921,16 @@ impl BufferPool {
             if let Some(slot) = self.slots.get(pid) {
                 if slot.cpos.load(Ordering::Acquire) == pos + 1 {
                     let flags = slot.flags.load(Ordering::Relaxed);
+                    let decoded = slot.frame.load(Ordering::Relaxed) != 0;
+                    // Second chance: a compressed-only image used since it was written, or the
+                    // copy of a decoded page while the tier is under its target.
                     let keep = flags & DIRTY == 0
-                        && (flags & C_REFERENCED != 0 || slot.frame.load(Ordering::Relaxed) != 0)
-                        && log.head_pos + rec <= head_end;
+                        && log.head_pos + rec <= head_end
+                        && if decoded {
+                            under_target
+                        } else {
+                            flags & C_REFERENCED != 0
+                        };
                     if keep {
                         let dst = log.head_pos;
                         self.log_copy(&log, pos, dst, rec as usize);

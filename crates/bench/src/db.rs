@@ -1,0 +1,188 @@
+//! The only module that talks to the engine: a thin adapter, so that the benchmark driver does
+//! not depend on the exact shape of the embedded API.
+
+use std::ops::Bound;
+use std::path::Path;
+
+use zipdb_engine::{Database, Options, Tree};
+use zipdb_storage::Codec;
+
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How a benchmark opens a database.
+#[derive(Debug, Clone, Copy)]
+pub struct DbOptions {
+    pub page_size: usize,
+    pub pool_bytes: usize,
+    pub codec: Codec,
+    pub direct_io: bool,
+}
+
+/// Cumulative counters of an open database (pool and store).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counters {
+    pub hit_decoded: u64,
+    pub hit_compressed: u64,
+    pub miss: u64,
+    /// Page decodes (decompressions) and their time, where the pool reports them.
+    pub decodes: Option<u64>,
+    pub decode_ns: Option<u64>,
+    pub encodes: u64,
+    pub encode_ns: u64,
+    /// Decoded frames dropped while the compressed image stayed.
+    pub demotions: u64,
+    /// Pages dropped from memory entirely.
+    pub evictions: u64,
+    pub writebacks: u64,
+    pub reads: u64,
+    pub read_bytes: u64,
+    pub read_ns: u64,
+    pub writes: u64,
+    pub write_bytes: u64,
+}
+
+/// Space used by all trees together.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Space {
+    pub pages: u64,
+    pub logical_bytes: u64,
+    pub physical_bytes: u64,
+}
+
+/// An open database.
+pub struct Db {
+    db: Database,
+}
+
+/// A tree of the database: one sbtest table. Cheap to clone; usable from any thread.
+#[derive(Clone)]
+pub struct Table {
+    tree: Tree,
+}
+
+impl Db {
+    /// Opens (creating if missing) the database in `dir`.
+    pub fn open(dir: &Path, opts: &DbOptions) -> Result<Db> {
+        let options = Options {
+            page_size: opts.page_size,
+            pool_bytes: opts.pool_bytes,
+            codec: opts.codec,
+            direct_io: opts.direct_io,
+        };
+        Ok(Db {
+            db: Database::open(dir, options)?,
+        })
+    }
+
+    pub fn create_table(&self, name: &str, codec: Codec) -> Result<Table> {
+        Ok(Table {
+            tree: self.db.create_tree(name, Some(codec))?,
+        })
+    }
+
+    pub fn open_table(&self, name: &str) -> Result<Table> {
+        Ok(Table {
+            tree: self.db.open_tree(name)?,
+        })
+    }
+
+    /// Number of levels of a tree (1 = a lone leaf). Walks the whole tree and blocks writers
+    /// meanwhile: for setup only.
+    pub fn height(&self, name: &str) -> Result<Option<u32>> {
+        Ok(Some(self.db.open_tree(name)?.verify()?.depth as u32))
+    }
+
+    pub fn checkpoint(&self) -> Result<()> {
+        Ok(self.db.checkpoint()?)
+    }
+
+    /// Checkpoints and closes.
+    pub fn close(self) -> Result<()> {
+        Ok(self.db.close()?)
+    }
+
+    pub fn counters(&self) -> Counters {
+        let s = self.db.stats();
+        Counters {
+            hit_decoded: s.pool.hit_decoded,
+            hit_compressed: s.pool.hit_compressed,
+            miss: s.pool.miss,
+            decodes: Some(s.pool.decodes),
+            decode_ns: Some(s.pool.decode_ns),
+            encodes: s.pool.encodes,
+            encode_ns: s.pool.encode_ns,
+            demotions: s.pool.demotions,
+            evictions: s.pool.evictions,
+            writebacks: s.pool.writebacks,
+            reads: s.store.reads,
+            read_bytes: s.store.read_bytes,
+            read_ns: s.store.read_ns,
+            writes: s.store.writes,
+            write_bytes: s.store.write_bytes,
+        }
+    }
+
+    /// Space of all trees, as of the last checkpoint's page images.
+    pub fn space(&self) -> Space {
+        let mut sp = Space::default();
+        for t in self.db.stats().trees {
+            sp.pages += t.pages;
+            sp.logical_bytes += t.logical_bytes;
+            sp.physical_bytes += t.physical_bytes;
+        }
+        sp
+    }
+}
+
+impl Table {
+    /// Copies the value of `key` into `out`; false if absent.
+    pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        let found = self.tree.get_with(key, |v| {
+            out.clear();
+            out.extend_from_slice(v);
+        })?;
+        Ok(found.is_some())
+    }
+
+    /// Inserts a new row; false (and no change) if the key exists.
+    pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        Ok(self.tree.insert(key, value)?)
+    }
+
+    /// Inserts or replaces a row.
+    pub fn upsert(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.tree.upsert(key, value)?;
+        Ok(())
+    }
+
+    /// Deletes a row; false if it was absent.
+    pub fn delete(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.tree.delete(key)?)
+    }
+
+    /// Visits up to `limit` rows with keys >= `start`, in key order; returns how many.
+    pub fn scan(
+        &self,
+        start: &[u8],
+        limit: usize,
+        mut f: impl FnMut(&[u8], &[u8]),
+    ) -> Result<usize> {
+        let mut n = 0;
+        if limit == 0 {
+            return Ok(0);
+        }
+        for entry in self
+            .tree
+            .range::<(Bound<&[u8]>, Bound<&[u8]>)>((Bound::Included(start), Bound::Unbounded))?
+        {
+            let (k, v) = entry?;
+            f(&k, &v);
+            n += 1;
+            if n == limit {
+                break;
+            }
+        }
+        Ok(n)
+    }
+}

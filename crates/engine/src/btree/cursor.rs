@@ -1,0 +1,205 @@
+//! Range cursors that hold no latch between calls.
+//!
+//! Each batch is one leaf: the cursor descends from the root with shared latches (crabbing),
+//! copies the qualifying entries of the leaf (overflow values included) into its buffer,
+//! remembers the leaf's fence key (the parent separator that bounds the leaf on the side the
+//! cursor moves to), releases the leaf and hands the entries out. The next batch re-descends,
+//! seeking just past the last key returned, or straight to the fence when the leaf was
+//! exhausted. Entries written concurrently may or may not be seen; none is returned twice and
+//! the order is always strict.
+
+use std::collections::VecDeque;
+use std::ops::Bound;
+
+use zipdb_storage::pool::PageReadGuard;
+
+use super::BTree;
+use crate::error::Result;
+
+/// A forward or reverse cursor; an `Iterator` of `(key, value)` pairs.
+pub struct Cursor<'t> {
+    tree: &'t BTree,
+    lo: Bound<Vec<u8>>,
+    hi: Bound<Vec<u8>>,
+    reverse: bool,
+    buf: VecDeque<(Vec<u8>, Vec<u8>)>,
+    done: bool,
+}
+
+impl std::fmt::Debug for Cursor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cursor")
+            .field("lo", &self.lo)
+            .field("hi", &self.hi)
+            .field("reverse", &self.reverse)
+            .finish()
+    }
+}
+
+fn above_lo(lo: &Bound<Vec<u8>>, k: &[u8]) -> bool {
+    match lo {
+        Bound::Included(b) => k >= b.as_slice(),
+        Bound::Excluded(b) => k > b.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+fn below_hi(hi: &Bound<Vec<u8>>, k: &[u8]) -> bool {
+    match hi {
+        Bound::Included(b) => k <= b.as_slice(),
+        Bound::Excluded(b) => k < b.as_slice(),
+        Bound::Unbounded => true,
+    }
+}
+
+impl<'t> Cursor<'t> {
+    pub(super) fn new(
+        tree: &'t BTree,
+        lo: Bound<Vec<u8>>,
+        hi: Bound<Vec<u8>>,
+        reverse: bool,
+    ) -> Cursor<'t> {
+        let empty = match (&lo, &hi) {
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b) | Bound::Included(b)) => {
+                a >= b
+            }
+            _ => false,
+        };
+        Cursor {
+            tree,
+            lo,
+            hi,
+            reverse,
+            buf: VecDeque::new(),
+            done: empty,
+        }
+    }
+
+    /// Descends to the leaf holding the first key of the scan position; returns it with the
+    /// fence on the scan side (`None`: the leaf is the last one in that direction).
+    fn descend(&self) -> Result<(PageReadGuard<'t>, Option<Vec<u8>>)> {
+        let t = self.tree;
+        let mut g = t.pool.read(t.root)?;
+        let mut expect = None;
+        let mut fence: Option<Vec<u8>> = None;
+        loop {
+            let n = t.node(g.id(), &g, expect)?;
+            if n.is_leaf() {
+                return Ok((g, fence));
+            }
+            let idx = if !self.reverse {
+                match &self.lo {
+                    Bound::Unbounded => 0,
+                    Bound::Included(k) | Bound::Excluded(k) => n.child_index(k)?,
+                }
+            } else {
+                match &self.hi {
+                    Bound::Unbounded => n.count(),
+                    Bound::Included(k) => n.child_index(k)?,
+                    Bound::Excluded(k) => n.child_index_below(k)?,
+                }
+            };
+            if !self.reverse {
+                if idx < n.count() {
+                    fence = Some(n.key(idx)?.to_vec());
+                }
+            } else if idx > 0 {
+                fence = Some(n.key(idx - 1)?.to_vec());
+            }
+            let child = n.child(idx)?;
+            expect = Some(n.level() - 1);
+            g = t.pool.read(child)?;
+        }
+    }
+
+    /// Loads the next non-empty batch (or sets `done`).
+    fn fill(&mut self) -> Result<()> {
+        while self.buf.is_empty() && !self.done {
+            let (g, fence) = self.descend()?;
+            let t = self.tree;
+            let n = t.node(g.id(), &g, Some(0))?;
+            let count = n.count();
+            let mut out_of_range = false;
+            if !self.reverse {
+                let start = match &self.lo {
+                    Bound::Unbounded => 0,
+                    Bound::Included(k) => n.search(k)?.unwrap_or_else(|i| i),
+                    Bound::Excluded(k) => match n.search(k)? {
+                        Ok(i) => i + 1,
+                        Err(i) => i,
+                    },
+                };
+                for i in start..count {
+                    let k = n.key(i)?;
+                    if !below_hi(&self.hi, k) {
+                        out_of_range = true;
+                        break;
+                    }
+                    let mut v = Vec::new();
+                    t.read_value(&n, i, &mut v)?;
+                    self.buf.push_back((k.to_vec(), v));
+                }
+            } else {
+                let end = match &self.hi {
+                    Bound::Unbounded => count,
+                    Bound::Included(k) => match n.search(k)? {
+                        Ok(i) => i + 1,
+                        Err(i) => i,
+                    },
+                    Bound::Excluded(k) => n.search(k)?.unwrap_or_else(|i| i),
+                };
+                for i in (0..end).rev() {
+                    let k = n.key(i)?;
+                    if !above_lo(&self.lo, k) {
+                        out_of_range = true;
+                        break;
+                    }
+                    let mut v = Vec::new();
+                    t.read_value(&n, i, &mut v)?;
+                    self.buf.push_back((k.to_vec(), v));
+                }
+            }
+            drop(g);
+            if out_of_range {
+                self.done = true;
+            } else {
+                match fence {
+                    None => self.done = true,
+                    Some(f) => {
+                        // The leaf is exhausted: continue at its fence.
+                        if self.reverse {
+                            if !above_lo(&self.lo, &f) {
+                                // Every key left is below the fence, hence below `lo`.
+                                self.done = true;
+                            } else {
+                                self.hi = Bound::Excluded(f);
+                            }
+                        } else if !below_hi(&self.hi, &f) {
+                            self.done = true;
+                        } else {
+                            self.lo = Bound::Included(f);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for Cursor<'_> {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.buf.is_empty() {
+            if let Err(e) = self.fill() {
+                self.done = true;
+                self.buf.clear();
+                return Some(Err(e));
+            }
+        }
+        let (k, v) = self.buf.pop_front()?;
+        Some(Ok((k, v)))
+    }
+}

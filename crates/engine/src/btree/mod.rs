@@ -1,0 +1,904 @@
+//! A concurrent B+tree of byte-string keys (memcmp order) and byte-string values, on top of
+//! the buffer pool. The node format is documented in [`node`].
+//!
+//! # Concurrency protocol
+//!
+//! Latches are the buffer pool's page latches (shared / exclusive, not reentrant). Every
+//! thread acquires them top-down (parent before child) and, among siblings, left before
+//! right; overflow pages are latched only while their leaf is latched, in chain order. No
+//! latch is held across a call into user code.
+//!
+//! * **Readers** (`get`, cursors, `verify`) crab down with shared latches: latch the child,
+//!   then release the parent.
+//! * **Writers, optimistic path**: crab down with shared latches on inner nodes and take the
+//!   leaf exclusively (the parent is still held shared while the leaf latch is acquired). If
+//!   the change fits in the leaf without a split, and (for deletes) leaves it not underfull,
+//!   it is applied; otherwise all latches are released and the writer restarts on the
+//!   pessimistic path. A leaf root is read-latched, released, and write-latched again (and
+//!   re-checked).
+//! * **Writers, pessimistic path**: crab down from the root with exclusive latches; once a
+//!   latched child is *safe* (an insert cannot split it: it has room for the largest
+//!   separator, or exactly for the new leaf cell; a delete cannot make it underfull even if
+//!   it loses its largest possible cell), every ancestor is released. The retained path is
+//!   then exactly what a split or merge can modify.
+//! * **Splits** write the left half in place and the right half into a new page, and push a
+//!   separator into the (latched) parent; a root split moves the root's contents into two new
+//!   children, so the root page id never changes.
+//! * **Merges**: an underfull node (cells + slots below a quarter of the usable space) is
+//!   merged with its right sibling (or its left one when it is the last child: the node's
+//!   latch is released and the left sibling and the node are latched in left-to-right order
+//!   while the parent stays exclusively latched) when both fit in one page; otherwise the
+//!   two are re-balanced if the parent has room for the new separator. A root inner node left
+//!   with no separator absorbs its only child (root collapse).
+//! * **Cursors** never hold latches between calls: they copy all qualifying entries of one
+//!   leaf into a buffer and, for the next batch, re-descend from the root to the leaf's fence
+//!   key remembered during the descent (forward: the parent separator above the leaf, which
+//!   is greater than every key returned; reverse: the separator below it, so the descent finds
+//!   the predecessor leaf). No sibling link is followed with a latch held.
+//! * Overflow chains of a replaced or deleted value are freed after the leaf latch is
+//!   released: the cell that referenced them is gone, so no one else can reach them.
+
+pub mod cursor;
+pub mod node;
+mod verify;
+
+use std::cell::RefCell;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use zipdb_storage::page::LogicalHeader;
+use zipdb_storage::pool::{BufferPool, PageReadGuard, PageWriteGuard};
+use zipdb_storage::{Codec, PageId, PageType, TreeId};
+
+use crate::error::{Error, Result};
+pub use cursor::Cursor;
+use node::{
+    build_node, collect_cells, inner_cell, insert_cell, insert_raw, raw_cell_child, raw_cell_key,
+    read_overflow, remove_cell, set_page_type, shortest_separator, split_point,
+    write_leaf_cell_head, write_overflow, LeafValue, Limits, Node, INNER_CELL_HDR, SLOT_LEN,
+    VALUE_INLINE, VALUE_OVERFLOW,
+};
+pub use verify::VerifyReport;
+
+/// Largest value length the leaf cell format can describe.
+pub const MAX_VALUE_LEN: usize = u32::MAX as usize;
+
+thread_local! {
+    /// Reused buffer for `get_with`, so a point lookup does not allocate.
+    static VALUE_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One B+tree.
+pub struct BTree {
+    pool: Arc<BufferPool>,
+    tree: TreeId,
+    root: PageId,
+    codec: Codec,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for BTree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BTree")
+            .field("tree", &self.tree)
+            .field("root", &self.root)
+            .field("codec", &self.codec)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PutMode {
+    Insert,
+    Upsert,
+}
+
+enum PutOutcome {
+    Inserted,
+    /// The key existed and `insert` left it alone.
+    Exists,
+    /// The old value was replaced; its overflow chain (if any) must be freed.
+    Replaced(Option<PageId>),
+}
+
+enum DelOutcome {
+    NotFound,
+    Deleted(Option<PageId>),
+}
+
+type Path<'a> = Vec<(PageWriteGuard<'a>, usize)>;
+
+fn chain_of(v: LeafValue<'_>) -> Option<PageId> {
+    match v {
+        LeafValue::Inline(_) => None,
+        LeafValue::Overflow { first, .. } => Some(first),
+    }
+}
+
+fn own_bound(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl BTree {
+    /// Creates an empty tree (one empty root leaf).
+    pub fn create(pool: Arc<BufferPool>, tree: TreeId, codec: Codec) -> Result<BTree> {
+        let root = {
+            let mut g = pool.allocate(PageType::Leaf, tree, codec)?;
+            node::init_node(&mut g, 0, PageId::NONE);
+            g.id()
+        };
+        Ok(BTree::open(pool, tree, root, codec))
+    }
+
+    /// Opens the tree whose root is `root`.
+    pub fn open(pool: Arc<BufferPool>, tree: TreeId, root: PageId, codec: Codec) -> BTree {
+        let limits = Limits::new(pool.page_size());
+        BTree {
+            pool,
+            tree,
+            root,
+            codec,
+            limits,
+        }
+    }
+
+    pub fn tree_id(&self) -> TreeId {
+        self.tree
+    }
+    pub fn root(&self) -> PageId {
+        self.root
+    }
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+    pub fn pool(&self) -> &Arc<BufferPool> {
+        &self.pool
+    }
+    /// Longest key accepted (page_size / 8 - 20 bytes: 492 for 4 KiB pages, 2028 for 16 KiB).
+    pub fn max_key_len(&self) -> usize {
+        self.limits.max_key
+    }
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Parses a node latched by this thread and checks that it belongs to this tree and (if
+    /// known) sits at the expected level.
+    #[inline]
+    fn node<'a>(&self, id: PageId, p: &'a [u8], level: Option<u8>) -> Result<Node<'a>> {
+        let n = Node::parse(id, p)?;
+        let tree = LogicalHeader::tree(p);
+        if tree != self.tree {
+            return Err(Error::corrupt(
+                id,
+                format!(
+                    "node belongs to tree {}, expected tree {}",
+                    tree.0, self.tree.0
+                ),
+            ));
+        }
+        if let Some(l) = level {
+            if n.level() != l {
+                return Err(Error::corrupt(
+                    id,
+                    format!("node level {} where {l} was expected", n.level()),
+                ));
+            }
+        }
+        Ok(n)
+    }
+
+    fn check_key(&self, key: &[u8]) -> Result<()> {
+        if key.len() > self.limits.max_key {
+            return Err(Error::KeyTooLarge {
+                len: key.len(),
+                max: self.limits.max_key,
+            });
+        }
+        Ok(())
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Reads
+
+    /// Crabs down with shared latches to the leaf that covers `key`.
+    fn descend_read(&self, key: &[u8]) -> Result<PageReadGuard<'_>> {
+        let mut g = self.pool.read(self.root)?;
+        let mut expect = None;
+        loop {
+            let n = self.node(g.id(), &g, expect)?;
+            if n.is_leaf() {
+                return Ok(g);
+            }
+            let child = n.child(n.child_index(key)?)?;
+            expect = Some(n.level() - 1);
+            g = self.pool.read(child)?;
+        }
+    }
+
+    /// Appends the value of leaf cell `i` to `out` (reading its overflow chain if needed).
+    fn read_value(&self, n: &Node<'_>, i: usize, out: &mut Vec<u8>) -> Result<()> {
+        match n.value(i)? {
+            LeafValue::Inline(v) => out.extend_from_slice(v),
+            LeafValue::Overflow { first, len } => self.read_chain(n.id, first, len, out)?,
+        }
+        Ok(())
+    }
+
+    fn read_chain(&self, leaf: PageId, first: PageId, len: usize, out: &mut Vec<u8>) -> Result<()> {
+        let mut id = first;
+        let mut remaining = len;
+        out.reserve(len);
+        let mut prev = leaf;
+        while remaining > 0 {
+            if id.is_none() {
+                return Err(Error::corrupt(
+                    prev,
+                    format!("overflow chain ends {remaining} bytes early"),
+                ));
+            }
+            let g = self.pool.read(id)?;
+            self.check_tree(id, &g)?;
+            let (next, data) = read_overflow(id, &g)?;
+            if data.len() > remaining {
+                return Err(Error::corrupt(id, "overflow chain longer than its value"));
+            }
+            out.extend_from_slice(data);
+            remaining -= data.len();
+            prev = id;
+            id = next;
+        }
+        if !id.is_none() {
+            return Err(Error::corrupt(
+                prev,
+                "overflow chain continues past its value",
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_tree(&self, id: PageId, p: &[u8]) -> Result<()> {
+        let tree = LogicalHeader::tree(p);
+        if tree != self.tree {
+            return Err(Error::corrupt(
+                id,
+                format!(
+                    "page belongs to tree {}, expected tree {}",
+                    tree.0, self.tree.0
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Looks `key` up and appends its value to `out`; `false` if absent.
+    fn lookup_into(&self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        if key.len() > self.limits.max_key {
+            return Ok(false);
+        }
+        let g = self.descend_read(key)?;
+        let n = self.node(g.id(), &g, Some(0))?;
+        match n.search(key)? {
+            Ok(i) => {
+                self.read_value(&n, i, out)?;
+                Ok(true)
+            }
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// The value of `key`, copied out.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        Ok(self.lookup_into(key, &mut out)?.then_some(out))
+    }
+
+    /// Calls `f` with the value of `key` (if present) without allocating: the value is copied
+    /// into a reused per-thread buffer, all latches are released, then `f` runs (so `f` may
+    /// itself use the database).
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        let mut buf = VALUE_BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        buf.clear();
+        let found = self.lookup_into(key, &mut buf);
+        let r = match found {
+            Ok(true) => Ok(Some(f(&buf))),
+            Ok(false) => Ok(None),
+            Err(e) => Err(e),
+        };
+        if buf.capacity() <= 1 << 20 {
+            VALUE_BUF.with(|b| *b.borrow_mut() = buf);
+        }
+        r
+    }
+
+    /// Forward cursor over the keys in `range`, e.g. `tree.range(..)` or
+    /// `tree.range((Bound::Included(&b"a"[..]), Bound::Excluded(&b"m"[..])))`.
+    pub fn range<R: RangeBounds<[u8]>>(&self, range: R) -> Cursor<'_> {
+        self.range_bounds(range.start_bound(), range.end_bound(), false)
+    }
+
+    /// Reverse cursor (descending keys) over `range`.
+    pub fn range_rev<R: RangeBounds<[u8]>>(&self, range: R) -> Cursor<'_> {
+        self.range_bounds(range.start_bound(), range.end_bound(), true)
+    }
+
+    /// Cursor over `lo..hi` in either direction.
+    pub fn range_bounds(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>, reverse: bool) -> Cursor<'_> {
+        Cursor::new(self, own_bound(lo), own_bound(hi), reverse)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Writes
+
+    /// Inserts `key` → `value`; returns `false` (and changes nothing) if `key` exists.
+    pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.put(key, value, PutMode::Insert)
+    }
+
+    /// Inserts or replaces; returns `true` if an existing value was replaced.
+    pub fn upsert(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.put(key, value, PutMode::Upsert)
+    }
+
+    /// Deletes `key`; returns whether it existed.
+    pub fn delete(&self, key: &[u8]) -> Result<bool> {
+        if key.len() > self.limits.max_key {
+            return Ok(false);
+        }
+        let outcome = match self.delete_optimistic(key)? {
+            Some(o) => o,
+            None => self.delete_pessimistic(key)?,
+        };
+        match outcome {
+            DelOutcome::NotFound => Ok(false),
+            DelOutcome::Deleted(chain) => {
+                if let Some(c) = chain {
+                    self.free_chain(c)?;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn put(&self, key: &[u8], value: &[u8], mode: PutMode) -> Result<bool> {
+        self.check_key(key)?;
+        if value.len() > MAX_VALUE_LEN {
+            return Err(Error::ValueTooLarge {
+                len: value.len(),
+                max: MAX_VALUE_LEN,
+            });
+        }
+        // Overflow chains are written before any latch is taken.
+        let val = if self.limits.inline(key.len(), value.len()) {
+            LeafValue::Inline(value)
+        } else {
+            LeafValue::Overflow {
+                first: self.write_chain(value)?,
+                len: value.len(),
+            }
+        };
+        let cell_len = self.limits.leaf_cell_len(key.len(), value.len());
+        let outcome = match self.put_optimistic(key, val, cell_len, mode) {
+            Ok(Some(o)) => Ok(o),
+            Ok(None) => self.put_pessimistic(key, val, cell_len, mode),
+            Err(e) => Err(e),
+        };
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                if let Some(c) = chain_of(val) {
+                    let _ = self.free_chain(c);
+                }
+                return Err(e);
+            }
+        };
+        match outcome {
+            PutOutcome::Inserted => Ok(mode == PutMode::Insert),
+            PutOutcome::Exists => {
+                if let Some(c) = chain_of(val) {
+                    self.free_chain(c)?;
+                }
+                Ok(false)
+            }
+            PutOutcome::Replaced(old) => {
+                if let Some(c) = old {
+                    self.free_chain(c)?;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Writes `value` into a new overflow chain and returns its first page.
+    fn write_chain(&self, value: &[u8]) -> Result<PageId> {
+        let mut next = PageId::NONE;
+        for chunk in value.chunks(self.limits.overflow_capacity).rev() {
+            match self
+                .pool
+                .allocate(PageType::Overflow, self.tree, self.codec)
+            {
+                Ok(mut g) => {
+                    write_overflow(&mut g, next, chunk);
+                    next = g.id();
+                }
+                Err(e) => {
+                    if !next.is_none() {
+                        let _ = self.free_chain(next);
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(next)
+    }
+
+    /// Frees an overflow chain that nothing references any more.
+    fn free_chain(&self, first: PageId) -> Result<()> {
+        let mut id = first;
+        while !id.is_none() {
+            let g = self.pool.write(id)?;
+            self.check_tree(id, &g)?;
+            let (next, _) = read_overflow(id, &g)?;
+            self.pool.free(g)?;
+            id = next;
+        }
+        Ok(())
+    }
+
+    /// Writes a leaf cell for `key`/`val` at slot `pos`; `false` if it does not fit.
+    fn insert_leaf_cell(
+        &self,
+        g: &mut PageWriteGuard<'_>,
+        pos: usize,
+        key: &[u8],
+        val: LeafValue<'_>,
+        len: usize,
+    ) -> Result<bool> {
+        let id = g.id();
+        insert_cell(id, g, pos, len, |dst| match val {
+            LeafValue::Inline(v) => {
+                let at = write_leaf_cell_head(dst, key, VALUE_INLINE, v.len());
+                dst[at..].copy_from_slice(v);
+            }
+            LeafValue::Overflow { first, len } => {
+                let at = write_leaf_cell_head(dst, key, VALUE_OVERFLOW, len);
+                dst[at..at + 8].copy_from_slice(&first.0.to_le_bytes());
+            }
+        })
+    }
+
+    /// Shared crabbing to the leaf covering `key`, which is latched exclusively. `None` when
+    /// the root turned out not to be a leaf after re-latching (the caller goes pessimistic).
+    fn descend_leaf_write(&self, key: &[u8]) -> Result<Option<PageWriteGuard<'_>>> {
+        let mut g = self.pool.read(self.root)?;
+        let mut expect = None;
+        loop {
+            let n = self.node(g.id(), &g, expect)?;
+            if n.is_leaf() {
+                // Only the root can get here (a leaf root).
+                drop(g);
+                let w = self.pool.write(self.root)?;
+                if self.node(w.id(), &w, None)?.is_leaf() {
+                    return Ok(Some(w));
+                }
+                return Ok(None);
+            }
+            let child = n.child(n.child_index(key)?)?;
+            let level = n.level() - 1;
+            if level == 0 {
+                let w = self.pool.write(child)?;
+                drop(g);
+                self.node(w.id(), &w, Some(0))?;
+                return Ok(Some(w));
+            }
+            expect = Some(level);
+            g = self.pool.read(child)?;
+        }
+    }
+
+    fn put_optimistic(
+        &self,
+        key: &[u8],
+        val: LeafValue<'_>,
+        cell_len: usize,
+        mode: PutMode,
+    ) -> Result<Option<PutOutcome>> {
+        let Some(mut g) = self.descend_leaf_write(key)? else {
+            return Ok(None);
+        };
+        let n = self.node(g.id(), &g, Some(0))?;
+        match n.search(key)? {
+            Ok(i) => {
+                if mode == PutMode::Insert {
+                    return Ok(Some(PutOutcome::Exists));
+                }
+                let old_len = n.cell_len(i)?;
+                if n.free_total() + old_len < cell_len {
+                    return Ok(None);
+                }
+                let old = chain_of(n.value(i)?);
+                let id = g.id();
+                remove_cell(id, &mut g, i)?;
+                if !self.insert_leaf_cell(&mut g, i, key, val, cell_len)? {
+                    return Err(Error::corrupt(id, "replacement cell did not fit"));
+                }
+                Ok(Some(PutOutcome::Replaced(old)))
+            }
+            Err(pos) => {
+                if n.free_total() < cell_len + SLOT_LEN {
+                    return Ok(None);
+                }
+                if !self.insert_leaf_cell(&mut g, pos, key, val, cell_len)? {
+                    return Err(Error::corrupt(g.id(), "cell did not fit"));
+                }
+                Ok(Some(PutOutcome::Inserted))
+            }
+        }
+    }
+
+    /// Exclusive crabbing from the root; ancestors are released once a child is `safe`.
+    fn descend_exclusive(
+        &self,
+        key: &[u8],
+        safe: impl Fn(&Node<'_>) -> Result<bool>,
+    ) -> Result<(Path<'_>, PageWriteGuard<'_>)> {
+        let mut path: Path<'_> = Vec::new();
+        let mut cur = self.pool.write(self.root)?;
+        let mut expect = None;
+        loop {
+            let n = self.node(cur.id(), &cur, expect)?;
+            if n.is_leaf() {
+                return Ok((path, cur));
+            }
+            let idx = n.child_index(key)?;
+            let child = n.child(idx)?;
+            let level = n.level() - 1;
+            expect = Some(level);
+            let c = self.pool.write(child)?;
+            let is_safe = safe(&self.node(c.id(), &c, expect)?)?;
+            if is_safe {
+                path.clear();
+                drop(cur);
+            } else {
+                path.push((cur, idx));
+            }
+            cur = c;
+        }
+    }
+
+    fn put_pessimistic(
+        &self,
+        key: &[u8],
+        val: LeafValue<'_>,
+        cell_len: usize,
+        mode: PutMode,
+    ) -> Result<PutOutcome> {
+        let max_inner = self.limits.max_inner_entry();
+        let (path, mut cur) = self.descend_exclusive(key, |n| {
+            if !n.is_leaf() {
+                return Ok(n.free_total() >= max_inner);
+            }
+            Ok(match n.search(key)? {
+                Ok(i) => mode == PutMode::Insert || n.free_total() + n.cell_len(i)? >= cell_len,
+                Err(_) => n.free_total() >= cell_len + SLOT_LEN,
+            })
+        })?;
+        let id = cur.id();
+        let n = self.node(id, &cur, Some(0))?;
+        let (pos, outcome) = match n.search(key)? {
+            Ok(_) if mode == PutMode::Insert => return Ok(PutOutcome::Exists),
+            Ok(i) => {
+                let old = chain_of(n.value(i)?);
+                remove_cell(id, &mut cur, i)?;
+                (i, PutOutcome::Replaced(old))
+            }
+            Err(pos) => (pos, PutOutcome::Inserted),
+        };
+        if self.insert_leaf_cell(&mut cur, pos, key, val, cell_len)? {
+            return Ok(outcome);
+        }
+        let n = self.node(id, &cur, Some(0))?;
+        let mut cells = collect_cells(&n)?;
+        cells.insert(pos, node::leaf_cell(key, val));
+        self.split(path, cur, cells)?;
+        Ok(outcome)
+    }
+
+    /// `cur` must come to hold `cells`, which do not fit in one page: split it, push the
+    /// separator up the latched `path`, splitting ancestors as needed.
+    fn split<'a>(
+        &'a self,
+        mut path: Path<'a>,
+        mut cur: PageWriteGuard<'a>,
+        mut cells: Vec<Vec<u8>>,
+    ) -> Result<()> {
+        loop {
+            let id = cur.id();
+            let (level, link) = {
+                let n = self.node(id, &cur, None)?;
+                (n.level(), n.link())
+            };
+            let leaf = level == 0;
+            let ty = if leaf {
+                PageType::Leaf
+            } else {
+                PageType::Inner
+            };
+            let refs: Vec<&[u8]> = cells.iter().map(|c| c.as_slice()).collect();
+            let m = split_point(&refs, leaf, self.limits.usable);
+            let sep: Vec<u8> = if leaf {
+                shortest_separator(raw_cell_key(refs[m - 1], true), raw_cell_key(refs[m], true))
+                    .to_vec()
+            } else {
+                raw_cell_key(refs[m], false).to_vec()
+            };
+            let (left_cells, right_cells, right_link) = if leaf {
+                (&refs[..m], &refs[m..], link)
+            } else {
+                (&refs[..m], &refs[m + 1..], raw_cell_child(refs[m]))
+            };
+            if id == self.root {
+                // Root split: the contents move into two new children.
+                let mut r = self.pool.allocate(ty, self.tree, self.codec)?;
+                build_node(&mut r, level, right_link, right_cells);
+                let mut l = self.pool.allocate(ty, self.tree, self.codec)?;
+                build_node(&mut l, level, if leaf { r.id() } else { link }, left_cells);
+                let root_cell = inner_cell(&sep, r.id());
+                if level + 1 > node::MAX_LEVEL {
+                    return Err(Error::corrupt(id, "tree too deep"));
+                }
+                set_page_type(&mut cur, PageType::Inner);
+                build_node(&mut cur, level + 1, l.id(), &[&root_cell]);
+                return Ok(());
+            }
+            let mut r = self.pool.allocate(ty, self.tree, self.codec)?;
+            build_node(&mut r, level, right_link, right_cells);
+            let new_link = if leaf { r.id() } else { link };
+            build_node(&mut cur, level, new_link, left_cells);
+            let sep_cell = inner_cell(&sep, r.id());
+            drop(r);
+            drop(cur);
+            let Some((mut parent, idx)) = path.pop() else {
+                return Err(Error::corrupt(
+                    id,
+                    "split of a node whose parent is not latched",
+                ));
+            };
+            let pid = parent.id();
+            if insert_raw(pid, &mut parent, idx, &sep_cell)? {
+                return Ok(());
+            }
+            let pn = self.node(pid, &parent, Some(level + 1))?;
+            cells = collect_cells(&pn)?;
+            cells.insert(idx, sep_cell);
+            cur = parent;
+        }
+    }
+
+    fn delete_optimistic(&self, key: &[u8]) -> Result<Option<DelOutcome>> {
+        let Some(mut g) = self.descend_leaf_write(key)? else {
+            return Ok(None);
+        };
+        let id = g.id();
+        let n = self.node(id, &g, Some(0))?;
+        match n.search(key)? {
+            Err(_) => Ok(Some(DelOutcome::NotFound)),
+            Ok(i) => {
+                let len = n.cell_len(i)? + SLOT_LEN;
+                if id != self.root && n.used() - len < self.limits.underfull {
+                    return Ok(None);
+                }
+                let chain = chain_of(n.value(i)?);
+                remove_cell(id, &mut g, i)?;
+                Ok(Some(DelOutcome::Deleted(chain)))
+            }
+        }
+    }
+
+    fn delete_pessimistic(&self, key: &[u8]) -> Result<DelOutcome> {
+        let lim = self.limits;
+        let (path, mut cur) = self.descend_exclusive(key, |n| {
+            if !n.is_leaf() {
+                return Ok(n.used() >= lim.underfull + lim.max_inner_entry());
+            }
+            Ok(match n.search(key)? {
+                Ok(i) => n.used() >= lim.underfull + n.cell_len(i)? + SLOT_LEN,
+                Err(_) => true,
+            })
+        })?;
+        let id = cur.id();
+        let n = self.node(id, &cur, Some(0))?;
+        let Ok(i) = n.search(key)? else {
+            return Ok(DelOutcome::NotFound);
+        };
+        let chain = chain_of(n.value(i)?);
+        remove_cell(id, &mut cur, i)?;
+        self.rebalance(path, cur)?;
+        Ok(DelOutcome::Deleted(chain))
+    }
+
+    /// Fixes underfull nodes from `cur` upwards along the latched `path`.
+    fn rebalance<'a>(&'a self, mut path: Path<'a>, mut cur: PageWriteGuard<'a>) -> Result<()> {
+        let lim = self.limits;
+        loop {
+            let id = cur.id();
+            let (level, used, count) = {
+                let n = self.node(id, &cur, None)?;
+                (n.level(), n.used(), n.count())
+            };
+            if id == self.root {
+                if level > 0 && count == 0 {
+                    self.collapse_root(cur)?;
+                }
+                return Ok(());
+            }
+            if used >= lim.underfull {
+                return Ok(());
+            }
+            let Some((mut parent, idx)) = path.pop() else {
+                return Ok(());
+            };
+            let pid = parent.id();
+            let (pcount, left_id, right_id, sep_idx, sep_key) = {
+                let pn = self.node(pid, &parent, Some(level + 1))?;
+                let pcount = pn.count();
+                if pcount == 0 {
+                    (0, PageId::NONE, PageId::NONE, 0, Vec::new())
+                } else if idx < pcount {
+                    (
+                        pcount,
+                        pn.child(idx)?,
+                        pn.child(idx + 1)?,
+                        idx,
+                        pn.key(idx)?.to_vec(),
+                    )
+                } else {
+                    (
+                        pcount,
+                        pn.child(idx - 1)?,
+                        pn.child(idx)?,
+                        idx - 1,
+                        pn.key(idx - 1)?.to_vec(),
+                    )
+                }
+            };
+            if pcount == 0 {
+                // No sibling (degenerate parent): let the parent be handled.
+                drop(cur);
+                cur = parent;
+                continue;
+            }
+            let (mut left, mut right) = if left_id == id {
+                let r = self.pool.write(right_id)?;
+                (cur, r)
+            } else {
+                drop(cur);
+                let l = self.pool.write(left_id)?;
+                let r = self.pool.write(right_id)?;
+                (l, r)
+            };
+            let leaf = level == 0;
+            let (lused, rused, llink, rlink, mut cells) = {
+                let ln = self.node(left_id, &left, Some(level))?;
+                let rn = self.node(right_id, &right, Some(level))?;
+                let mut cells = collect_cells(&ln)?;
+                if !leaf {
+                    cells.push(inner_cell(&sep_key, rn.link()));
+                }
+                cells.extend(collect_cells(&rn)?);
+                (ln.used(), rn.used(), ln.link(), rn.link(), cells)
+            };
+            let sep_extra = if leaf {
+                0
+            } else {
+                INNER_CELL_HDR + sep_key.len() + SLOT_LEN
+            };
+            if lused + rused + sep_extra <= lim.usable {
+                // Merge right into left.
+                let refs: Vec<&[u8]> = cells.iter().map(|c| c.as_slice()).collect();
+                build_node(&mut left, level, if leaf { rlink } else { llink }, &refs);
+                self.pool.free(right)?;
+                drop(left);
+                remove_cell(pid, &mut parent, sep_idx)?;
+            } else if lused < lim.underfull || rused < lim.underfull {
+                // Redistribute, if the parent can take the new separator.
+                let refs: Vec<&[u8]> = cells.iter().map(|c| c.as_slice()).collect();
+                let m = split_point(&refs, leaf, lim.usable);
+                let new_sep: Vec<u8> = if leaf {
+                    shortest_separator(raw_cell_key(refs[m - 1], true), raw_cell_key(refs[m], true))
+                        .to_vec()
+                } else {
+                    raw_cell_key(refs[m], false).to_vec()
+                };
+                let (pfree, old_len) = {
+                    let pn = self.node(pid, &parent, Some(level + 1))?;
+                    (pn.free_total(), pn.cell_len(sep_idx)?)
+                };
+                if pfree + old_len >= INNER_CELL_HDR + new_sep.len() {
+                    if leaf {
+                        build_node(&mut left, 0, right_id, &refs[..m]);
+                        build_node(&mut right, 0, rlink, &refs[m..]);
+                    } else {
+                        build_node(&mut left, level, llink, &refs[..m]);
+                        build_node(&mut right, level, raw_cell_child(refs[m]), &refs[m + 1..]);
+                    }
+                    drop(left);
+                    drop(right);
+                    remove_cell(pid, &mut parent, sep_idx)?;
+                    if !insert_raw(pid, &mut parent, sep_idx, &inner_cell(&new_sep, right_id))? {
+                        return Err(Error::corrupt(
+                            pid,
+                            "separator did not fit after redistribution",
+                        ));
+                    }
+                }
+                cells.clear();
+            }
+            cur = parent;
+        }
+    }
+
+    /// The root has one child and no separator: move the child's contents into the root.
+    fn collapse_root(&self, mut root: PageWriteGuard<'_>) -> Result<()> {
+        loop {
+            let (level, count, child_id) = {
+                let n = self.node(root.id(), &root, None)?;
+                (n.level(), n.count(), n.link())
+            };
+            if level == 0 || count > 0 {
+                return Ok(());
+            }
+            let child = self.pool.write(child_id)?;
+            let is_leaf = self.node(child_id, &child, Some(level - 1))?.is_leaf();
+            root[node::OFF_LEVEL..].copy_from_slice(&child[node::OFF_LEVEL..]);
+            set_page_type(
+                &mut root,
+                if is_leaf {
+                    PageType::Leaf
+                } else {
+                    PageType::Inner
+                },
+            );
+            self.pool.free(child)?;
+        }
+    }
+
+    /// Frees every page of the tree (the tree must not be used concurrently or afterwards).
+    pub fn free_all(&self) -> Result<()> {
+        self.free_subtree(self.root, None)
+    }
+
+    fn free_subtree(&self, id: PageId, level: Option<u8>) -> Result<()> {
+        let (children, chains, child_level) = {
+            let g = self.pool.read(id)?;
+            let n = self.node(id, &g, level)?;
+            let mut children = Vec::new();
+            let mut chains = Vec::new();
+            if n.is_leaf() {
+                for i in 0..n.count() {
+                    if let Some(c) = chain_of(n.value(i)?) {
+                        chains.push(c);
+                    }
+                }
+            } else {
+                for i in 0..=n.count() {
+                    children.push(n.child(i)?);
+                }
+            }
+            (children, chains, n.level().saturating_sub(1))
+        };
+        for c in children {
+            self.free_subtree(c, Some(child_level))?;
+        }
+        for c in chains {
+            self.free_chain(c)?;
+        }
+        let g = self.pool.write(id)?;
+        self.pool.free(g)?;
+        Ok(())
+    }
+}
