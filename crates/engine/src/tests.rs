@@ -560,7 +560,6 @@ fn concurrent_stress_with_checkpoints() {
 /// latches. Ignored: it fails intermittently because of a lost-update race in the buffer pool
 /// under concurrent eviction (reproduced without the B-tree by `pool_lost_update_repro`).
 #[test]
-#[ignore]
 fn concurrent_stress_small_pool() {
     stress(96, 4);
 }
@@ -799,7 +798,6 @@ fn bench_point_get() {
 /// each thread counts in its own pages under exclusive latches with a 96-frame pool; with 4+
 /// threads a page reads back an older count. Not a B-tree problem; for the pool owner.
 #[test]
-#[ignore]
 fn pool_lost_update_repro() {
     use zipdb_storage::pool::{BufferPool, PoolConfig};
     use zipdb_storage::store::{PageStore, StoreConfig};

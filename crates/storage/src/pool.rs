@@ -1033,7 +1033,13 @@ impl BufferPool {
                             spare = Some(f);
                             continue;
                         }
-                        Err(_) => return,
+                        Err(_) => {
+                            // Not cached. Any older image in the log is stale now (this may be
+                            // a write-back): forget it, or a later demotion would serve it.
+                            let _log = self.logs[shard].lock();
+                            slot.cpos.store(0, Ordering::Release);
+                            return;
+                        }
                     }
                 };
                 if log.frames.is_empty() {
