@@ -123,6 +123,11 @@ impl Db {
         }
     }
 
+    /// Every pool counter and the tier split, for debugging the policy (ZIPDB_BENCH_DEBUG=1).
+    pub fn pool_debug(&self) -> String {
+        format!("{:?}", self.db.stats().pool)
+    }
+
     /// Space of all trees, as of the last checkpoint's page images.
     pub fn space(&self) -> Space {
         let mut sp = Space::default();

@@ -818,6 +818,9 @@ fn run_one(
         plan.seconds,
     )?;
     r.preload_s = preload_s;
+    if std::env::var_os("ZIPDB_BENCH_DEBUG").is_some() {
+        eprintln!("  pool after run: {}", db.pool_debug());
+    }
     db.close()?;
     Ok(r)
 }

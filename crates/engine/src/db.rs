@@ -173,6 +173,11 @@ impl Database {
                 budget_bytes: options.pool_bytes,
             },
         )?;
+        // The engine's own tests run on a simulated disk whose reads cost nothing; tell the
+        // pool's policy to price reads like a real disk, so that small pools keep a compressed
+        // tier and the tests exercise demotion, compressed hits and image caching.
+        #[cfg(test)]
+        pool.fix_costs_for_testing(100_000, 10_000);
         let mut trees = BTreeMap::new();
         for e in catalog.entries {
             if !store.page_exists(e.root) {

@@ -556,9 +556,9 @@ fn concurrent_stress_with_checkpoints() {
     stress(4096, 4);
 }
 
-/// The same with a 96-frame pool, so misses, demotions and evictions happen under the
-/// latches. Ignored: it fails intermittently because of a lost-update race in the buffer pool
-/// under concurrent eviction (reproduced without the B-tree by `pool_lost_update_repro`).
+/// The same with a 96-frame pool, so misses, demotions, compressed hits and evictions happen
+/// under the latches (it once caught a lost update under concurrent eviction, see
+/// `pool_lost_update_repro`).
 #[test]
 fn concurrent_stress_small_pool() {
     stress(96, 4);
@@ -682,6 +682,13 @@ fn stress(pool_pages: usize, default_threads: u32) {
     assert!(ckpt.join().unwrap() > 0);
     let r = db.verify().unwrap();
     assert_eq!(r.len(), 1);
+    if pool_pages < 1000 {
+        let s = db.stats().pool;
+        assert!(
+            s.hit_compressed > 0 && s.demotions > 0 && s.miss > 0,
+            "the small pool must exercise both tiers: {s:?}"
+        );
+    }
     for (th, model) in models.iter().enumerate() {
         let lo = format!("own{th}-").into_bytes();
         let hi = format!("own{th}.").into_bytes();

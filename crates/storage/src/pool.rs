@@ -21,12 +21,23 @@
 //!
 //! # Policy
 //! When a frame is needed and none is free, the pool either *demotes* a decoded page (drops
-//! the frame, keeps its compressed image) or *evicts* the oldest images of a compressed log. It
-//! compares the compressed tier's size with a target that moves with ghost hits: a miss on a
-//! page recently evicted from the compressed tier would have cost only a decode had that tier
-//! been larger (it grows by an amount weighted by the measured read cost); a compressed hit on a
-//! page recently demoted would have cost nothing had the decoded tier been larger (the target
-//! shrinks, weighted by the measured decode cost).
+//! the frame, keeps its compressed image) or *evicts* the oldest images of a compressed log,
+//! comparing the compressed tier's size with a target. The target is a cost model plus a
+//! ghost bias:
+//! - The model ([`BufferPool::refresh_model`]) assumes uniform access. Then the cost per access
+//!   is linear in the tier split, so the best split is a corner: a plain decoded cache (misses
+//!   cost read + decode), or every image kept with the rest of the budget decoded (hits on
+//!   compressed-only pages cost a decode). It compares both with the measured read, decode and
+//!   (for pages that get modified) encode costs. On a real disk it keeps the images; on a RAM
+//!   disk, where a read is cheaper than a decode, it usually does not; when the data fits
+//!   decoded the target is zero.
+//! - Ghosts correct the model for skew. A miss on a page evicted recently, or a compressed hit
+//!   on a page demoted recently, votes for more compressed or more decoded tier, weighted by
+//!   what each would have saved per byte; every 20 ms the bias steps the way the votes went and
+//!   decays toward the model. While the model keeps every image the bias may only add.
+//!
+//! An image is cached (after a miss or a write-back) only while the policy wants a compressed
+//! tier; otherwise it would only push out a decoded page.
 //!
 //! Dirty pages are compressed only when written back — by the background writer, by
 //! [`BufferPool::flush_all`], or by an evicting thread that finds nothing clean — never on the
@@ -34,7 +45,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -287,7 +298,22 @@ pub struct BufferPool {
     log_rr: AtomicUsize,
     log_frames: AtomicUsize,
     log_bytes: AtomicU64,
+    /// Where the compressed tier should be: `model_target + ghost_bias`, clamped.
     target_log_bytes: AtomicU64,
+    /// The split the cost model picks for uniform access (see [`BufferPool::refresh_model`]).
+    model_target: AtomicU64,
+    /// What ghost hits have learned on top of the model (skew, working sets).
+    ghost_bias: AtomicI64,
+    /// Ghost hits since the last [`BufferPool::adapt_bias`], weighted by cost: positive asks
+    /// for more compressed tier.
+    ghost_votes: AtomicI64,
+    /// Whether the model's target holds every page's image.
+    model_holds_all: AtomicBool,
+    /// Costs that replace the measured ones when non-zero (tests of the policy).
+    fixed_read_ns: AtomicU64,
+    fixed_decode_ns: AtomicU64,
+    /// Set when an evicting thread passed dirty pages: the writer cleans ahead of the hand.
+    writer_demand: AtomicBool,
     evict_tick: AtomicU64,
     demote_tick: AtomicU64,
     dirty_count: AtomicUsize,
@@ -426,7 +452,7 @@ impl BufferPool {
             store,
             page_size,
             frame_count,
-            arena: AlignedBuf::new(frame_count * page_size),
+            arena: AlignedBuf::new_huge(frame_count * page_size),
             slots: AtomicTable::new(),
             owners: (0..frame_count)
                 .map(|_| AtomicU64::new(OWNER_FREE))
@@ -438,9 +464,14 @@ impl BufferPool {
             log_rr: AtomicUsize::new(0),
             log_frames: AtomicUsize::new(0),
             log_bytes: AtomicU64::new(0),
-            // Start with no compressed tier beyond what misses bring in: while the data fits
-            // decoded nothing should be demoted; ghost hits grow the target when it does not.
             target_log_bytes: AtomicU64::new(0),
+            model_target: AtomicU64::new(0),
+            ghost_bias: AtomicI64::new(0),
+            ghost_votes: AtomicI64::new(0),
+            model_holds_all: AtomicBool::new(false),
+            fixed_read_ns: AtomicU64::new(0),
+            fixed_decode_ns: AtomicU64::new(0),
+            writer_demand: AtomicBool::new(false),
             evict_tick: AtomicU64::new(0),
             demote_tick: AtomicU64::new(0),
             dirty_count: AtomicUsize::new(0),
@@ -450,6 +481,7 @@ impl BufferPool {
             shutdown: AtomicBool::new(false),
             writer_error: Mutex::new(None),
         });
+        pool.refresh_model();
         let weak = Arc::downgrade(&pool);
         let handle = std::thread::Builder::new()
             .name("zipdb-writer".into())
@@ -503,7 +535,7 @@ impl BufferPool {
             let prev = slot.flags.fetch_or(DIRTY, Ordering::AcqRel);
             if prev & DIRTY == 0 {
                 let d = self.dirty_count.fetch_add(1, Ordering::Relaxed) + 1;
-                if d > self.frame_count / 4 {
+                if d > self.dirty_high() {
                     self.wake_writer();
                 }
             }
@@ -690,7 +722,7 @@ impl BufferPool {
             self.counters.decodes.fetch_add(1, Ordering::Relaxed);
             slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
             slot.frame.store(frame as u32 + 1, Ordering::Release);
-            if from_log.is_none() && header.codec_id != Codec::None.id() {
+            if from_log.is_none() && header.codec_id != Codec::None.id() && self.admit_image() {
                 self.log_append(id, slot, &s.image[..header.image_len()]);
             }
             Ok(frame)
@@ -707,55 +739,200 @@ impl BufferPool {
     }
 
     /// Records a ghost hit if the page left memory (or the decoded tier) recently, and moves
-    /// the compressed-tier target accordingly.
+    /// the ghost bias of the compressed-tier target accordingly.
+    ///
+    /// Both windows cover the same number of bytes (a quarter of the budget). A hit on a page
+    /// evicted `d` evictions ago would have been saved by `d` more images in the compressed
+    /// tier (a read saved each, `d * image` bytes) or by `d` more decoded frames (read + decode
+    /// saved each, `d * page` bytes); per byte, images win when `read * page / image > read +
+    /// decode`, so the bias moves up or down by that difference. A compressed hit on a page
+    /// demoted recently would have been saved by a larger decoded tier (a decode saved): the
+    /// bias moves down. Steps are weighted by the measured costs, so the bias settles where a
+    /// byte saves as much time in either tier.
     fn note_ghost(&self, slot: &Slot, kind: u64) {
         let g = slot.ghost.load(Ordering::Relaxed);
         if g == 0 || g & 1 != kind {
             return;
         }
         let tick = g >> 1;
+        let window_bytes = (self.frame_count * self.page_size / 4) as u64;
         let (now, window) = if kind == GHOST_EVICTED {
             (
                 self.evict_tick.load(Ordering::Relaxed),
-                2 * self.frame_count as u64,
+                window_bytes / self.image_bytes_avg(),
             )
         } else {
             (
                 self.demote_tick.load(Ordering::Relaxed),
-                self.frame_count as u64,
+                window_bytes / self.page_size as u64,
             )
         };
         if now.saturating_sub(tick) > window {
             return;
         }
+        // One ghost hit counts once.
+        slot.ghost.store(0, Ordering::Relaxed);
         let (read_ns, decode_ns) = self.cost_averages();
-        let total = (read_ns + decode_ns).max(1);
-        let max = ((self.frame_count - FRAMES_MIN) * self.page_size) as u64;
-        if kind == GHOST_EVICTED {
+        let (read, decode) = (
+            read_ns as i64,
+            decode_ns as i64 + self.rewrite_cost_per_load_ns() as i64,
+        );
+        let total = (read + decode).max(1);
+        let page = self.page_size as i64;
+        let vote = if kind == GHOST_EVICTED {
             self.counters
                 .ghost_hits_evicted
                 .fetch_add(1, Ordering::Relaxed);
-            let step = self.page_size as u64 * read_ns / total;
-            let _ = self
-                .target_log_bytes
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
-                    Some((t + step).min(max))
-                });
+            let images_per_page = page as f64 / self.image_bytes_avg() as f64;
+            let gain = (read as f64 * images_per_page) as i64 - total;
+            (page * gain / total).clamp(-page, page)
         } else {
             self.counters
                 .ghost_hits_demoted
                 .fetch_add(1, Ordering::Relaxed);
-            let step = self.page_size as u64 * decode_ns / total;
-            let _ = self
-                .target_log_bytes
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |t| {
-                    Some(t.saturating_sub(step))
-                });
+            -(page * decode / total)
+        };
+        self.ghost_votes.fetch_add(vote, Ordering::Relaxed);
+    }
+
+    /// Moves the ghost bias one step (1/64 of the budget) the way the ghost hits since the last
+    /// call voted, and lets it decay toward the model (1/32 per call). Called by the writer
+    /// every 20 ms or so: the bias can cross the whole budget within about a second of
+    /// consistent votes, and fades when the ghosts fall silent, so it can neither saturate
+    /// on old evidence nor outvote the model for good.
+    fn adapt_bias(&self) {
+        let votes = self.ghost_votes.swap(0, Ordering::Relaxed);
+        let step = (self.frame_count * self.page_size / 64) as i64;
+        let max = self.log_bytes_max() as i64;
+        let b = self.ghost_bias.load(Ordering::Relaxed);
+        let b = b - b / 32 + step * votes.signum();
+        self.ghost_bias.store(b.clamp(-max, max), Ordering::Relaxed);
+        self.update_target();
+    }
+
+    /// Frames kept out of the compressed tier's reach, so hot pages (roots, inner nodes, the
+    /// pages being worked on) always stay decoded.
+    fn reserve_frames(&self) -> usize {
+        (self.frame_count / 8).max(FRAMES_MIN)
+    }
+
+    /// The most bytes the compressed tier may take.
+    fn log_bytes_max(&self) -> u64 {
+        ((self.frame_count - self.reserve_frames()) * self.page_size) as u64
+    }
+
+    /// Average bytes one page's image takes in a log, from the store's totals.
+    fn image_bytes_avg(&self) -> u64 {
+        let (pages, phys) = self.store.totals();
+        if pages == 0 {
+            return (self.page_size / 2) as u64;
         }
+        (phys / pages + RECORD_HEADER as u64).max(RECORD_HEADER as u64 + 64)
+    }
+
+    /// Recomputes the cost model's split. Under uniform access the expected cost per page
+    /// access is linear in the compressed tier's size, so the best split is a corner: either no
+    /// compressed tier (a decoded cache, misses cost read + decode), or a compressed tier as large
+    /// as every image (or the budget less the reserve), with the rest decoded (hits on
+    /// compressed-only pages cost a decode). Compare the two with the measured read and decode
+    /// costs. Keeping images pays when a read costs more than a decode times the compression
+    /// ratio; on a fast RAM disk it often does not, on a real disk it does. Skew (hot sets) is
+    /// left to the ghost bias.
+    fn refresh_model(&self) {
+        let (pages, phys) = self.store.totals();
+        let page = self.page_size as f64;
+        let budget = (self.frame_count * self.page_size) as f64;
+        let decoded_all = pages as f64 * page;
+        let reserve = (self.reserve_frames() * self.page_size) as f64;
+        let target = if pages == 0 || decoded_all <= budget - reserve {
+            // Everything fits decoded: images would only take room from decoded pages.
+            0
+        } else {
+            let (read_ns, decode_ns) = self.cost_averages();
+            let (read, decode) = (read_ns as f64, decode_ns as f64);
+            // A page brought into a frame and then modified costs an encode when it leaves
+            // again: in both corners, but more often in the one with fewer decoded pages.
+            let decode = decode + self.rewrite_cost_per_load_ns();
+            let n = pages as f64;
+            let image = (phys / pages + RECORD_HEADER as u64) as f64;
+            let t = (n * image).min(self.log_bytes_max() as f64);
+            let cost_decoded_only = (1.0 - (budget / decoded_all).min(1.0)) * (read + decode);
+            let held = (t / image / n).min(1.0);
+            let decoded = ((budget - t) / page / n).min(held);
+            let cost_with_images = (held - decoded) * decode + (1.0 - held) * (read + decode);
+            if cost_with_images < cost_decoded_only {
+                t as u64
+            } else {
+                0
+            }
+        };
+        let all_images = pages * (phys / pages.max(1) + RECORD_HEADER as u64);
+        self.model_holds_all
+            .store(target > 0 && target >= all_images, Ordering::Relaxed);
+        self.model_target.store(target, Ordering::Relaxed);
+        self.update_target();
+    }
+
+    /// The target is the model's plus the ghost bias, except that when the model holds every
+    /// image the bias may only add: there, shrinking the compressed tier turns certain
+    /// compressed hits into misses, while the ghosts of the few pages it evicts are too few to
+    /// say so (the evicted side of the comparison has no population to measure).
+    /// Average encode cost per page load: the measured encode ns times the share of loads
+    /// that were written back (0 for a read-only workload).
+    fn rewrite_cost_per_load_ns(&self) -> f64 {
+        let c = &self.counters;
+        let encodes = c.encodes.load(Ordering::Relaxed);
+        let loads = c.decodes.load(Ordering::Relaxed);
+        if encodes == 0 || loads == 0 || self.fixed_read_ns.load(Ordering::Relaxed) != 0 {
+            return 0.0;
+        }
+        let encode_ns = c.encode_ns.load(Ordering::Relaxed) as f64 / encodes as f64;
+        let share = (c.writebacks.load(Ordering::Relaxed) as f64 / loads as f64).min(1.0);
+        encode_ns * share
+    }
+
+    fn update_target(&self) {
+        let model = self.model_target.load(Ordering::Relaxed) as i64;
+        let mut bias = self.ghost_bias.load(Ordering::Relaxed);
+        if self.model_holds_all.load(Ordering::Relaxed) {
+            bias = bias.max(0);
+        }
+        let t = (model + bias).clamp(0, self.log_bytes_max() as i64) as u64;
+        self.target_log_bytes.store(t, Ordering::Relaxed);
+    }
+
+    /// Whether an image read from disk or just written should be cached: only while the
+    /// policy wants a compressed tier and it is not over its target. Otherwise caching it would
+    /// push out a decoded page for a copy the policy does not want; even free frames are
+    /// better left to decoded pages (kept together in the arena, fewer TLB misses).
+    fn admit_image(&self) -> bool {
+        let target = self.target_log_bytes.load(Ordering::Relaxed);
+        // At the target an image is still taken: the log then reclaims its oldest frame,
+        // dropping the images nobody used (and the stale ones write-backs left behind).
+        target > 0
+            && self.log_bytes.load(Ordering::Relaxed) < target + (SHARDS * self.page_size) as u64
+    }
+
+    /// Dirty pages above which the writer cleans regardless of eviction: 90% of the frames
+    /// not in compressed logs (as InnoDB's `innodb_max_dirty_pages_pct`). Below it, pages are
+    /// written only when evicting threads are about to need them clean, or at a checkpoint.
+    fn dirty_high(&self) -> usize {
+        // Log frames beyond the target are reclaimed before any decoded page is touched, so
+        // they count as room for decoded pages.
+        let target_frames = self.target_log_bytes.load(Ordering::Relaxed) as usize / self.page_size;
+        let log = self.log_frames.load(Ordering::Relaxed).min(target_frames);
+        (self.frame_count - log) * 9 / 10
     }
 
     /// Average ns of one storage read (incl. checksum) and of one decode, measured so far.
     fn cost_averages(&self) -> (u64, u64) {
+        let fixed = (
+            self.fixed_read_ns.load(Ordering::Relaxed),
+            self.fixed_decode_ns.load(Ordering::Relaxed),
+        );
+        if fixed.0 != 0 && fixed.1 != 0 {
+            return fixed;
+        }
         let c = &self.store.counters;
         let reads = c.reads.load(Ordering::Relaxed).max(1);
         let read_ns =
@@ -793,9 +970,9 @@ impl BufferPool {
             let from_log = over_target || attempts % 4 == 3;
             let got = if from_log {
                 self.reclaim_log_frame()
-                    .or_else(|| self.clock_victim(may_write && attempts >= 8))
+                    .or_else(|| self.clock_victim(may_write))
             } else {
-                self.clock_victim(may_write && attempts >= 8)
+                self.clock_victim(may_write)
                     .or_else(|| self.reclaim_log_frame())
             };
             if let Some(f) = got {
@@ -812,17 +989,29 @@ impl BufferPool {
         }
     }
 
-    /// Runs the CLOCK hand over frames for up to two sweeps. With `write_dirty`, a dirty
-    /// victim is written back on the spot.
+    /// Runs the CLOCK hand over frames for up to two sweeps and frees the first clean,
+    /// unreferenced decoded page it meets. Dirty unreferenced pages are skipped (the writer is
+    /// asked to clean ahead of the hand); with `write_dirty`, once the hand has gone an eighth
+    /// of the arena past the first such page without finding a clean one, that page is written
+    /// back here and taken.
     fn clock_victim(&self, write_dirty: bool) -> Option<usize> {
-        for _ in 0..2 * self.frame_count {
+        let patience = (self.frame_count / 8).max(8);
+        let mut candidate: Option<(usize, usize)> = None;
+        for step in 0..2 * self.frame_count {
+            if let Some((f, since)) = candidate {
+                if write_dirty && step - since >= patience {
+                    if let Some(f) = self.write_back_and_take(f) {
+                        return Some(f);
+                    }
+                    candidate = None;
+                }
+            }
             let f = self.hand.fetch_add(1, Ordering::Relaxed) % self.frame_count;
             let owner = self.owners[f].load(Ordering::Acquire);
             if owner == OWNER_FREE || owner == OWNER_LOG {
                 continue;
             }
-            let id = PageId(owner);
-            let Some(slot) = self.slots.get(id.0) else {
+            let Some(slot) = self.slots.get(owner) else {
                 continue;
             };
             let flags = slot.flags.load(Ordering::Relaxed);
@@ -832,48 +1021,72 @@ impl BufferPool {
             }
             if flags & DIRTY != 0 {
                 self.counters.dirty_skips.fetch_add(1, Ordering::Relaxed);
-                if write_dirty && slot.try_lock_shared() {
-                    let still = slot.frame() == Some(f) && slot.is_dirty();
-                    let r = if still {
-                        self.write_back_locked(id, slot, f)
-                    } else {
-                        Ok(())
-                    };
-                    slot.unlock_shared();
-                    if r.is_err() {
-                        return None;
-                    }
-                } else {
+                if candidate.is_none() {
+                    candidate = Some((f, step));
+                }
+                if !self.writer_demand.swap(true, Ordering::Relaxed) {
                     self.wake_writer();
                 }
                 continue;
             }
-            if !slot.try_lock_exclusive() {
-                continue;
+            if let Some(f) = self.take_clean(f, owner, slot) {
+                return Some(f);
             }
-            if slot.frame() != Some(f)
-                || slot.is_dirty()
-                || self.owners[f].load(Ordering::Acquire) != owner
-            {
-                slot.unlock_exclusive();
-                continue;
-            }
-            slot.frame.store(0, Ordering::Release);
-            let kind = if slot.cpos.load(Ordering::Acquire) != 0 {
-                // Just left the decoded tier while hot: its image gets a second chance.
-                slot.flags.fetch_or(C_REFERENCED, Ordering::Relaxed);
-                self.counters.demotions.fetch_add(1, Ordering::Relaxed);
-                GHOST_DEMOTED
-            } else {
-                self.counters.evictions.fetch_add(1, Ordering::Relaxed);
-                GHOST_EVICTED
-            };
-            self.set_ghost(slot, kind);
-            slot.unlock_exclusive();
-            self.owners[f].store(OWNER_FREE, Ordering::Release);
-            return Some(f);
         }
-        None
+        match candidate {
+            Some((f, _)) if write_dirty => self.write_back_and_take(f),
+            _ => None,
+        }
+    }
+
+    /// Writes back the dirty page in frame `f` (if it still is there and dirty) and takes
+    /// the frame if the page is then clean and unlatched.
+    fn write_back_and_take(&self, f: usize) -> Option<usize> {
+        let owner = self.owners[f].load(Ordering::Acquire);
+        if owner == OWNER_FREE || owner == OWNER_LOG {
+            return None;
+        }
+        let slot = self.slots.get(owner)?;
+        if !slot.try_lock_shared() {
+            return None;
+        }
+        let r = if slot.frame() == Some(f) && slot.is_dirty() {
+            self.write_back_locked(PageId(owner), slot, f)
+        } else {
+            Ok(())
+        };
+        slot.unlock_shared();
+        r.ok()?;
+        self.take_clean(f, owner, slot)
+    }
+
+    /// Drops the clean page `owner` from frame `f` (demotion if its image stays in a log,
+    /// eviction if not) and returns the frame; `None` if the page is latched, dirty or moved.
+    fn take_clean(&self, f: usize, owner: u64, slot: &Slot) -> Option<usize> {
+        if !slot.try_lock_exclusive() {
+            return None;
+        }
+        if slot.frame() != Some(f)
+            || slot.is_dirty()
+            || self.owners[f].load(Ordering::Acquire) != owner
+        {
+            slot.unlock_exclusive();
+            return None;
+        }
+        slot.frame.store(0, Ordering::Release);
+        let kind = if slot.cpos.load(Ordering::Acquire) != 0 {
+            // Just left the decoded tier while hot: its image gets a second chance.
+            slot.flags.fetch_or(C_REFERENCED, Ordering::Relaxed);
+            self.counters.demotions.fetch_add(1, Ordering::Relaxed);
+            GHOST_DEMOTED
+        } else {
+            self.counters.evictions.fetch_add(1, Ordering::Relaxed);
+            GHOST_EVICTED
+        };
+        self.set_ghost(slot, kind);
+        slot.unlock_exclusive();
+        self.owners[f].store(OWNER_FREE, Ordering::Release);
+        Some(f)
     }
 
     fn set_ghost(&self, slot: &Slot, kind: u64) {
@@ -1097,7 +1310,7 @@ impl BufferPool {
             if slot.flags.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY != 0 {
                 self.dirty_count.fetch_sub(1, Ordering::Relaxed);
             }
-            if s.image[7] != Codec::None.id() {
+            if s.image[7] != Codec::None.id() && self.admit_image() {
                 self.log_append(id, slot, &s.image[..n]);
             } else {
                 let _log = self.logs[Self::shard(id)].lock();
@@ -1107,40 +1320,60 @@ impl BufferPool {
         })
     }
 
-    /// Writes back dirty pages; with `all`, every one, else until a quarter of the frames remain
-    /// dirty. Pages latched exclusively are waited for only with `all`.
-    fn write_back_pass(&self, all: bool) -> Result<usize> {
+    /// Writes back dirty pages, visiting frames from `start` round the arena.
+    /// - `Pass::All`: every dirty page, waiting for latches (before a checkpoint).
+    /// - `Pass::DownTo(n)`: pages the CLOCK hand would take soonest (not referenced) first,
+    ///   then any, until at most `n` remain dirty; latched pages are skipped.
+    /// - `Pass::Cold(n)`: up to `n` unreferenced dirty pages, so that evicting threads ahead
+    ///   of the writer find clean victims.
+    fn write_back_pass(&self, pass: Pass, start: usize) -> Result<usize> {
         let mut written = 0;
-        for f in 0..self.frame_count {
-            if !all && self.dirty_count.load(Ordering::Relaxed) <= self.frame_count / 8 {
-                break;
+        let all = matches!(pass, Pass::All);
+        let rounds = if matches!(pass, Pass::DownTo(_)) {
+            2
+        } else {
+            1
+        };
+        for round in 0..rounds {
+            let cold_only = !all && round == 0;
+            for i in 0..self.frame_count {
+                match pass {
+                    Pass::DownTo(n) if self.dirty_count.load(Ordering::Relaxed) <= n => {
+                        return Ok(written)
+                    }
+                    Pass::Cold(n) if written >= n => return Ok(written),
+                    _ => {}
+                }
+                let f = (start + i) % self.frame_count;
+                let owner = self.owners[f].load(Ordering::Acquire);
+                if owner == OWNER_FREE || owner == OWNER_LOG {
+                    continue;
+                }
+                let Some(slot) = self.slots.get(owner) else {
+                    continue;
+                };
+                if !slot.is_dirty()
+                    || (cold_only && slot.flags.load(Ordering::Relaxed) & REFERENCED != 0)
+                {
+                    continue;
+                }
+                if all {
+                    slot.lock_shared();
+                } else if !slot.try_lock_shared() {
+                    continue;
+                }
+                let r = if slot.frame() == Some(f)
+                    && slot.is_dirty()
+                    && self.owners[f].load(Ordering::Acquire) == owner
+                {
+                    written += 1;
+                    self.write_back_locked(PageId(owner), slot, f)
+                } else {
+                    Ok(())
+                };
+                slot.unlock_shared();
+                r?;
             }
-            let owner = self.owners[f].load(Ordering::Acquire);
-            if owner == OWNER_FREE || owner == OWNER_LOG {
-                continue;
-            }
-            let Some(slot) = self.slots.get(owner) else {
-                continue;
-            };
-            if !slot.is_dirty() {
-                continue;
-            }
-            if all {
-                slot.lock_shared();
-            } else if !slot.try_lock_shared() {
-                continue;
-            }
-            let r = if slot.frame() == Some(f)
-                && slot.is_dirty()
-                && self.owners[f].load(Ordering::Acquire) == owner
-            {
-                written += 1;
-                self.write_back_locked(PageId(owner), slot, f)
-            } else {
-                Ok(())
-            };
-            slot.unlock_shared();
-            r?;
         }
         Ok(written)
     }
@@ -1150,7 +1383,7 @@ impl BufferPool {
         if let Some(e) = self.writer_error.lock().clone() {
             return Err(StoreError::ReadOnlyAfterIoError(e));
         }
-        self.write_back_pass(true)?;
+        self.write_back_pass(Pass::All, 0)?;
         Ok(())
     }
 
@@ -1243,6 +1476,15 @@ impl BufferPool {
         Ok(())
     }
 
+    /// Makes the policy use these costs instead of measured ones (a slow or a fast disk,
+    /// whatever the test machine is).
+    #[cfg(any(test, feature = "testing"))]
+    pub fn fix_costs_for_testing(&self, read_ns: u64, decode_ns: u64) {
+        self.fixed_read_ns.store(read_ns, Ordering::Relaxed);
+        self.fixed_decode_ns.store(decode_ns, Ordering::Relaxed);
+        self.refresh_model();
+    }
+
     /// Stops the background writer (does not flush).
     pub fn shutdown(&self) {
         self.shutdown.store(true, Ordering::Release);
@@ -1270,12 +1512,22 @@ impl std::fmt::Debug for BufferPool {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
+enum Pass {
+    All,
+    DownTo(usize),
+    Cold(usize),
+}
+
 fn record_len(image_len: usize) -> usize {
     (RECORD_HEADER + image_len).div_ceil(8) * 8
 }
 
-/// The background writer: keeps the dirty share of the pool low so that eviction finds clean
-/// victims, compressing pages off the request path.
+/// The background writer. It compresses pages off the request path when evicting threads
+/// are about to meet dirty pages (it cleans just ahead of the CLOCK hand) or when more than
+/// 90% of the decoded frames are dirty. Otherwise dirty pages stay dirty: a hot page rewritten
+/// many times is compressed once, at eviction or checkpoint, not once per change. It also
+/// refreshes the cost model of the tier split as read and decode costs are measured.
 fn writer_loop(pool: std::sync::Weak<BufferPool>) {
     loop {
         let Some(p) = pool.upgrade() else { return };
@@ -1293,12 +1545,22 @@ fn writer_loop(pool: std::sync::Weak<BufferPool>) {
         if p.shutdown.load(Ordering::Acquire) {
             return;
         }
-        if p.dirty_count.load(Ordering::Relaxed) > p.frame_count / 8
-            && p.writer_error.lock().is_none()
-        {
-            if let Err(e) = p.write_back_pass(false) {
-                *p.writer_error.lock() = Some(e.to_string());
-            }
+        p.refresh_model();
+        p.adapt_bias();
+        if p.writer_error.lock().is_some() {
+            continue;
+        }
+        let high = p.dirty_high();
+        let hand = p.hand.load(Ordering::Relaxed) % p.frame_count;
+        let r = if p.dirty_count.load(Ordering::Relaxed) > high {
+            p.write_back_pass(Pass::DownTo(high * 8 / 9), hand)
+        } else if p.writer_demand.swap(false, Ordering::Relaxed) {
+            p.write_back_pass(Pass::Cold((p.frame_count / 64).max(8)), hand)
+        } else {
+            Ok(0)
+        };
+        if let Err(e) = r {
+            *p.writer_error.lock() = Some(e.to_string());
         }
     }
 }
@@ -1350,6 +1612,7 @@ mod tests {
     #[test]
     fn pages_survive_demotion_and_eviction() {
         let pool = pool(80);
+        pool.fix_costs_for_testing(100_000, 10_000);
         let mut ids = Vec::new();
         for _ in 0..400 {
             let mut g = pool
@@ -1388,6 +1651,61 @@ mod tests {
         pool.flush_all().unwrap();
         assert_eq!(pool.stats().dirty_pages, 0);
         pool.verify().unwrap();
+    }
+
+    /// Runs uniform reads over 400 compressible pages in a pool of 300 frames (the images fit,
+    /// the decoded pages do not) with the policy seeing the given costs; returns the stats of
+    /// the second half of the reads.
+    fn uniform_reads_with_costs(read_ns: u64, decode_ns: u64) -> (PoolStats, PoolStats) {
+        let pool = pool(300);
+        pool.fix_costs_for_testing(read_ns, decode_ns);
+        let mut ids = Vec::new();
+        for _ in 0..400 {
+            let mut g = pool
+                .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
+                .unwrap();
+            let id = g.id();
+            fill(&mut g, id, 1);
+            ids.push(id);
+        }
+        pool.flush_all().unwrap();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut read = |n: usize| {
+            for _ in 0..n {
+                let id = ids[rng.gen_range(0..ids.len())];
+                check(&pool.read(id).unwrap(), id);
+            }
+        };
+        read(4000);
+        let before = pool.stats();
+        read(4000);
+        let after = pool.stats();
+        pool.verify().unwrap();
+        (before, after)
+    }
+
+    #[test]
+    fn slow_reads_keep_every_image_when_images_fit() {
+        let (before, after) = uniform_reads_with_costs(100_000, 10_000);
+        assert_eq!(after.miss, before.miss, "no misses once warm: {after:?}");
+        assert!(
+            after.hit_compressed - before.hit_compressed > 1000,
+            "compressed hits serve what is not decoded: {after:?}"
+        );
+        assert!(after.compressed_target_bytes > 0, "{after:?}");
+    }
+
+    #[test]
+    fn fast_reads_keep_no_images() {
+        let (before, after) = uniform_reads_with_costs(1_000, 10_000);
+        // A decode costs more than a read saves: the pool acts as a decoded cache.
+        assert_eq!(after.compressed_target_bytes, 0, "{after:?}");
+        assert!(after.compressed_frames <= SHARDS as u64, "{after:?}");
+        assert!(
+            after.hit_compressed - before.hit_compressed < 100,
+            "{before:?} {after:?}"
+        );
+        assert!(after.miss > before.miss, "{after:?}");
     }
 
     #[test]

@@ -350,6 +350,10 @@ pub struct PageStore {
     free_ids: Mutex<Vec<PageId>>,
     alloc: Mutex<Allocator>,
     space: Mutex<HashMap<TreeId, TreeSpace>>,
+    /// Totals of `space` over all trees, readable without its mutex (the pool's policy reads
+    /// them often).
+    pages_total: AtomicU64,
+    physical_bytes_total: AtomicU64,
     /// Serialises checkpoints; also owns the superblock state.
     ckpt: Mutex<CheckpointState>,
     failed: AtomicBool,
@@ -465,6 +469,8 @@ impl PageStore {
             free_ids: Mutex::new(Vec::new()),
             alloc: Mutex::new(Allocator::default()),
             space: Mutex::new(HashMap::new()),
+            pages_total: AtomicU64::new(0),
+            physical_bytes_total: AtomicU64::new(0),
             ckpt: Mutex::new(CheckpointState { seq, meta, catalog }),
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
@@ -560,6 +566,10 @@ impl PageStore {
                 t.pages += 1;
                 t.logical_bytes += page_size as u64;
                 t.physical_bytes += e.len_bytes() as u64;
+                store.pages_total.fetch_add(1, Ordering::Relaxed);
+                store
+                    .physical_bytes_total
+                    .fetch_add(e.len_bytes() as u64, Ordering::Relaxed);
             }
             // Lowest ids are handed out first.
             free_ids.reverse();
@@ -620,6 +630,7 @@ impl PageStore {
         let t = space.entry(tree).or_default();
         t.pages += 1;
         t.logical_bytes += self.page_size as u64;
+        self.pages_total.fetch_add(1, Ordering::Relaxed);
         Ok(id)
     }
 
@@ -640,6 +651,9 @@ impl PageStore {
             t.pages = t.pages.saturating_sub(1);
             t.logical_bytes = t.logical_bytes.saturating_sub(self.page_size as u64);
             t.physical_bytes = t.physical_bytes.saturating_sub(old.len_bytes() as u64);
+            self.pages_total.fetch_sub(1, Ordering::Relaxed);
+            self.physical_bytes_total
+                .fetch_sub(old.len_bytes() as u64, Ordering::Relaxed);
         }
         self.free_ids.lock().push(id);
         Ok(())
@@ -713,6 +727,12 @@ impl PageStore {
         let mut space = self.space.lock();
         let t = space.entry(tree).or_default();
         t.physical_bytes = t.physical_bytes + ext.len_bytes() as u64 - old.len_bytes() as u64;
+        drop(space);
+        drop(a);
+        self.physical_bytes_total
+            .fetch_add(ext.len_bytes() as u64, Ordering::Relaxed);
+        self.physical_bytes_total
+            .fetch_sub(old.len_bytes() as u64, Ordering::Relaxed);
         Ok(ext)
     }
 
@@ -858,6 +878,14 @@ impl PageStore {
         ck.meta = meta;
         ck.catalog = catalog.to_vec();
         Ok(())
+    }
+
+    /// Live pages and the bytes of their images on disk, over all trees (lock-free).
+    pub fn totals(&self) -> (u64, u64) {
+        (
+            self.pages_total.load(Ordering::Relaxed),
+            self.physical_bytes_total.load(Ordering::Relaxed),
+        )
     }
 
     /// Space usage, overall and per tree.

@@ -75,6 +75,8 @@ fn hot_paths_do_not_allocate() {
         },
     )
     .unwrap();
+    // Costs of a slow disk, so that the policy keeps a compressed tier on any test machine.
+    pool.fix_costs_for_testing(100_000, 10_000);
     let ids: Vec<PageId> = (0..400)
         .map(|i| {
             let mut g = pool
