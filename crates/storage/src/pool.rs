@@ -855,7 +855,7 @@ impl BufferPool {
             let decode = decode + self.rewrite_cost_per_load_ns();
             let n = pages as f64;
             let image = (phys / pages + RECORD_HEADER as u64) as f64;
-            let t = (n * image).min(self.log_bytes_max() as f64);
+            let t = (self.all_images_bytes(pages, phys) as f64).min(self.log_bytes_max() as f64);
             let cost_decoded_only = (1.0 - (budget / decoded_all).min(1.0)) * (read + decode);
             let held = (t / image / n).min(1.0);
             let decoded = ((budget - t) / page / n).min(held);
@@ -866,7 +866,7 @@ impl BufferPool {
                 0
             }
         };
-        let all_images = pages * (phys / pages.max(1) + RECORD_HEADER as u64);
+        let all_images = self.all_images_bytes(pages, phys);
         self.model_holds_all
             .store(target > 0 && target >= all_images, Ordering::Relaxed);
         self.model_target.store(target, Ordering::Relaxed);
@@ -889,6 +889,14 @@ impl BufferPool {
         let encode_ns = c.encode_ns.load(Ordering::Relaxed) as f64 / encodes as f64;
         let share = (c.writebacks.load(Ordering::Relaxed) as f64 / loads as f64).min(1.0);
         encode_ns * share
+    }
+
+    /// Log bytes that hold every page's image: the images with their record headers, plus
+    /// one frame per shard for what a log cannot fill (its partly written head frame).
+    /// Without it the log would turn over and drop images it should keep.
+    fn all_images_bytes(&self, pages: u64, phys: u64) -> u64 {
+        let images = pages * (phys / pages.max(1) + RECORD_HEADER as u64);
+        images + (SHARDS * self.page_size) as u64
     }
 
     fn update_target(&self) {
@@ -1669,6 +1677,9 @@ mod tests {
             ids.push(id);
         }
         pool.flush_all().unwrap();
+        // Refresh the model now that the store knows the pages and their image sizes (the
+        // writer would do it within 20 ms; the test should not depend on that timing).
+        pool.fix_costs_for_testing(read_ns, decode_ns);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
         let mut read = |n: usize| {
             for _ in 0..n {

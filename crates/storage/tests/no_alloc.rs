@@ -66,12 +66,12 @@ fn hot_paths_do_not_allocate() {
     let _ = std::fs::remove_file(&path);
     let disk = FileStorage::open(&path, false).unwrap();
     let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
-    // A tiny budget (64 frames) and 400 pages: every access pattern below forces demotions,
-    // compressed hits, misses and write-backs.
+    // A small budget (128 frames, at least 32 of them kept decoded) and 400 pages: every access
+    // pattern below forces demotions, compressed hits, misses and write-backs.
     let pool = BufferPool::new(
         store.clone(),
         PoolConfig {
-            budget_bytes: 64 * PS,
+            budget_bytes: 128 * PS,
         },
     )
     .unwrap();
