@@ -30,6 +30,8 @@ pub const CATALOG_MAGIC: &[u8; 4] = b"ZCAT";
 pub const CATALOG_VERSION: u16 = 1;
 /// Tree ids start here; 0 is what the store reports for pages of no tree.
 pub const FIRST_TREE_ID: u32 = 1;
+/// Longest tree name, in bytes.
+pub const NAME_LEN_MAX: usize = 255;
 
 /// One tree in the catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +86,15 @@ impl Catalog {
             )));
         }
         let u32_at = |o: usize| u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+        if b[6] != 0 || b[7] != 0 {
+            return Err(bad("reserved bytes 6..8 are not zero"));
+        }
         let next_tree_id = u32_at(8);
+        if next_tree_id < FIRST_TREE_ID {
+            return Err(Error::CorruptCatalog(format!(
+                "next tree id {next_tree_id} is below the first valid id {FIRST_TREE_ID}"
+            )));
+        }
         let n = u32_at(12) as usize;
         let mut entries = Vec::with_capacity(n.min(4096));
         let mut o = 16;
@@ -100,6 +110,11 @@ impl Catalog {
                 Error::CorruptCatalog(format!("entry {i}: unknown codec id {}", b[o + 12]))
             })?;
             let len = u16::from_le_bytes([b[o + 14], b[o + 15]]) as usize;
+            if len > NAME_LEN_MAX {
+                return Err(Error::CorruptCatalog(format!(
+                    "entry {i}: name of {len} bytes (at most {NAME_LEN_MAX})"
+                )));
+            }
             o += 16;
             let name = b
                 .get(o..o + len)
@@ -111,6 +126,21 @@ impl Catalog {
             if id.0 < FIRST_TREE_ID || id.0 >= next_tree_id || root.is_none() || name.is_empty() {
                 return Err(Error::CorruptCatalog(format!(
                     "entry {i} ({name:?}) is inconsistent"
+                )));
+            }
+            if let Some(prev) = entries.last() {
+                let prev: &CatalogEntry = prev;
+                if prev.name >= name {
+                    return Err(Error::CorruptCatalog(format!(
+                        "entry {i} ({name:?}) is not after {:?}: names must be unique and sorted",
+                        prev.name
+                    )));
+                }
+            }
+            if entries.iter().any(|e: &CatalogEntry| e.id == id) {
+                return Err(Error::CorruptCatalog(format!(
+                    "entry {i} ({name:?}) reuses tree id {}",
+                    id.0
                 )));
             }
             entries.push(CatalogEntry {
@@ -163,5 +193,41 @@ mod tests {
         let mut bad = b.clone();
         bad[0] = b'X';
         assert!(Catalog::decode(&bad).is_err());
+    }
+
+    fn entry(name: &str, id: u32) -> CatalogEntry {
+        CatalogEntry {
+            name: name.into(),
+            id: TreeId(id),
+            root: PageId(10 + id as u64),
+            codec: Codec::None,
+        }
+    }
+
+    #[test]
+    fn rejects_inconsistent_catalogs() {
+        let ok = Catalog {
+            next_tree_id: 3,
+            entries: vec![entry("a", 1), entry("b", 2)],
+        };
+        assert!(Catalog::decode(&ok.encode()).is_ok());
+        let cases = [
+            ("duplicate name", vec![entry("a", 1), entry("a", 2)], 3),
+            ("unsorted names", vec![entry("b", 1), entry("a", 2)], 3),
+            ("duplicate id", vec![entry("a", 1), entry("b", 1)], 3),
+            ("id not below next", vec![entry("a", 3)], 3),
+            ("next id zero", vec![], 0),
+        ];
+        for (what, entries, next_tree_id) in cases {
+            let c = Catalog {
+                next_tree_id,
+                entries,
+            };
+            let e = Catalog::decode(&c.encode());
+            assert!(matches!(e, Err(Error::CorruptCatalog(_))), "{what}: {e:?}");
+        }
+        let mut b = ok.encode();
+        b[6] = 1;
+        assert!(Catalog::decode(&b).is_err(), "reserved bytes");
     }
 }

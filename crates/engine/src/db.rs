@@ -128,7 +128,7 @@ pub struct Stats {
 }
 
 fn check_name(name: &str) -> Result<()> {
-    if name.is_empty() || name.len() > 255 {
+    if name.is_empty() || name.len() > crate::catalog::NAME_LEN_MAX {
         return Err(Error::InvalidName(name.to_string()));
     }
     Ok(())
