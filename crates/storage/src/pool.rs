@@ -1720,6 +1720,38 @@ mod tests {
     }
 
     #[test]
+    fn hot_pages_are_compressed_once_not_per_change() {
+        // 40 pages in 100 frames: no eviction pressure and under the dirty limit, so the
+        // writer must leave them alone however often they change.
+        let pool = pool(100);
+        let ids: Vec<PageId> = (0..40)
+            .map(|_| {
+                let mut g = pool
+                    .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
+                    .unwrap();
+                let id = g.id();
+                fill(&mut g, id, 0);
+                id
+            })
+            .collect();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        for i in 0..2000u64 {
+            let id = ids[rng.gen_range(0..ids.len())];
+            let mut g = pool.write(id).unwrap();
+            fill(&mut g, id, i + 1);
+        }
+        // Give the background writer several of its 20 ms rounds.
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(pool.stats().encodes, 0, "{:?}", pool.stats());
+        pool.flush_all().unwrap();
+        let s = pool.stats();
+        assert_eq!((s.encodes, s.dirty_pages), (40, 0), "{s:?}");
+        for &id in &ids {
+            check(&pool.read(id).unwrap(), id);
+        }
+    }
+
+    #[test]
     fn uncompressed_pages_are_evicted_not_demoted() {
         let pool = pool(64);
         let ids: Vec<_> = (0..200)
