@@ -839,7 +839,7 @@ impl BufferPool {
     /// ratio; on a fast RAM disk it often does not, on a real disk it does. Skew (hot sets) is
     /// left to the ghost bias.
     fn refresh_model(&self) {
-        let (pages, phys) = self.store.totals();
+        let (pages, _) = self.store.totals();
         let page = self.page_size as f64;
         let budget = (self.frame_count * self.page_size) as f64;
         let decoded_all = pages as f64 * page;
@@ -854,8 +854,8 @@ impl BufferPool {
             // again: in both corners, but more often in the one with fewer decoded pages.
             let decode = decode + self.rewrite_cost_per_load_ns();
             let n = pages as f64;
-            let image = (phys / pages + RECORD_HEADER as u64) as f64;
-            let t = (self.all_images_bytes(pages, phys) as f64).min(self.log_bytes_max() as f64);
+            let image = self.image_bytes_avg() as f64;
+            let t = (self.all_images_bytes(pages) as f64).min(self.log_bytes_max() as f64);
             let cost_decoded_only = (1.0 - (budget / decoded_all).min(1.0)) * (read + decode);
             let held = (t / image / n).min(1.0);
             let decoded = ((budget - t) / page / n).min(held);
@@ -866,7 +866,7 @@ impl BufferPool {
                 0
             }
         };
-        let all_images = self.all_images_bytes(pages, phys);
+        let all_images = self.all_images_bytes(pages);
         self.model_holds_all
             .store(target > 0 && target >= all_images, Ordering::Relaxed);
         self.model_target.store(target, Ordering::Relaxed);
@@ -894,9 +894,8 @@ impl BufferPool {
     /// Log bytes that hold every page's image: the images with their record headers, plus
     /// one frame per shard for what a log cannot fill (its partly written head frame).
     /// Without it the log would turn over and drop images it should keep.
-    fn all_images_bytes(&self, pages: u64, phys: u64) -> u64 {
-        let images = pages * (phys / pages.max(1) + RECORD_HEADER as u64);
-        images + (SHARDS * self.page_size) as u64
+    fn all_images_bytes(&self, pages: u64) -> u64 {
+        pages * self.image_bytes_avg() + (SHARDS * self.page_size) as u64
     }
 
     fn update_target(&self) {
@@ -1608,6 +1607,18 @@ mod tests {
         }
     }
 
+    /// Allocates `n` leaves of tree 1 with `codec`, each filled at `version`.
+    fn allocate_filled(pool: &BufferPool, n: usize, codec: Codec, version: u64) -> Vec<PageId> {
+        (0..n)
+            .map(|_| {
+                let mut g = pool.allocate(PageType::Leaf, TreeId(1), codec).unwrap();
+                let id = g.id();
+                fill(&mut g, id, version);
+                id
+            })
+            .collect()
+    }
+
     fn check(p: &[u8], id: PageId) -> u64 {
         let version = u64::from_le_bytes(p[24..32].try_into().unwrap());
         let mut want = vec![0u8; p.len()];
@@ -1621,15 +1632,7 @@ mod tests {
     fn pages_survive_demotion_and_eviction() {
         let pool = pool(80);
         pool.fix_costs_for_testing(100_000, 10_000);
-        let mut ids = Vec::new();
-        for _ in 0..400 {
-            let mut g = pool
-                .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
-                .unwrap();
-            let id = g.id();
-            fill(&mut g, id, 1);
-            ids.push(id);
-        }
+        let ids = allocate_filled(&pool, 400, Codec::Zstd(1), 1);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(1);
         for _ in 0..5000 {
             let id = ids[rng.gen_range(0..ids.len())];
@@ -1667,15 +1670,7 @@ mod tests {
     fn uniform_reads_with_costs(read_ns: u64, decode_ns: u64) -> (PoolStats, PoolStats) {
         let pool = pool(300);
         pool.fix_costs_for_testing(read_ns, decode_ns);
-        let mut ids = Vec::new();
-        for _ in 0..400 {
-            let mut g = pool
-                .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
-                .unwrap();
-            let id = g.id();
-            fill(&mut g, id, 1);
-            ids.push(id);
-        }
+        let ids = allocate_filled(&pool, 400, Codec::Zstd(1), 1);
         pool.flush_all().unwrap();
         // Refresh the model now that the store knows the pages and their image sizes (the
         // writer would do it within 20 ms; the test should not depend on that timing).
@@ -1724,16 +1719,7 @@ mod tests {
         // 40 pages in 100 frames: no eviction pressure and under the dirty limit, so the
         // writer must leave them alone however often they change.
         let pool = pool(100);
-        let ids: Vec<PageId> = (0..40)
-            .map(|_| {
-                let mut g = pool
-                    .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
-                    .unwrap();
-                let id = g.id();
-                fill(&mut g, id, 0);
-                id
-            })
-            .collect();
+        let ids = allocate_filled(&pool, 40, Codec::Zstd(1), 0);
         let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
         for i in 0..2000u64 {
             let id = ids[rng.gen_range(0..ids.len())];
@@ -1754,16 +1740,7 @@ mod tests {
     #[test]
     fn uncompressed_pages_are_evicted_not_demoted() {
         let pool = pool(64);
-        let ids: Vec<_> = (0..200)
-            .map(|_| {
-                let mut g = pool
-                    .allocate(PageType::Leaf, TreeId(1), Codec::None)
-                    .unwrap();
-                let id = g.id();
-                fill(&mut g, id, 7);
-                id
-            })
-            .collect();
+        let ids = allocate_filled(&pool, 200, Codec::None, 7);
         for &id in &ids {
             check(&pool.read(id).unwrap(), id);
         }
@@ -1777,16 +1754,7 @@ mod tests {
     #[test]
     fn concurrent_readers_and_writers() {
         let pool = pool(96);
-        let ids: Vec<_> = (0..300)
-            .map(|_| {
-                let mut g = pool
-                    .allocate(PageType::Leaf, TreeId(1), Codec::Lz4)
-                    .unwrap();
-                let id = g.id();
-                fill(&mut g, id, 0);
-                id
-            })
-            .collect();
+        let ids = allocate_filled(&pool, 300, Codec::Lz4, 0);
         let writes = AtomicU64::new(0);
         std::thread::scope(|s| {
             for t in 0..4u64 {
