@@ -4,7 +4,7 @@
 use std::ops::Bound;
 use std::path::Path;
 
-use zipdb_engine::{Database, Options, Tree};
+use zipdb_engine::{Database, FlushPolicy, Options, Tree};
 use zipdb_storage::Codec;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -17,6 +17,7 @@ pub struct DbOptions {
     pub pool_bytes: usize,
     pub codec: Codec,
     pub direct_io: bool,
+    pub flush: crate::storage::Flush,
 }
 
 /// Cumulative counters of an open database (pool and store).
@@ -64,11 +65,19 @@ pub struct Table {
 impl Db {
     /// Opens (creating if missing) the database in `dir`.
     pub fn open(dir: &Path, opts: &DbOptions) -> Result<Db> {
+        use crate::storage::Flush;
         let options = Options {
             page_size: opts.page_size,
             pool_bytes: opts.pool_bytes,
             codec: opts.codec,
             direct_io: opts.direct_io,
+            flush_policy: match opts.flush {
+                Flush::Sync => FlushPolicy::Sync,
+                Flush::Write => FlushPolicy::Write,
+                Flush::None => FlushPolicy::None,
+            },
+            recovery_progress: false,
+            ..Options::default()
         };
         Ok(Db {
             db: Database::open(dir, options)?,

@@ -3,9 +3,18 @@
 //! `zipdb-bench storage [--quick] [--json]`: the storage benchmark (sysbench-shaped trees, codecs
 //! none / lz4 / zstd, memory budgets that fit the data decoded, only compressed, or neither, on a
 //! RAM disk and a real disk). See `zipdb-bench storage --help` and docs/BENCHMARKS.md.
+//!
+//! `zipdb-bench crash --cycles N [--json]`: kills a writing child process at random moments and
+//! checks that no acknowledged commit is lost, no transaction survives in part and the data's
+//! invariants hold (see crash.rs).
+//!
+//! `zipdb-bench commit [--quick] [--json] [--policy sync|write|none]`: commits/s and commit
+//! latency by writer threads, and WAL replay speed (see commit.rs).
 
 #![recursion_limit = "256"]
 
+mod commit;
+mod crash;
 mod db;
 mod report;
 mod sbtest;
@@ -24,12 +33,22 @@ struct Cli {
 enum Command {
     /// Sysbench-like workloads on the embedded engine: codecs x memory budgets x disks x threads.
     Storage(storage::StorageArgs),
+    /// Kill a writing process at random moments; check that acknowledged commits survive whole.
+    Crash(crash::CrashArgs),
+    /// The child process of `crash` (internal).
+    #[command(hide = true)]
+    CrashChild(crash::ChildArgs),
+    /// Commits/s and commit latency by writer threads under a flush policy; WAL replay speed.
+    Commit(commit::CommitArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Storage(args) => storage::run(args),
+        Command::Crash(args) => crash::run(args),
+        Command::CrashChild(args) => crash::child(args),
+        Command::Commit(args) => commit::run(args),
     };
     if let Err(e) = result {
         eprintln!("zipdb-bench: error: {e}");

@@ -90,6 +90,17 @@ pub struct StorageArgs {
     /// Keep the database directories after the run.
     #[arg(long)]
     pub keep: bool,
+    /// When commits return: `write` (to the OS; synced about once a second — the setting the
+    /// storage figures are compared under), `sync` (durable), `none` (in memory).
+    #[arg(long, value_enum, default_value_t = Flush::Write)]
+    pub flush_policy: Flush,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Flush {
+    Sync,
+    Write,
+    None,
 }
 
 fn parse_codec(s: &str) -> std::result::Result<Codec, String> {
@@ -203,6 +214,7 @@ struct Plan {
     seed: u64,
     inmem_rows: u64,
     keep: bool,
+    flush: Flush,
 }
 
 impl Plan {
@@ -310,6 +322,7 @@ impl Plan {
                 .inmem_rows
                 .unwrap_or(pick(mode, 5_000, 100_000, 1_000_000)),
             keep: a.keep,
+            flush: a.flush_policy,
         })
     }
 
@@ -434,6 +447,7 @@ fn load(
         pool_bytes: plan.big_pool(rows * tables as u64),
         codec,
         direct_io: disk == Disk::Disk,
+        flush: plan.flush,
     };
     let db = Db::open(dir, &opts)?;
     let t0 = Instant::now();
@@ -794,6 +808,7 @@ fn run_one(
         pool_bytes: pool_bytes as usize,
         codec: l.codec,
         direct_io: disk == Disk::Disk,
+        flush: plan.flush,
     };
     let db = Db::open(&l.dir, &opts)?;
     let trees = (0..plan.tables)
@@ -1053,6 +1068,7 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
             pool_bytes: plan.big_pool(rows),
             codec,
             direct_io: *disk == Disk::Disk,
+            flush: plan.flush,
         };
         let db = Db::open(&dir, &opts)?;
         let tree = db.open_table(&table_name(0))?;

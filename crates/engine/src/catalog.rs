@@ -1,16 +1,18 @@
 //! The catalog: tree name → tree id, root page, codec. Saved in the page store's catalog blob
 //! at every checkpoint.
 //!
-//! # Format, version 1 (all integers little-endian)
+//! # Format, version 2 (all integers little-endian)
 //!
 //! ```text
 //! offset size field
 //! 0      4    magic "ZCAT"
-//! 4      2    format version (1)
+//! 4      2    format version (2)
 //! 6      2    reserved, 0
 //! 8      4    next tree id to hand out
 //! 12     4    number of entries n
-//! 16     ..   n entries, in name order:
+//! 16     8    redo LSN: where recovery starts reading the WAL (0: no WAL yet)
+//! 24     8    WAL id: the id in the header of this database's WAL file
+//! 32     ..   n entries, in name order:
 //!              0   4  tree id (u32)
 //!              4   8  root page id (u64)
 //!              12  1  codec id (0 none, 1 lz4, 2 zstd, 3 zlib)
@@ -19,7 +21,9 @@
 //!              16  L  name, UTF-8
 //! ```
 //!
-//! An empty blob (a store that was never checkpointed by the engine) is an empty catalog.
+//! Version 1 (written before the WAL existed) is the same without bytes 16..32; it reads as
+//! redo LSN 0. An empty blob (a store that was never checkpointed by the engine) is an empty
+//! catalog.
 //! Integrity is covered by the CRC32C of the store's checkpoint metadata.
 
 use zipdb_storage::{Codec, PageId, TreeId};
@@ -27,7 +31,7 @@ use zipdb_storage::{Codec, PageId, TreeId};
 use crate::error::{Error, Result};
 
 pub const CATALOG_MAGIC: &[u8; 4] = b"ZCAT";
-pub const CATALOG_VERSION: u16 = 1;
+pub const CATALOG_VERSION: u16 = 2;
 /// Tree ids start here; 0 is what the store reports for pages of no tree.
 pub const FIRST_TREE_ID: u32 = 1;
 /// Longest tree name, in bytes.
@@ -46,6 +50,10 @@ pub struct CatalogEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Catalog {
     pub next_tree_id: u32,
+    /// Where recovery starts replaying the WAL; 0 when the database has no WAL yet.
+    pub redo_lsn: u64,
+    /// Id of the WAL file that belongs to this data file.
+    pub wal_id: u64,
     pub entries: Vec<CatalogEntry>,
 }
 
@@ -57,6 +65,8 @@ impl Catalog {
         out.extend_from_slice(&0u16.to_le_bytes());
         out.extend_from_slice(&self.next_tree_id.to_le_bytes());
         out.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.redo_lsn.to_le_bytes());
+        out.extend_from_slice(&self.wal_id.to_le_bytes());
         for e in &self.entries {
             out.extend_from_slice(&e.id.0.to_le_bytes());
             out.extend_from_slice(&e.root.0.to_le_bytes());
@@ -72,6 +82,8 @@ impl Catalog {
         if b.is_empty() {
             return Ok(Catalog {
                 next_tree_id: FIRST_TREE_ID,
+                redo_lsn: 0,
+                wal_id: 0,
                 entries: Vec::new(),
             });
         }
@@ -80,7 +92,7 @@ impl Catalog {
             return Err(bad("bad magic"));
         }
         let version = u16::from_le_bytes([b[4], b[5]]);
-        if version != CATALOG_VERSION {
+        if version != CATALOG_VERSION && version != 1 {
             return Err(Error::CorruptCatalog(format!(
                 "catalog version {version}, this build reads {CATALOG_VERSION}"
             )));
@@ -97,7 +109,18 @@ impl Catalog {
         }
         let n = u32_at(12) as usize;
         let mut entries = Vec::with_capacity(n.min(4096));
-        let mut o = 16;
+        let u64_at = |o: usize| {
+            let mut r = [0u8; 8];
+            r.copy_from_slice(&b[o..o + 8]);
+            u64::from_le_bytes(r)
+        };
+        let (redo_lsn, wal_id, mut o) = if version == 1 {
+            (0, 0, 16)
+        } else if b.len() < 32 {
+            return Err(bad("header truncated"));
+        } else {
+            (u64_at(16), u64_at(24), 32)
+        };
         for i in 0..n {
             if o + 16 > b.len() {
                 return Err(Error::CorruptCatalog(format!("entry {i} truncated")));
@@ -155,6 +178,8 @@ impl Catalog {
         }
         Ok(Catalog {
             next_tree_id,
+            redo_lsn,
+            wal_id,
             entries,
         })
     }
@@ -168,6 +193,8 @@ mod tests {
     fn roundtrip_and_rejects_garbage() {
         let c = Catalog {
             next_tree_id: 5,
+            redo_lsn: 77,
+            wal_id: 99,
             entries: vec![
                 CatalogEntry {
                     name: "a".into(),
@@ -208,6 +235,8 @@ mod tests {
     fn rejects_inconsistent_catalogs() {
         let ok = Catalog {
             next_tree_id: 3,
+            redo_lsn: 0,
+            wal_id: 0,
             entries: vec![entry("a", 1), entry("b", 2)],
         };
         assert!(Catalog::decode(&ok.encode()).is_ok());
@@ -221,6 +250,8 @@ mod tests {
         for (what, entries, next_tree_id) in cases {
             let c = Catalog {
                 next_tree_id,
+                redo_lsn: 0,
+                wal_id: 0,
                 entries,
             };
             let e = Catalog::decode(&c.encode());

@@ -1,23 +1,64 @@
 //! The embedded API: [`Database`], [`Tree`], [`Transaction`].
+//!
+//! # Durability
+//! Every change is first a logical redo record in the WAL (`redo.rs`), then applied to the
+//! B-trees. The data file is made durable only by checkpoints, which are *consistent
+//! snapshots*: the page store writes pages out of place and a checkpoint flips to a new page
+//! map, so after a crash the data file opens exactly as of the last checkpoint's snapshot,
+//! never a mix. Recovery replays the WAL from the checkpoint's *redo LSN*.
+//!
+//! A checkpoint does not stop writers: it holds the gate exclusively only while it notes the
+//! redo LSN, flags the dirty pages and copies the page map (microseconds to milliseconds);
+//! pages are then written while writers go on (a page changed before it is saved is copied
+//! first, see `BufferPool::begin_checkpoint`).
+//!
+//! The redo LSN is the smallest of (a) the WAL's end and (b) a lower bound of the start of
+//! every commit that has appended to the WAL but not finished applying. Every record before
+//! it is fully in the snapshot; records after it may be partly in it. Replay is still exact,
+//! because each record writes final values (put/delete), so replaying the log from the redo
+//! LSN in order over a snapshot that already holds some of those writes ends in the same
+//! state. That is also why a crash during recovery is harmless: recovery changes nothing on
+//! disk until its own checkpoint.
+//!
+//! # Transactions
+//! Writes take exclusive row locks ([`crate::lock`]) at the time of the write and keep them
+//! until commit or rollback; they are buffered in the transaction and applied at commit, so the
+//! trees only ever hold committed values. Reads never lock: they read a snapshot
+//! ([`crate::mvcc`]). Under [`IsolationLevel::RepeatableRead`] the snapshot is taken at
+//! `begin`, and a write to a row that another transaction changed after it fails with
+//! [`Error::WriteConflict`] (first updater wins: lost updates are impossible, as in snapshot
+//! isolation). Under [`IsolationLevel::ReadCommitted`] every read takes a fresh snapshot and
+//! writes are never refused for conflicts.
 
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Condvar, Mutex, RwLock};
 use zipdb_storage::io::{FileStorage, Storage};
 use zipdb_storage::pool::{BufferPool, PoolConfig, PoolStats};
 use zipdb_storage::store::{PageStore, StoreConfig};
-use zipdb_storage::{Codec, TreeId};
+use zipdb_storage::wal::{RecoveryOptions, RecoveryReport, Wal, WalConfig, WalStats};
+use zipdb_storage::{Codec, Lsn, TreeId};
+
+pub use zipdb_storage::wal::FlushPolicy;
 
 use crate::btree::{BTree, Cursor, VerifyReport, MAX_VALUE_LEN};
 use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Result};
+use crate::lock::{LockError, LockManager, TxnId};
+use crate::mvcc::{Mvcc, MvccStats, Ts, Visible};
+use crate::redo::{self, CommitEncoder, Record};
 
 /// Name of the data file inside the database directory.
 pub const DATA_FILE: &str = "zipdb.data";
+/// Name of the WAL file inside the database directory.
+pub const WAL_FILE: &str = "zipdb.wal";
+/// First LSN of a new WAL (0 means "no LSN" in the catalog).
+const WAL_START: Lsn = Lsn(4096);
 
 /// Settings of a database.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +72,20 @@ pub struct Options {
     pub codec: Codec,
     /// Open the data file with O_DIRECT.
     pub direct_io: bool,
+    /// When a commit returns, by default (each transaction may choose its own):
+    /// `Sync` durable, `Write` in the OS (synced about once a second), `None` in memory.
+    pub flush_policy: FlushPolicy,
+    /// How long a write waits for a row lock before [`Error::LockWaitTimeout`].
+    pub lock_wait_timeout: Duration,
+    /// Size of the circular WAL file of a new database. A checkpoint starts when half is used.
+    pub wal_bytes: u64,
+    /// A checkpoint also starts after this long with changes (bounds recovery time).
+    pub checkpoint_interval: Duration,
+    /// Open a database whose WAL is damaged before its end by replaying up to the damage and
+    /// dropping the rest (commits after it are lost). Off by default: damage is an error.
+    pub salvage_wal: bool,
+    /// Print recovery progress to stderr.
+    pub recovery_progress: bool,
 }
 
 impl Default for Options {
@@ -40,8 +95,25 @@ impl Default for Options {
             pool_bytes: 256 * 1024 * 1024,
             codec: Codec::DEFAULT,
             direct_io: false,
+            flush_policy: FlushPolicy::Sync,
+            lock_wait_timeout: Duration::from_secs(50),
+            wal_bytes: 128 * 1024 * 1024,
+            checkpoint_interval: Duration::from_secs(30),
+            salvage_wal: false,
+            recovery_progress: true,
         }
     }
+}
+
+/// Isolation level of a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IsolationLevel {
+    /// Snapshot isolation: reads see the database as of `begin`; writing a row that another
+    /// transaction changed since fails ([`Error::WriteConflict`]). Write skew is possible.
+    #[default]
+    RepeatableRead,
+    /// Each read sees the latest committed state; writes never conflict.
+    ReadCommitted,
 }
 
 struct TreeShared {
@@ -55,27 +127,90 @@ struct CatalogState {
     trees: BTreeMap<String, Arc<TreeShared>>,
 }
 
+impl CatalogState {
+    fn by_id(&self, id: TreeId) -> Option<&Arc<TreeShared>> {
+        self.trees.values().find(|t| t.btree.tree_id() == id)
+    }
+}
+
 struct DbInner {
     store: Arc<PageStore>,
     pool: Arc<BufferPool>,
-    /// Checkpoint gate: every modifying operation holds it shared; checkpoint, drop_tree and
-    /// verify hold it exclusively, so they see no half-done change.
+    wal: Arc<Wal>,
+    wal_id: u64,
+    /// Checkpoint gate: every change to the trees holds it shared; a checkpoint holds it
+    /// exclusively for the moment it takes its snapshot; drop_tree and verify hold it too.
     gate: RwLock<()>,
     catalog: Mutex<CatalogState>,
-    default_codec: Codec,
+    /// Changes that have appended (or are appending) to the WAL but not finished applying,
+    /// by a lower bound of their record's LSN (see the module docs).
+    in_flight: Mutex<BTreeMap<u64, usize>>,
+    /// Serialises checkpoints.
+    ckpt_lock: Mutex<()>,
+    /// Serialises create_tree and drop_tree from their WAL append to their effect, so that the
+    /// log orders them as they happened (two creates of one name: the first logged wins).
+    ddl: Mutex<()>,
+    locks: LockManager,
+    mvcc: Mvcc,
+    next_txn: AtomicU64,
+    options: Options,
+    /// Set when a write to the WAL or the data file failed, or a logged change could not be
+    /// applied: the database refuses changes until reopened (fail-stop).
+    failed: AtomicBool,
+    failure: Mutex<Option<String>>,
+    /// Wakes the checkpointer thread; true asks it to stop. Shared with the thread, which
+    /// waits on it without holding the database.
+    ckpt_wake: Arc<(Mutex<bool>, Condvar)>,
+    changes_since_ckpt: AtomicU64,
+    /// What recovery found; None for a new database.
+    recovery: Option<RecoveryReport>,
 }
 
 impl Drop for DbInner {
     fn drop(&mut self) {
-        // Stops the pool's background writer; nothing is flushed (see `Database::close`).
+        // Stops the background threads; nothing is checkpointed (see `Database::close`), but
+        // what the WAL has buffered is written and synced.
+        let _ = self.wal.shutdown();
         self.pool.shutdown();
     }
 }
 
 /// An open database. Cheap to clone (all clones share the database).
+///
+/// When the last `Database` handle is dropped (or closed), the checkpointer thread is stopped
+/// and joined, so no checkpoint of this instance runs afterwards; the files may then be opened
+/// again at once. [`Tree`] and [`Transaction`] handles that outlive it still work, without
+/// background checkpoints.
 #[derive(Clone)]
 pub struct Database {
     inner: Arc<DbInner>,
+    _handles: Arc<HandleGuard>,
+}
+
+/// Shared by the `Database` clones: stops the checkpointer when the last one goes.
+struct HandleGuard {
+    wake: Arc<(Mutex<bool>, Condvar)>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl HandleGuard {
+    fn stop(&self) {
+        {
+            let (m, cv) = &*self.wake;
+            *m.lock() = true;
+            cv.notify_all();
+        }
+        if let Some(h) = self.thread.lock().take() {
+            // The thread's failures land in the fail-stop state; a panic has nothing to clean.
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for HandleGuard {
+    fn drop(&mut self) {
+        self.stop();
+    }
 }
 
 impl std::fmt::Debug for Database {
@@ -121,6 +256,9 @@ pub struct Stats {
     pub page_size: usize,
     pub pool: PoolStats,
     pub store: StoreStats,
+    pub wal: WalStats,
+    pub mvcc: MvccStats,
+    pub locks: crate::lock::LockStats,
     pub file_bytes: u64,
     pub free_bytes: u64,
     pub pending_free_bytes: u64,
@@ -135,35 +273,73 @@ fn check_name(name: &str) -> Result<()> {
 }
 
 impl Database {
-    /// Opens the database in directory `dir` (file `dir/zipdb.data`), creating both if missing.
+    /// Opens the database in directory `dir` (files `zipdb.data` and `zipdb.wal`), creating
+    /// it if missing. An existing database is recovered: its last checkpoint plus the WAL.
     pub fn open(dir: &Path, options: Options) -> Result<Database> {
         std::fs::create_dir_all(dir).map_err(|source| Error::Dir {
             path: dir.display().to_string(),
             source,
         })?;
-        let storage = FileStorage::open(&dir.join(DATA_FILE), options.direct_io)
+        let data_path = dir.join(DATA_FILE);
+        let wal_path = dir.join(WAL_FILE);
+        let data_exists = data_path.exists();
+        if data_exists && !wal_path.exists() {
+            // Opening without the WAL would silently drop every commit since the last
+            // checkpoint; a database from before the WAL existed has redo LSN 0 and gets a
+            // new WAL below, so only refuse when the catalog says a WAL belongs to it.
+            let probe =
+                FileStorage::open(&data_path, false).map_err(zipdb_storage::StoreError::from)?;
+            if !creation_unfinished(&probe)? {
+                let store = PageStore::open(Box::new(probe))?;
+                if Catalog::decode(&store.catalog())?.redo_lsn != 0 && !options.salvage_wal {
+                    return Err(Error::WalMissing(wal_path.display().to_string()));
+                }
+            }
+        }
+        let data = FileStorage::open(&data_path, options.direct_io)
             .map_err(zipdb_storage::StoreError::from)?;
-        Database::open_storage(Box::new(storage), options)
+        let wal = FileStorage::open(&wal_path, false).map_err(zipdb_storage::StoreError::from)?;
+        let db = Database::open_storage(Box::new(data), Box::new(wal), options)?;
+        if !data_exists {
+            // The new files' directory entries must be durable too, or a crash could lose the
+            // files themselves.
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|source| Error::Dir {
+                    path: dir.display().to_string(),
+                    source,
+                })?;
+        }
+        Ok(db)
     }
 
-    /// Opens a database on `storage`: creates it if the storage is empty, else opens it at its
-    /// last checkpoint (the page size then comes from the file).
-    pub fn open_storage(storage: Box<dyn Storage>, options: Options) -> Result<Database> {
+    /// Opens a database on `data` and `wal` storage: creates it if `data` is empty, else
+    /// recovers it (the page size then comes from the file).
+    pub fn open_storage(
+        data: Box<dyn Storage>,
+        wal: Box<dyn Storage>,
+        options: Options,
+    ) -> Result<Database> {
         if options.pool_bytes == 0 {
             return Err(Error::Config("pool_bytes must be positive".into()));
         }
-        let store = if storage
-            .is_empty()
-            .map_err(zipdb_storage::StoreError::from)?
-        {
+        let mut fresh = data.is_empty().map_err(zipdb_storage::StoreError::from)?;
+        if !fresh && creation_unfinished(&*data)? {
+            // A crash interrupted the creation of this database (see `creation_unfinished`):
+            // nothing in it was ever acknowledged, so start over.
+            data.set_len(0).map_err(zipdb_storage::StoreError::from)?;
+            wal.set_len(0).map_err(zipdb_storage::StoreError::from)?;
+            fresh = true;
+        }
+        let store = if fresh {
             PageStore::create(
-                storage,
+                data,
                 StoreConfig {
                     page_size: options.page_size,
                 },
             )?
         } else {
-            PageStore::open(storage)?
+            PageStore::open(data)?
         };
         let store = Arc::new(store);
         let catalog = Catalog::decode(&store.catalog())?;
@@ -196,18 +372,95 @@ impl Database {
                 }),
             );
         }
-        Ok(Database {
-            inner: Arc::new(DbInner {
-                store,
-                pool,
-                gate: RwLock::new(()),
-                catalog: Mutex::new(CatalogState {
-                    next_tree_id: catalog.next_tree_id,
-                    trees,
-                }),
-                default_codec: options.codec,
+        let wal_config = WalConfig {
+            capacity_bytes: options.wal_bytes,
+            ..WalConfig::default()
+        };
+        let mut cat_state = CatalogState {
+            next_tree_id: catalog.next_tree_id,
+            trees,
+        };
+        let wal_empty = wal.is_empty().map_err(zipdb_storage::StoreError::from)?;
+        let (wal, wal_id, report, replayed) =
+            if catalog.redo_lsn == 0 || (wal_empty && options.salvage_wal) {
+                // A new database (or one from before the WAL): start a new log.
+                if !wal_empty {
+                    wal.set_len(0).map_err(zipdb_storage::StoreError::from)?;
+                }
+                let wal_id = new_wal_id();
+                let w = Wal::create(wal, wal_config, wal_id, WAL_START)?;
+                (w, wal_id, None, false)
+            } else {
+                let mut ctx = Replay {
+                    pool: &pool,
+                    cat: &mut cat_state,
+                    ops: 0,
+                    skipped: 0,
+                    error: None,
+                };
+                let ropts = RecoveryOptions {
+                    salvage: options.salvage_wal,
+                    progress_interval: options.recovery_progress.then_some(Duration::from_secs(1)),
+                };
+                let opened = Wal::open(
+                    wal,
+                    wal_config,
+                    catalog.wal_id,
+                    Lsn(catalog.redo_lsn),
+                    &ropts,
+                    &mut |lsn, _end, payload| ctx.apply(lsn, payload).map_err(Into::into),
+                );
+                if let Some(e) = ctx.error.take() {
+                    return Err(e);
+                }
+                let (w, report) = opened?;
+                let replayed = report.records > 0;
+                (w, catalog.wal_id, Some(report), replayed)
+            };
+        let inner = Arc::new(DbInner {
+            store,
+            pool,
+            wal: Arc::new(wal),
+            wal_id,
+            gate: RwLock::new(()),
+            catalog: Mutex::new(cat_state),
+            in_flight: Mutex::new(BTreeMap::new()),
+            ckpt_lock: Mutex::new(()),
+            ddl: Mutex::new(()),
+            locks: LockManager::new(),
+            mvcc: Mvcc::new(),
+            next_txn: AtomicU64::new(1),
+            options,
+            failed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            ckpt_wake: Arc::new((Mutex::new(false), Condvar::new())),
+            changes_since_ckpt: AtomicU64::new(0),
+            recovery: report,
+        });
+        let db = Database {
+            _handles: Arc::new(HandleGuard {
+                wake: inner.ckpt_wake.clone(),
+                thread: Mutex::new(None),
             }),
-        })
+            inner,
+        };
+        if fresh || catalog.redo_lsn == 0 || replayed {
+            // Record the WAL in the catalog; after recovery, start the next crash from here.
+            db.checkpoint()?;
+        }
+        let weak = Arc::downgrade(&db.inner);
+        let wake = db.inner.ckpt_wake.clone();
+        let handle = std::thread::Builder::new()
+            .name("zipdb-checkpointer".into())
+            .spawn(move || checkpointer_loop(weak, wake))
+            .map_err(|e| Error::Config(format!("cannot start the checkpointer: {e}")))?;
+        *db._handles.thread.lock() = Some(handle);
+        Ok(db)
+    }
+
+    /// What recovery did when this database was opened (None if it was created).
+    pub fn recovery_report(&self) -> Option<&RecoveryReport> {
+        self.inner.recovery.as_ref()
     }
 
     pub fn page_size(&self) -> usize {
@@ -219,30 +472,40 @@ impl Database {
         &self.inner.pool
     }
 
-    /// Creates a tree; `codec` defaults to [`Options::codec`]. Durable at the next checkpoint.
+    /// Creates a tree; `codec` defaults to [`Options::codec`].
     pub fn create_tree(&self, name: &str, codec: Option<Codec>) -> Result<Tree> {
         check_name(name)?;
-        let _gate = self.inner.gate.read();
-        let mut cat = self.inner.catalog.lock();
-        if cat.trees.contains_key(name) {
-            return Err(Error::TreeExists(name.to_string()));
-        }
-        let id = cat.next_tree_id;
-        let next = id
-            .checked_add(1)
-            .ok_or_else(|| Error::Config("tree ids exhausted".into()))?;
-        let btree = BTree::create(
-            self.inner.pool.clone(),
-            TreeId(id),
-            codec.unwrap_or(self.inner.default_codec),
-        )?;
-        cat.next_tree_id = next;
-        let shared = Arc::new(TreeShared {
-            name: name.to_string(),
-            btree,
-            dropped: AtomicBool::new(false),
-        });
-        cat.trees.insert(name.to_string(), shared.clone());
+        self.inner.check_writable()?;
+        let codec = codec.unwrap_or(self.inner.options.codec);
+        let _ddl = self.inner.ddl.lock();
+        // Tree ids are handed out under the catalog mutex, but the WAL append must not happen
+        // under it (it may wait for log space, which needs a checkpoint, which needs the
+        // catalog); so reserve the id first and log it.
+        let id = {
+            let mut cat = self.inner.catalog.lock();
+            if cat.trees.contains_key(name) {
+                return Err(Error::TreeExists(name.to_string()));
+            }
+            let id = cat.next_tree_id;
+            cat.next_tree_id = id
+                .checked_add(1)
+                .ok_or_else(|| Error::Config("tree ids exhausted".into()))?;
+            TreeId(id)
+        };
+        let payload = redo::encode_create_tree(id, codec, name);
+        let shared = self.inner.logged(&payload, FlushPolicy::Sync, || {
+            let _gate = self.inner.gate.read();
+            let mut cat = self.inner.catalog.lock();
+            debug_assert!(!cat.trees.contains_key(name), "DDL is serialised");
+            let btree = BTree::create(self.inner.pool.clone(), id, codec)?;
+            let shared = Arc::new(TreeShared {
+                name: name.to_string(),
+                btree,
+                dropped: AtomicBool::new(false),
+            });
+            cat.trees.insert(name.to_string(), shared.clone());
+            Ok(shared)
+        })?;
         Ok(Tree {
             db: self.inner.clone(),
             t: shared,
@@ -265,15 +528,32 @@ impl Database {
     /// Removes a tree and frees all its pages. Waits for in-flight writes; afterwards every
     /// handle of the tree returns [`Error::NoSuchTree`]. Readers must not race with a drop.
     pub fn drop_tree(&self, name: &str) -> Result<()> {
-        let _gate = self.inner.gate.write();
-        let t = {
-            let mut cat = self.inner.catalog.lock();
+        self.inner.check_writable()?;
+        let _ddl = self.inner.ddl.lock();
+        let id = {
+            let cat = self.inner.catalog.lock();
             cat.trees
-                .remove(name)
+                .get(name)
                 .ok_or_else(|| Error::NoSuchTree(name.to_string()))?
+                .btree
+                .tree_id()
         };
-        t.dropped.store(true, Ordering::Release);
-        t.btree.free_all()
+        let payload = redo::encode_drop_tree(id);
+        self.inner.logged(&payload, FlushPolicy::Sync, || {
+            let _gate = self.inner.gate.write();
+            let t = {
+                let mut cat = self.inner.catalog.lock();
+                match cat.trees.get(name) {
+                    Some(t) if t.btree.tree_id() == id => {}
+                    _ => return Ok(()),
+                }
+                cat.trees.remove(name).expect("checked above")
+            };
+            t.dropped.store(true, Ordering::Release);
+            self.inner.mvcc.drop_tree(id);
+            t.btree.free_all()
+        })?;
+        Ok(())
     }
 
     /// Names of all trees, sorted.
@@ -281,46 +561,43 @@ impl Database {
         self.inner.catalog.lock().trees.keys().cloned().collect()
     }
 
-    /// Starts a transaction (see [`Transaction`] for what it does and does not guarantee).
+    /// Starts a transaction at the default isolation level (repeatable read) and flush policy.
     pub fn begin(&self) -> Transaction {
+        self.begin_with(IsolationLevel::default())
+    }
+
+    /// Starts a transaction at `isolation`.
+    pub fn begin_with(&self, isolation: IsolationLevel) -> Transaction {
+        let snapshot = match isolation {
+            IsolationLevel::RepeatableRead => Some(self.inner.mvcc.begin_snapshot()),
+            IsolationLevel::ReadCommitted => None,
+        };
         Transaction {
             db: self.inner.clone(),
+            id: TxnId(self.inner.next_txn.fetch_add(1, Ordering::Relaxed)),
+            isolation,
+            snapshot,
+            flush: self.inner.options.flush_policy,
             writes: BTreeMap::new(),
+            locked: Vec::new(),
         }
     }
 
-    /// Writes back every dirty page and makes the current state durable, with the catalog.
-    /// Holds the checkpoint gate exclusively, so the state is consistent: every write that
-    /// returned before the call is in it, none that started after.
+    /// Makes the current state durable in the data file and lets the WAL reuse its space.
+    /// Writers keep going meanwhile (see the module docs). Every commit that returned before
+    /// the call is in the checkpoint.
     pub fn checkpoint(&self) -> Result<()> {
-        let _gate = self.inner.gate.write();
-        self.inner.pool.flush_all()?;
-        let bytes = self.catalog().encode();
-        self.inner.store.checkpoint(&bytes)?;
-        Ok(())
+        self.inner.checkpoint()
     }
 
-    fn catalog(&self) -> Catalog {
-        let cat = self.inner.catalog.lock();
-        Catalog {
-            next_tree_id: cat.next_tree_id,
-            entries: cat
-                .trees
-                .values()
-                .map(|t| CatalogEntry {
-                    name: t.name.clone(),
-                    id: t.btree.tree_id(),
-                    root: t.btree.root(),
-                    codec: t.btree.codec(),
-                })
-                .collect(),
-        }
-    }
-
-    /// Flushes and checkpoints. Dropping a `Database` without `close` (or `checkpoint`) loses
-    /// everything since the last checkpoint: there is no WAL yet.
+    /// Checkpoints and stops the background threads. Dropping a `Database` without `close`
+    /// is a crash as far as the data file is concerned: the next open replays the WAL.
     pub fn close(self) -> Result<()> {
-        self.checkpoint()
+        self._handles.stop();
+        let r = self.checkpoint();
+        let w = self.inner.wal.shutdown();
+        r?;
+        Ok(w?)
     }
 
     /// Counters and space, per tree with names.
@@ -367,6 +644,9 @@ impl Database {
             page_size: self.page_size(),
             pool: self.inner.pool.stats(),
             store,
+            wal: self.inner.wal.stats(),
+            mvcc: self.inner.mvcc.stats(),
+            locks: self.inner.locks.stats(),
             file_bytes: space.file_bytes,
             free_bytes: space.free_bytes,
             pending_free_bytes: space.pending_free_bytes,
@@ -389,7 +669,286 @@ impl Database {
     }
 }
 
-/// A handle to one tree. Cheap to clone. Writes hold the database's checkpoint gate shared.
+/// Replays redo records into the trees while a database opens.
+struct Replay<'a> {
+    pool: &'a Arc<BufferPool>,
+    cat: &'a mut CatalogState,
+    ops: u64,
+    skipped: u64,
+    error: Option<Error>,
+}
+
+impl Replay<'_> {
+    fn apply(&mut self, lsn: Lsn, payload: &[u8]) -> std::result::Result<(), String> {
+        match self.apply_inner(lsn, payload) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let msg = e.to_string();
+                self.error = Some(e);
+                Err(msg)
+            }
+        }
+    }
+
+    fn apply_inner(&mut self, lsn: Lsn, payload: &[u8]) -> Result<()> {
+        let rec =
+            redo::decode(payload).map_err(|detail| Error::CorruptRedo { lsn: lsn.0, detail })?;
+        match rec {
+            Record::Commit(ops) => {
+                for op in ops {
+                    // A tree missing here was dropped later in the log (a drop replays as
+                    // a no-op on a tree that is gone).
+                    let Some(t) = self.cat.by_id(op.tree) else {
+                        self.skipped += 1;
+                        continue;
+                    };
+                    match op.value {
+                        Some(v) => {
+                            t.btree.upsert(op.key, v)?;
+                        }
+                        None => {
+                            t.btree.delete(op.key)?;
+                        }
+                    }
+                    self.ops += 1;
+                }
+            }
+            Record::CreateTree { id, codec, name } => {
+                self.cat.next_tree_id = self.cat.next_tree_id.max(id.0.saturating_add(1));
+                if self.cat.by_id(id).is_none() && !self.cat.trees.contains_key(name) {
+                    let btree = BTree::create(self.pool.clone(), id, codec)?;
+                    self.cat.trees.insert(
+                        name.to_string(),
+                        Arc::new(TreeShared {
+                            name: name.to_string(),
+                            btree,
+                            dropped: AtomicBool::new(false),
+                        }),
+                    );
+                }
+            }
+            Record::DropTree { id } => {
+                let name = self.cat.by_id(id).map(|t| t.name.clone());
+                if let Some(name) = name {
+                    if let Some(t) = self.cat.trees.remove(&name) {
+                        t.btree.free_all()?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `data` holds a database whose creation never finished. Creating a database
+/// checkpoints twice: the page store's own first checkpoint (sequence 1, superblock slot 1) and
+/// then the engine's, which records the WAL (sequence 2, slot 0). Slot 0 is written by every
+/// even checkpoint and never cleared, so an all-zero slot 0 means `open_storage` never
+/// returned for this database: no commit can have been acknowledged.
+fn creation_unfinished(data: &dyn Storage) -> Result<bool> {
+    const SLOT: usize = 512;
+    let len = data.len().map_err(zipdb_storage::StoreError::from)?;
+    if len < SLOT as u64 {
+        return Ok(true);
+    }
+    let mut buf = zipdb_storage::io::AlignedBuf::new(SLOT);
+    data.read_at(&mut buf, 0)
+        .map_err(zipdb_storage::StoreError::from)?;
+    Ok(buf.iter().all(|&b| b == 0))
+}
+
+fn new_wal_id() -> u64 {
+    // Not secret, only distinct: time and address-space randomness are enough.
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let local = 0u8;
+    let addr = &local as *const u8 as u64;
+    (t ^ addr.rotate_left(32) ^ u64::from(std::process::id())).max(1)
+}
+
+impl DbInner {
+    fn check_writable(&self) -> Result<()> {
+        if self.store.is_failed() && !self.failed.load(Ordering::Acquire) {
+            // A background page write failed: the data file can no longer checkpoint.
+            self.fail_stop(Error::ReadOnlyAfterIoError(
+                "a page write to the data file failed".into(),
+            ));
+        }
+        if self.failed.load(Ordering::Acquire) {
+            let why = self.failure.lock().clone().unwrap_or_default();
+            return Err(Error::ReadOnlyAfterIoError(why));
+        }
+        Ok(())
+    }
+
+    /// Puts the database in the fail-stop state (first reason wins) and returns the error.
+    fn fail_stop(&self, e: Error) -> Error {
+        let why = {
+            let mut f = self.failure.lock();
+            if f.is_none() {
+                *f = Some(e.to_string());
+            }
+            f.clone().unwrap_or_default()
+        };
+        self.failed.store(true, Ordering::Release);
+        // Commits waiting for WAL space would wait for a checkpoint that cannot happen now.
+        self.wal.fail_stop(&why);
+        e
+    }
+
+    /// Appends `payload` to the WAL, runs `apply`, then waits as `policy` says. The change
+    /// counts as in flight (for the redo LSN of a concurrent checkpoint) from before its
+    /// append until `apply` is done. An error after the append fail-stops the database: the
+    /// log would then say something the trees do not.
+    fn logged<R>(
+        &self,
+        payload: &[u8],
+        policy: FlushPolicy,
+        apply: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        self.check_writable()?;
+        let bound = {
+            let mut f = self.in_flight.lock();
+            let b = self.wal.end_lsn().0;
+            *f.entry(b).or_insert(0) += 1;
+            b
+        };
+        let done = |me: &DbInner| {
+            let mut f = me.in_flight.lock();
+            match f.get_mut(&bound) {
+                Some(n) if *n > 1 => *n -= 1,
+                _ => {
+                    f.remove(&bound);
+                }
+            }
+        };
+        let end = match self.wal.append(payload) {
+            Ok(end) => end,
+            Err(e) => {
+                done(self);
+                return Err(self.fail_stop(e.into()));
+            }
+        };
+        let r = apply();
+        done(self);
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => return Err(self.fail_stop(e)),
+        };
+        self.changes_since_ckpt.fetch_add(1, Ordering::Relaxed);
+        if self.wal.needs_checkpoint() {
+            self.wake_checkpointer();
+        }
+        if let Err(e) = self.wal.commit(end, policy) {
+            return Err(self.fail_stop(e.into()));
+        }
+        Ok(r)
+    }
+
+    fn checkpoint(&self) -> Result<()> {
+        self.check_writable()?;
+        let _one = self.ckpt_lock.lock();
+        let (mut snap, catalog, redo) = {
+            let _gate = self.gate.write();
+            let end = self.wal.end_lsn().0;
+            let redo = self
+                .in_flight
+                .lock()
+                .first_key_value()
+                .map_or(end, |(&b, _)| b.min(end));
+            // Either fails only after an earlier write error; the database is then stopped.
+            // The pool flags its dirty pages first and the store copies its map second: a page
+            // that a background write-back cleans in between is then in the copy (see
+            // `BufferPool::begin_checkpoint`).
+            self.pool
+                .begin_checkpoint()
+                .map_err(|e| self.fail_stop(e.into()))?;
+            let snap = self
+                .store
+                .begin_checkpoint()
+                .map_err(|e| self.fail_stop(e.into()))?;
+            let cat = self.catalog.lock();
+            let catalog = Catalog {
+                next_tree_id: cat.next_tree_id,
+                redo_lsn: redo,
+                wal_id: self.wal_id,
+                entries: cat
+                    .trees
+                    .values()
+                    .map(|t| CatalogEntry {
+                        name: t.name.clone(),
+                        id: t.btree.tree_id(),
+                        root: t.btree.root(),
+                        codec: t.btree.codec(),
+                    })
+                    .collect(),
+            };
+            (snap, catalog.encode(), redo)
+        };
+        self.changes_since_ckpt.store(0, Ordering::Relaxed);
+        let r = (|| -> Result<()> {
+            self.pool.checkpoint_pages(&mut snap)?;
+            // The snapshot holds every record before `redo`; make them durable first, so
+            // that the durable log is always a prefix of what the data file reflects.
+            self.wal.sync_to(Lsn(redo))?;
+            self.store.finish_checkpoint(snap, &catalog)?;
+            Ok(())
+        })();
+        if let Err(e) = r {
+            return Err(self.fail_stop(e));
+        }
+        self.wal.checkpointed(Lsn(redo));
+        Ok(())
+    }
+
+    fn wake_checkpointer(&self) {
+        let (m, cv) = &*self.ckpt_wake;
+        let _g = m.lock();
+        cv.notify_one();
+    }
+}
+
+/// Checkpoints when the WAL is half full, or after `checkpoint_interval` with changes.
+///
+/// It holds the database (a strong reference) only while it looks and checkpoints, never while
+/// it sleeps, so that dropping the last handle drops the database promptly.
+fn checkpointer_loop(db: Weak<DbInner>, wake: Arc<(Mutex<bool>, Condvar)>) {
+    let mut last = Instant::now();
+    loop {
+        {
+            let (m, cv) = &*wake;
+            let mut stop = m.lock();
+            if *stop {
+                return;
+            }
+            cv.wait_for(&mut stop, Duration::from_millis(100));
+            if *stop {
+                return;
+            }
+        }
+        let Some(d) = db.upgrade() else { return };
+        if d.failed.load(Ordering::Acquire) {
+            continue;
+        }
+        let due = d.changes_since_ckpt.load(Ordering::Relaxed) > 0
+            && last.elapsed() >= d.options.checkpoint_interval;
+        if d.wal.needs_checkpoint() || due {
+            // An error has fail-stopped the database; writers see it.
+            let _ = d.checkpoint();
+            last = Instant::now();
+        }
+    }
+}
+
+/// A handle to one tree. Cheap to clone.
+///
+/// Its reads ([`Tree::get`], [`Tree::range`]) read the trees directly, without a snapshot:
+/// they see a commit's writes as soon as they are applied, which is a few microseconds before
+/// the commit is published to snapshots and, unless its flush policy is already satisfied,
+/// before it is durable (as a dirty read of a committing InnoDB transaction would be). Use a
+/// [`Transaction`] for consistent reads. Its writes are single-row transactions that lock the
+/// row, log and apply it, and return as the database's flush policy says.
 #[derive(Clone)]
 pub struct Tree {
     db: Arc<DbInner>,
@@ -405,6 +964,14 @@ impl std::fmt::Debug for Tree {
     }
 }
 
+/// How a single-row write of [`Tree`] treats an existing row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AutoPut {
+    Insert,
+    Upsert,
+    Delete,
+}
+
 impl Tree {
     pub fn name(&self) -> &str {
         &self.t.name
@@ -418,7 +985,7 @@ impl Tree {
     pub fn max_key_len(&self) -> usize {
         self.t.btree.max_key_len()
     }
-    /// The underlying B+tree (no gate, no dropped check).
+    /// The underlying B+tree (no gate, no dropped check, no WAL: for diagnostics).
     pub fn btree(&self) -> &BTree {
         &self.t.btree
     }
@@ -428,6 +995,22 @@ impl Tree {
             return Err(Error::NoSuchTree(self.t.name.clone()));
         }
         Ok(&self.t.btree)
+    }
+
+    fn check_sizes(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        if key.len() > self.max_key_len() {
+            return Err(Error::KeyTooLarge {
+                len: key.len(),
+                max: self.max_key_len(),
+            });
+        }
+        if value.len() > MAX_VALUE_LEN {
+            return Err(Error::ValueTooLarge {
+                len: value.len(),
+                max: MAX_VALUE_LEN,
+            });
+        }
+        Ok(())
     }
 
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -441,20 +1024,53 @@ impl Tree {
 
     /// Inserts; `false` if the key exists.
     pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        let _gate = self.db.gate.read();
-        self.alive()?.insert(key, value)
+        self.auto(key, Some(value), AutoPut::Insert)
     }
 
     /// Inserts or replaces; `true` if a value was replaced.
     pub fn upsert(&self, key: &[u8], value: &[u8]) -> Result<bool> {
-        let _gate = self.db.gate.read();
-        self.alive()?.upsert(key, value)
+        self.auto(key, Some(value), AutoPut::Upsert)
     }
 
     /// Deletes; `true` if the key existed.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
-        let _gate = self.db.gate.read();
-        self.alive()?.delete(key)
+        if key.len() > self.max_key_len() {
+            return Ok(false);
+        }
+        self.auto(key, None, AutoPut::Delete)
+    }
+
+    /// A one-row transaction.
+    fn auto(&self, key: &[u8], value: Option<&[u8]>, mode: AutoPut) -> Result<bool> {
+        let bt = self.alive()?;
+        if let Some(v) = value {
+            self.check_sizes(key, v)?;
+        }
+        let db = &self.db;
+        db.check_writable()?;
+        let txn = TxnId(db.next_txn.fetch_add(1, Ordering::Relaxed));
+        lock_row(db, txn, self.id(), key)?;
+        let r = (|| {
+            let existed = bt.get_with(key, |_| ())?.is_some();
+            let write = match mode {
+                AutoPut::Insert => !existed,
+                AutoPut::Upsert => true,
+                AutoPut::Delete => existed,
+            };
+            if write {
+                let mut enc = CommitEncoder::new();
+                enc.op(self.id(), key, value);
+                let payload = enc.finish();
+                let ops = [(self.t.clone(), key, value)];
+                apply_commit(db, &payload, &ops, db.options.flush_policy)?;
+            }
+            Ok(match mode {
+                AutoPut::Insert => !existed,
+                AutoPut::Upsert | AutoPut::Delete => existed,
+            })
+        })();
+        db.locks.release_all(txn, &[(self.id(), key.to_vec())]);
+        r
     }
 
     /// Forward cursor over `range` (`..`, or a `(Bound<&[u8]>, Bound<&[u8]>)` pair).
@@ -474,31 +1090,156 @@ impl Tree {
     }
 }
 
+fn lock_row(db: &DbInner, txn: TxnId, tree: TreeId, key: &[u8]) -> Result<bool> {
+    match db.locks.lock(txn, tree, key, db.options.lock_wait_timeout) {
+        Ok(crate::lock::Acquired::New) => Ok(true),
+        Ok(crate::lock::Acquired::AlreadyHeld) => Ok(false),
+        Err(LockError::Deadlock { .. }) => Err(Error::Deadlock),
+        Err(LockError::Timeout { waited, .. }) => Err(Error::LockWaitTimeout { waited }),
+    }
+}
+
+/// One write of a commit being applied: tree, key, value (None: delete).
+type CommitOp<'a> = (Arc<TreeShared>, &'a [u8], Option<&'a [u8]>);
+
+/// Logs and applies a commit whose rows the caller has locked: before-images for running
+/// snapshots, then the trees, then publication and the flush policy's wait.
+fn apply_commit(
+    db: &DbInner,
+    payload: &[u8],
+    ops: &[CommitOp<'_>],
+    policy: FlushPolicy,
+) -> Result<()> {
+    let r = db.logged(payload, policy, || {
+        let t = db.mvcc.begin_commit();
+        let (ts, keep) = (t.ts, t.keep_versions);
+        let applied = (|| {
+            let _gate = db.gate.read();
+            for (tree, key, value) in ops {
+                if tree.dropped.load(Ordering::Acquire) {
+                    // Dropped after the write was buffered: the drop wins, as in replay.
+                    continue;
+                }
+                let bt = &tree.btree;
+                if keep {
+                    let before = bt.get(key)?;
+                    db.mvcc.record(bt.tree_id(), key, ts, before);
+                }
+                match value {
+                    Some(v) => {
+                        bt.upsert(key, v)?;
+                    }
+                    None => {
+                        bt.delete(key)?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        // Published before the flush policy's wait (as InnoDB makes a commit visible before
+        // its log flush), and outside the gate: publication may wait for earlier commits,
+        // which may need the gate. Published even after an error: the database is then
+        // fail-stopped, and later commits must not wait for this one forever.
+        db.mvcc.finish_commit(t);
+        applied
+    });
+    db.mvcc.collect(64);
+    r
+}
+
 type WriteSet = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 type OverlayIter<'a> = Box<dyn Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)> + 'a>;
 
-/// A transaction: buffers its writes (per tree, in key order); its reads see its own writes
-/// laid over the trees; `commit` applies them, `rollback` (or dropping it) discards them.
+/// A transaction. Its writes lock their rows at once (waiting for other transactions, with
+/// deadlock detection and a timeout) and are buffered until `commit`; its reads see its own
+/// writes laid over a snapshot (see the module docs for the isolation levels). `rollback`, or
+/// dropping the transaction, discards the writes and releases the locks.
 ///
-/// **No isolation yet** (it comes with the WAL/MVCC issue): reads see other transactions'
-/// committed writes as soon as they are applied, concurrent commits interleave per key, and
-/// nothing prevents lost updates. A commit holds the checkpoint gate, so a checkpoint never
-/// contains half a commit; but without a WAL a crash loses everything since the last
-/// checkpoint, and an error in the middle of `commit` leaves the writes before it applied.
+/// After an error from a write (deadlock, lock wait timeout, write conflict) the transaction
+/// should be rolled back, as MySQL clients do; its earlier writes are still buffered.
 pub struct Transaction {
     db: Arc<DbInner>,
+    id: TxnId,
+    isolation: IsolationLevel,
+    /// Repeatable read: the snapshot taken at begin.
+    snapshot: Option<Ts>,
+    flush: FlushPolicy,
     writes: BTreeMap<TreeId, (Tree, WriteSet)>,
+    locked: Vec<(TreeId, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transaction")
+            .field("id", &self.id)
+            .field("isolation", &self.isolation)
             .field("trees", &self.writes.len())
+            .field("locks", &self.locked.len())
             .finish()
     }
 }
 
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// A snapshot taken for one read, or the transaction's own.
+struct ReadView<'a> {
+    db: &'a DbInner,
+    ts: Ts,
+    owned: bool,
+}
+
+impl Drop for ReadView<'_> {
+    fn drop(&mut self) {
+        if self.owned {
+            self.db.mvcc.end_snapshot(self.ts);
+        }
+    }
+}
+
 impl Transaction {
+    pub fn id(&self) -> TxnId {
+        self.id
+    }
+
+    pub fn isolation(&self) -> IsolationLevel {
+        self.isolation
+    }
+
+    /// When `commit` returns (see [`Options::flush_policy`]).
+    pub fn set_flush_policy(&mut self, policy: FlushPolicy) {
+        self.flush = policy;
+    }
+
+    fn finish(&mut self) {
+        if !self.locked.is_empty() {
+            self.db.locks.release_all(self.id, &self.locked);
+            self.locked.clear();
+        }
+        if let Some(s) = self.snapshot.take() {
+            self.db.mvcc.end_snapshot(s);
+        }
+        self.writes.clear();
+    }
+
+    fn view(&self) -> ReadView<'_> {
+        match self.snapshot {
+            Some(ts) => ReadView {
+                db: &self.db,
+                ts,
+                owned: false,
+            },
+            None => ReadView {
+                db: &self.db,
+                ts: self.db.mvcc.begin_snapshot(),
+                owned: true,
+            },
+        }
+    }
+
     fn set(&mut self, tree: &Tree) -> &mut WriteSet {
         &mut self
             .writes
@@ -514,40 +1255,66 @@ impl Transaction {
             .map(|(_, w)| w)
     }
 
+    /// The value of `key` as this transaction sees it.
     pub fn get(&self, tree: &Tree, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if let Some(w) = self.overlay(tree).and_then(|w| w.get(key)) {
             return Ok(w.clone());
         }
-        tree.get(key)
+        let bt = tree.alive()?;
+        let view = self.view();
+        let v = bt.get(key)?;
+        Ok(match self.db.mvcc.visible(bt.tree_id(), key, view.ts) {
+            Visible::Tree => v,
+            Visible::Old(old) => old,
+        })
+    }
+
+    /// Locks `key` as a write would, then reads its newest committed value (a *locking read*,
+    /// `SELECT … FOR UPDATE`). Under repeatable read, fails with [`Error::WriteConflict`] if
+    /// the row changed after the snapshot.
+    pub fn get_for_update(&mut self, tree: &Tree, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.lock(tree, key)?;
+        if let Some(w) = self.overlay(tree).and_then(|w| w.get(key)) {
+            return Ok(w.clone());
+        }
+        tree.alive()?.get(key)
+    }
+
+    fn lock(&mut self, tree: &Tree, key: &[u8]) -> Result<()> {
+        tree.alive()?;
+        self.db.check_writable()?;
+        if lock_row(&self.db, self.id, tree.id(), key)? {
+            self.locked.push((tree.id(), key.to_vec()));
+        }
+        // Checked also when the lock was already held: a write retried after a conflict must
+        // fail again, or the retry would commit a lost update.
+        if let Some(s) = self.snapshot {
+            if self.db.mvcc.changed_since(tree.id(), key, s) {
+                return Err(Error::WriteConflict {
+                    tree: tree.name().to_string(),
+                });
+            }
+        }
+        Ok(())
     }
 
     pub fn put(&mut self, tree: &Tree, key: &[u8], value: &[u8]) -> Result<()> {
-        tree.alive()?;
-        if key.len() > tree.max_key_len() {
-            return Err(Error::KeyTooLarge {
-                len: key.len(),
-                max: tree.max_key_len(),
-            });
-        }
-        if value.len() > MAX_VALUE_LEN {
-            return Err(Error::ValueTooLarge {
-                len: value.len(),
-                max: MAX_VALUE_LEN,
-            });
-        }
+        tree.check_sizes(key, value)?;
+        self.lock(tree, key)?;
         self.set(tree).insert(key.to_vec(), Some(value.to_vec()));
         Ok(())
     }
 
     pub fn delete(&mut self, tree: &Tree, key: &[u8]) -> Result<()> {
-        tree.alive()?;
-        if key.len() <= tree.max_key_len() {
-            self.set(tree).insert(key.to_vec(), None);
+        if key.len() > tree.max_key_len() {
+            return Ok(());
         }
+        self.lock(tree, key)?;
+        self.set(tree).insert(key.to_vec(), None);
         Ok(())
     }
 
-    /// Forward scan of `range` with this transaction's writes laid over the tree.
+    /// Forward scan of `range` with this transaction's writes laid over its snapshot.
     pub fn scan<'a, R: RangeBounds<[u8]>>(
         &'a self,
         tree: &'a Tree,
@@ -556,7 +1323,7 @@ impl Transaction {
         self.scan_dir(tree, range.start_bound(), range.end_bound(), false)
     }
 
-    /// Reverse scan of `range` with this transaction's writes laid over the tree.
+    /// Reverse scan of `range` with this transaction's writes laid over its snapshot.
     pub fn scan_rev<'a, R: RangeBounds<[u8]>>(
         &'a self,
         tree: &'a Tree,
@@ -572,60 +1339,175 @@ impl Transaction {
         hi: Bound<&[u8]>,
         reverse: bool,
     ) -> Result<TxnScan<'a>> {
-        let cursor = tree.alive()?.range_bounds(lo, hi, reverse);
+        let bt = tree.alive()?;
+        let cursor = bt.range_bounds(lo, hi, reverse);
+        let empty = match (lo, hi) {
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b) | Bound::Included(b)) => {
+                a >= b
+            }
+            _ => false,
+        };
         let overlay: OverlayIter<'a> = match self.overlay(tree) {
-            None => Box::new(std::iter::empty()),
-            Some(w) => {
-                let empty = match (lo, hi) {
-                    (Bound::Included(a), Bound::Included(b)) => a > b,
-                    (
-                        Bound::Included(a) | Bound::Excluded(a),
-                        Bound::Excluded(b) | Bound::Included(b),
-                    ) => a >= b,
-                    _ => false,
-                };
-                if empty {
-                    Box::new(std::iter::empty())
-                } else if reverse {
+            Some(w) if !empty => {
+                if reverse {
                     Box::new(w.range::<[u8], _>((lo, hi)).rev())
                 } else {
                     Box::new(w.range::<[u8], _>((lo, hi)))
                 }
             }
+            _ => Box::new(std::iter::empty()),
+        };
+        let view = self.view();
+        let snap = SnapshotScan {
+            mvcc: &self.db.mvcc,
+            tree: bt.tree_id(),
+            cursor: cursor.peekable(),
+            lo: own(lo),
+            hi: own(hi),
+            reverse,
+            last: None,
+            ts: view.ts,
+            _view: view,
+            empty,
         };
         Ok(TxnScan {
-            cursor: cursor.peekable(),
+            snap: snap.peekable(),
             overlay: overlay.peekable(),
             reverse,
         })
     }
 
-    /// Applies the buffered writes (upserts and deletes), tree by tree in key order.
-    pub fn commit(self) -> Result<()> {
-        let _gate = self.db.gate.read();
+    /// Logs and applies the buffered writes, then returns as the flush policy says. On an
+    /// I/O error the database fail-stops and the outcome of this commit is unknown until
+    /// restart (it is durable only if its WAL record reached the disk).
+    pub fn commit(mut self) -> Result<()> {
+        let r = self.commit_inner();
+        self.finish();
+        r
+    }
+
+    fn commit_inner(&mut self) -> Result<()> {
+        let mut enc = CommitEncoder::new();
+        let mut ops = Vec::new();
         for (tree, writes) in self.writes.values() {
-            let bt = tree.alive()?;
+            tree.alive()?;
             for (k, v) in writes {
-                match v {
-                    Some(v) => {
-                        bt.upsert(k, v)?;
-                    }
-                    None => {
-                        bt.delete(k)?;
+                enc.op(tree.id(), k, v.as_deref());
+                ops.push((tree.t.clone(), k.as_slice(), v.as_deref()));
+            }
+        }
+        if enc.is_empty() {
+            return Ok(());
+        }
+        let payload = enc.finish();
+        apply_commit(&self.db, &payload, &ops, self.flush)
+    }
+
+    /// Discards the buffered writes and releases the locks.
+    pub fn rollback(mut self) {
+        self.finish();
+    }
+}
+
+fn own(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// The tree's entries as a snapshot sees them: newer values replaced by before-images, and
+/// rows deleted since the snapshot put back.
+struct SnapshotScan<'a> {
+    mvcc: &'a Mvcc,
+    tree: TreeId,
+    cursor: std::iter::Peekable<Cursor<'a>>,
+    lo: Bound<Vec<u8>>,
+    hi: Bound<Vec<u8>>,
+    reverse: bool,
+    /// Last key returned (or skipped).
+    last: Option<Vec<u8>>,
+    ts: Ts,
+    _view: ReadView<'a>,
+    empty: bool,
+}
+
+impl Iterator for SnapshotScan<'_> {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.empty {
+            return None;
+        }
+        loop {
+            // The tree's next key (read first: see the ordering rule in mvcc.rs).
+            let next_tree: Option<Vec<u8>> = match self.cursor.peek() {
+                None => None,
+                Some(Err(_)) => return self.cursor.next(),
+                Some(Ok((k, _))) => Some(k.clone()),
+            };
+            // A row the snapshot sees that is no longer in the tree, before that key?
+            if self.mvcc.tree_has_versions(self.tree) {
+                let after: Bound<&[u8]> = match &self.last {
+                    Some(k) => Bound::Excluded(k),
+                    None => as_ref(if self.reverse { &self.hi } else { &self.lo }),
+                };
+                let until: Bound<&[u8]> = match &next_tree {
+                    Some(k) => Bound::Excluded(k),
+                    None => as_ref(if self.reverse { &self.lo } else { &self.hi }),
+                };
+                let (lo, hi) = if self.reverse {
+                    (until, after)
+                } else {
+                    (after, until)
+                };
+                if valid_range(lo, hi) {
+                    if let Some((k, v)) =
+                        self.mvcc.next_old(self.tree, lo, hi, self.reverse, self.ts)
+                    {
+                        self.last = Some(k.clone());
+                        match v {
+                            Some(v) => return Some(Ok((k, v))),
+                            None => continue,
+                        }
                     }
                 }
             }
+            let (k, v) = match self.cursor.next()? {
+                Ok(kv) => kv,
+                Err(e) => return Some(Err(e)),
+            };
+            self.last = Some(k.clone());
+            match self.mvcc.visible(self.tree, &k, self.ts) {
+                Visible::Tree => return Some(Ok((k, v))),
+                Visible::Old(Some(old)) => return Some(Ok((k, old))),
+                Visible::Old(None) => continue,
+            }
         }
-        Ok(())
     }
-
-    /// Discards the buffered writes.
-    pub fn rollback(self) {}
 }
 
-/// A transaction's scan: the tree's entries merged with the transaction's own writes.
+fn valid_range(lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(a), Bound::Included(b)) => a <= b,
+        (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b) | Bound::Included(b)) => a < b,
+        _ => true,
+    }
+}
+
+/// A transaction's scan: its snapshot of the tree merged with the transaction's own writes.
 pub struct TxnScan<'a> {
-    cursor: std::iter::Peekable<Cursor<'a>>,
+    snap: std::iter::Peekable<SnapshotScan<'a>>,
     overlay: std::iter::Peekable<OverlayIter<'a>>,
     reverse: bool,
 }
@@ -635,7 +1517,7 @@ impl Iterator for TxnScan<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let from_tree = match (self.cursor.peek(), self.overlay.peek()) {
+            let from_tree = match (self.snap.peek(), self.overlay.peek()) {
                 (None, None) => return None,
                 (Some(Err(_)), _) => true,
                 (Some(Ok(_)), None) => true,
@@ -644,7 +1526,7 @@ impl Iterator for TxnScan<'_> {
                     let ord = tk.as_slice().cmp(ok.as_slice());
                     if ord == std::cmp::Ordering::Equal {
                         // The transaction's write shadows the tree's entry.
-                        self.cursor.next();
+                        self.snap.next();
                         false
                     } else {
                         (ord == std::cmp::Ordering::Less) != self.reverse
@@ -652,7 +1534,7 @@ impl Iterator for TxnScan<'_> {
                 }
             };
             if from_tree {
-                return self.cursor.next();
+                return self.snap.next();
             }
             let (k, v) = self.overlay.next()?;
             if let Some(v) = v {

@@ -1,5 +1,8 @@
 //! The engine's error type.
 
+use std::time::Duration;
+
+use zipdb_storage::wal::WalError;
 use zipdb_storage::{PageId, StoreError};
 
 /// Every error the engine returns.
@@ -38,6 +41,30 @@ pub enum Error {
     StoreVerify(String),
     #[error("invalid options: {0}")]
     Config(String),
+    /// The WAL could not be written, read or recovered.
+    #[error(transparent)]
+    Wal(#[from] WalError),
+    /// The data file says a WAL belongs to it, but the WAL file is missing.
+    #[error("the WAL file {0} is missing: commits since the last checkpoint would be lost (open with salvage_wal to accept that)")]
+    WalMissing(String),
+    /// A WAL record passed its checksum but does not decode: a bug or a foreign file.
+    #[error("corrupt redo record at LSN {lsn}: {detail}")]
+    CorruptRedo { lsn: u64, detail: String },
+    /// This transaction was chosen as the victim of a deadlock; roll it back and retry
+    /// (MySQL error 1213).
+    #[error("deadlock found when trying to get lock; try restarting transaction")]
+    Deadlock,
+    /// A row lock was not granted in time (MySQL error 1205).
+    #[error("lock wait timeout exceeded after {waited:?}; try restarting transaction")]
+    LockWaitTimeout { waited: Duration },
+    /// Under repeatable read, the row was changed by a transaction that committed after this
+    /// one's snapshot (first updater wins); roll back and retry.
+    #[error("row in tree {tree:?} changed since this transaction's snapshot; try restarting transaction")]
+    WriteConflict { tree: String },
+    /// An earlier write to the WAL or the data file failed; the database refuses changes
+    /// until it is reopened (which recovers it).
+    #[error("the database refuses changes after an earlier I/O error: {0}")]
+    ReadOnlyAfterIoError(String),
 }
 
 impl Error {

@@ -18,14 +18,23 @@
 
 pub mod btree;
 pub mod catalog;
+#[cfg(test)]
+mod crash_tests;
 pub mod db;
 pub mod error;
-
+pub mod lock;
+pub mod mvcc;
+pub mod redo;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod txn_tests;
 
 pub use btree::{BTree, Cursor, VerifyReport};
-pub use db::{Database, Options, Stats, StoreStats, Transaction, Tree, TreeStats, TxnScan};
+pub use db::{
+    Database, FlushPolicy, IsolationLevel, Options, Stats, StoreStats, Transaction, Tree,
+    TreeStats, TxnScan,
+};
 pub use error::{Error, Result};
 pub use zipdb_storage as storage;
 pub use zipdb_storage::Codec;

@@ -11,6 +11,7 @@ pub mod io;
 pub mod page;
 pub mod pool;
 pub mod store;
+pub mod wal;
 
 pub use codec::Codec;
 pub use error::{Result, StoreError};

@@ -156,11 +156,13 @@ struct Allocator {
     cursor: u64,
     /// Units below `end_units` that are free.
     free_units: u64,
-    /// Extents freed since the last checkpoint but referenced by it: reusable after the next.
+    /// Extents freed since the last checkpoint snapshot but referenced by a checkpoint (the
+    /// durable one or the one being written): reusable after the next snapshot is durable.
     pending: Vec<Extent>,
     /// Empty vector kept for its capacity, swapped with `pending` at each checkpoint.
     pending_spare: Vec<Extent>,
-    /// Extents freed while a checkpoint is being written (they may be in its snapshot).
+    /// While a checkpoint is being written: what was pending when its snapshot was taken.
+    /// The new checkpoint does not reference these, so they are freed once it is durable.
     pending_in_flight: Option<Vec<Extent>>,
     /// Extents allocated since the last checkpoint snapshot: no durable map references them,
     /// so they may be reused as soon as they are superseded.
@@ -281,9 +283,9 @@ impl Allocator {
         }
         if self.fresh.remove(&e.offset_units()) {
             self.insert_free(e.offset_units(), e.len_units());
-        } else if let Some(v) = self.pending_in_flight.as_mut() {
-            v.push(e);
         } else {
+            // Referenced by the last durable checkpoint or by the snapshot being written:
+            // reusable once a checkpoint taken after this moment is durable.
             self.pending.push(e);
         }
     }
@@ -366,6 +368,35 @@ struct CheckpointState {
     seq: u64,
     meta: Extent,
     catalog: Vec<u8>,
+    /// Between `begin_checkpoint` and `finish_checkpoint`.
+    in_progress: bool,
+}
+
+/// The page map as of [`PageStore::begin_checkpoint`], plus the extents written for the
+/// checkpoint since; [`PageStore::finish_checkpoint`] makes it durable.
+#[derive(Debug)]
+pub struct MapSnapshot {
+    /// Raw extents indexed by page id (index 0 unused).
+    entries: Vec<u64>,
+    trees: Vec<u32>,
+}
+
+impl MapSnapshot {
+    /// Points page `id` at `ext` (an image of the page as of the snapshot, written since).
+    pub fn set(&mut self, id: PageId, ext: Extent) {
+        let i = id.0 as usize;
+        assert!(
+            i > 0 && i < self.entries.len(),
+            "page {id} is not in the checkpoint snapshot"
+        );
+        self.entries[i] = ext.raw();
+    }
+
+    /// Whether the snapshot has page `id`.
+    pub fn contains(&self, id: PageId) -> bool {
+        let i = id.0 as usize;
+        i > 0 && i < self.entries.len()
+    }
 }
 
 impl std::fmt::Debug for PageStore {
@@ -471,7 +502,12 @@ impl PageStore {
             space: Mutex::new(HashMap::new()),
             pages_total: AtomicU64::new(0),
             physical_bytes_total: AtomicU64::new(0),
-            ckpt: Mutex::new(CheckpointState { seq, meta, catalog }),
+            ckpt: Mutex::new(CheckpointState {
+                seq,
+                meta,
+                catalog,
+                in_progress: false,
+            }),
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
             counters: StoreCounters::default(),
@@ -699,11 +735,46 @@ impl PageStore {
     /// `buf` must be at least `image_len` rounded up to [`UNIT`] long (and aligned for O_DIRECT);
     /// the padding is zeroed here.
     pub fn write_image(&self, id: PageId, buf: &mut [u8], image_len: usize) -> Result<Extent> {
+        self.write_image_inner(id, buf, image_len, false)
+    }
+
+    /// As [`Self::write_image`], for an image that also goes into the checkpoint in progress
+    /// ([`MapSnapshot::set`]): the extent is kept until a later checkpoint is durable even if
+    /// the page is rewritten before this one finishes.
+    pub fn write_image_pinned(
+        &self,
+        id: PageId,
+        buf: &mut [u8],
+        image_len: usize,
+    ) -> Result<Extent> {
+        self.write_image_inner(id, buf, image_len, true)
+    }
+
+    /// Writes an image of page `id` for the checkpoint in progress only: the live map keeps
+    /// pointing where it did (the page has changed since the snapshot). The extent is released
+    /// right away as pending, so it lives until the checkpoint after this one is durable.
+    pub fn write_image_detached(
+        &self,
+        id: PageId,
+        buf: &mut [u8],
+        image_len: usize,
+    ) -> Result<Extent> {
+        let ext = self.write_extent(buf, image_len)?;
+        let mut a = self.alloc.lock();
+        a.fresh.remove(&ext.offset_units());
+        a.pending.push(ext);
+        debug_assert!(
+            self.map.get(id.0).is_some(),
+            "detached image of unknown page {id}"
+        );
+        Ok(ext)
+    }
+
+    fn write_extent(&self, buf: &mut [u8], image_len: usize) -> Result<Extent> {
         self.check_writable()?;
         let units = image_len.div_ceil(UNIT) as u64;
         let padded = units as usize * UNIT;
         buf[image_len..padded].fill(0);
-        let slot = self.map.get(id.0).ok_or(StoreError::NoSuchPage(id))?;
         let ext = self.alloc.lock().allocate(units);
         let t0 = Instant::now();
         if let Err(e) = self.storage.write_at(&buf[..padded], ext.offset_bytes()) {
@@ -716,12 +787,27 @@ impl PageStore {
         self.counters
             .write_bytes
             .fetch_add(padded as u64, Ordering::Relaxed);
+        Ok(ext)
+    }
+
+    fn write_image_inner(
+        &self,
+        id: PageId,
+        buf: &mut [u8],
+        image_len: usize,
+        pin: bool,
+    ) -> Result<Extent> {
+        let slot = self.map.get(id.0).ok_or(StoreError::NoSuchPage(id))?;
+        let ext = self.write_extent(buf, image_len)?;
         let tree = TreeId(
             self.trees
                 .get(id.0)
                 .map_or(0, |t| t.load(Ordering::Relaxed)),
         );
         let mut a = self.alloc.lock();
+        if pin {
+            a.fresh.remove(&ext.offset_units());
+        }
         let old = Extent::from_raw(slot.swap(ext.raw(), Ordering::AcqRel));
         a.release(old);
         let mut space = self.space.lock();
@@ -799,35 +885,105 @@ impl PageStore {
 
     /// Makes every page written so far, and the page map, durable together with `catalog`.
     /// Callers must have written back every page that belongs to the state being checkpointed
-    /// and must not write pages of that state concurrently (the engine holds its checkpoint gate).
-    /// On any I/O error the store fail-stops; the previous checkpoint stays intact on disk.
+    /// and must not write pages of that state concurrently (see [`Self::begin_checkpoint`] for
+    /// the form that lets writers go on). On any I/O error the store fail-stops; the previous
+    /// checkpoint stays intact on disk.
     pub fn checkpoint(&self, catalog: &[u8]) -> Result<()> {
+        let snap = self.begin_checkpoint()?;
+        self.finish_checkpoint(snap, catalog)
+    }
+
+    /// Starts a checkpoint: copies the page map as it is now. The copy is what the checkpoint
+    /// will make durable, with the extents of pages written for it ([`MapSnapshot::set`]) laid
+    /// over it, so writers may keep changing the live map meanwhile. From here until
+    /// [`Self::finish_checkpoint`], no extent the copy references is reused: extents released
+    /// from now on stay pending until a later checkpoint is durable.
+    ///
+    /// Only one checkpoint may be in progress.
+    pub fn begin_checkpoint(&self) -> Result<MapSnapshot> {
         self.check_writable()?;
         let mut ck = self.ckpt.lock();
+        if ck.in_progress {
+            return Err(StoreError::Config(
+                "a checkpoint is already in progress".into(),
+            ));
+        }
+        let mut a = self.alloc.lock();
+        let n_pages = self.next_page_id.load(Ordering::Acquire).max(1);
+        let mut entries = vec![0u64; n_pages as usize];
+        let mut trees = vec![0u32; n_pages as usize];
+        for i in 1..n_pages {
+            entries[i as usize] = self.map.get(i).map_or(0, |e| e.load(Ordering::Acquire));
+            trees[i as usize] = self.trees.get(i).map_or(0, |t| t.load(Ordering::Relaxed));
+        }
+        // Everything live now is referenced by the snapshot: none of it is "fresh" any more.
+        a.fresh.clear();
+        debug_assert!(a.pending_in_flight.is_none());
+        let spare = std::mem::take(&mut a.pending_spare);
+        a.pending_in_flight = Some(std::mem::replace(&mut a.pending, spare));
+        ck.in_progress = true;
+        Ok(MapSnapshot { entries, trees })
+    }
+
+    /// Writes the snapshot's map blob with `catalog` and flips the superblock. Every extent in
+    /// the snapshot must have been written; this syncs the file first.
+    pub fn finish_checkpoint(&self, snap: MapSnapshot, catalog: &[u8]) -> Result<()> {
+        let mut ck = self.ckpt.lock();
+        assert!(ck.in_progress, "finish_checkpoint without begin_checkpoint");
+        let result = self.finish_locked(&mut ck, &snap, catalog);
+        ck.in_progress = false;
+        let mut a = self.alloc.lock();
+        let mut in_flight = a.pending_in_flight.take().unwrap_or_default();
+        match result {
+            Ok(meta) => {
+                // The new checkpoint is durable: what only the old one referenced is free now.
+                for e in in_flight.drain(..) {
+                    a.insert_free(e.offset_units(), e.len_units());
+                }
+                a.pending_spare = in_flight;
+                if !ck.meta.is_none() {
+                    a.insert_free(ck.meta.offset_units(), ck.meta.len_units());
+                }
+                drop(a);
+                self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
+                ck.seq += 1;
+                ck.meta = meta;
+                ck.catalog = catalog.to_vec();
+                Ok(())
+            }
+            Err(e) => {
+                // The old checkpoint may still be the durable one: keep everything it references.
+                a.pending.append(&mut in_flight);
+                Err(e)
+            }
+        }
+    }
+
+    fn finish_locked(
+        &self,
+        ck: &mut CheckpointState,
+        snap: &MapSnapshot,
+        catalog: &[u8],
+    ) -> Result<Extent> {
+        self.check_writable()?;
         if let Err(e) = self.storage.sync() {
             return Err(self.fail_stop(e.into()));
         }
         self.counters.syncs.fetch_add(1, Ordering::Relaxed);
-        // Snapshot the map under the allocator lock so that frees after this point know
-        // whether the snapshot references their extent.
-        let n_pages = self.next_page_id.load(Ordering::Acquire).max(1);
+        let n_pages = snap.entries.len() as u64;
         let body = META_HEADER_LEN + n_pages as usize * 12 + catalog.len();
         let units = body.div_ceil(UNIT) as u64;
         let mut blob = AlignedBuf::new(units as usize * UNIT);
+        for i in 1..n_pages as usize {
+            let o = META_HEADER_LEN + i * 12;
+            blob[o..o + 8].copy_from_slice(&snap.entries[i].to_le_bytes());
+            blob[o + 8..o + 12].copy_from_slice(&snap.trees[i].to_le_bytes());
+        }
         let (meta, end_units) = {
             let mut a = self.alloc.lock();
-            for i in 1..n_pages {
-                let e = self.map.get(i).map_or(0, |e| e.load(Ordering::Acquire));
-                let t = self.trees.get(i).map_or(0, |t| t.load(Ordering::Relaxed));
-                let o = META_HEADER_LEN + i as usize * 12;
-                blob[o..o + 8].copy_from_slice(&e.to_le_bytes());
-                blob[o + 8..o + 12].copy_from_slice(&t.to_le_bytes());
-            }
             let meta = a.allocate(units);
-            // The blob itself is referenced by the checkpoint being written.
-            a.fresh.clear();
-            let spare = std::mem::take(&mut a.pending_spare);
-            a.pending_in_flight = Some(std::mem::replace(&mut a.pending, spare));
+            // Referenced by the checkpoint being written: never released as "fresh".
+            a.fresh.remove(&meta.offset_units());
             (meta, a.end_units)
         };
         let seq = ck.seq + 1;
@@ -854,30 +1010,13 @@ impl PageStore {
             .and_then(|()| self.storage.sync())
             .and_then(|()| self.storage.write_at(&sbuf, slot_off))
             .and_then(|()| self.storage.sync());
-        let mut a = self.alloc.lock();
-        let mut in_flight = a.pending_in_flight.take().unwrap_or_default();
         if let Err(e) = result {
-            // The old checkpoint may still be the durable one: keep everything it references.
-            a.pending.append(&mut in_flight);
-            drop(a);
+            // The blob's extent stays allocated (leaked until reopen): harmless, and the store
+            // is fail-stopped anyway.
             return Err(self.fail_stop(e.into()));
         }
-        // The new checkpoint is durable: what only the old one referenced is free now. Extents
-        // freed during the write stay pending, since the new snapshot may reference them.
-        for e in in_flight.drain(..) {
-            a.insert_free(e.offset_units(), e.len_units());
-        }
-        a.pending_spare = in_flight;
-        if !ck.meta.is_none() {
-            a.insert_free(ck.meta.offset_units(), ck.meta.len_units());
-        }
-        drop(a);
         self.counters.syncs.fetch_add(2, Ordering::Relaxed);
-        self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
-        ck.seq = seq;
-        ck.meta = meta;
-        ck.catalog = catalog.to_vec();
-        Ok(())
+        Ok(meta)
     }
 
     /// Live pages and the bytes of their images on disk, over all trees (lock-free).
