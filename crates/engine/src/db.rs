@@ -1341,13 +1341,7 @@ impl Transaction {
     ) -> Result<TxnScan<'a>> {
         let bt = tree.alive()?;
         let cursor = bt.range_bounds(lo, hi, reverse);
-        let empty = match (lo, hi) {
-            (Bound::Included(a), Bound::Included(b)) => a > b,
-            (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b) | Bound::Included(b)) => {
-                a >= b
-            }
-            _ => false,
-        };
+        let empty = !valid_range(lo, hi);
         let overlay: OverlayIter<'a> = match self.overlay(tree) {
             Some(w) if !empty => {
                 if reverse {

@@ -69,7 +69,7 @@ fn collect(it: impl Iterator<Item = crate::Result<(Vec<u8>, Vec<u8>)>>) -> Vec<(
     it.map(|r| r.unwrap()).collect()
 }
 
-fn model_range(
+pub(crate) fn model_range(
     m: &BTreeMap<Vec<u8>, Vec<u8>>,
     lo: Bound<&[u8]>,
     hi: Bound<&[u8]>,

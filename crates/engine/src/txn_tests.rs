@@ -57,7 +57,7 @@ use rand::{Rng, SeedableRng};
 use zipdb_storage::io::{IoError, SimStorage, Storage};
 use zipdb_storage::Codec;
 
-use crate::tests::{opts, Disks};
+use crate::tests::{model_range, opts, Disks};
 use crate::{Database, Error, FlushPolicy, IsolationLevel, Result, Transaction, Tree};
 
 const RR: IsolationLevel = IsolationLevel::RepeatableRead;
@@ -1258,32 +1258,6 @@ fn commit_is_visible_to_transactions_begun_after_it_returns() {
 
 fn k4(i: u32) -> Vec<u8> {
     i.to_be_bytes().to_vec()
-}
-
-fn model_range(
-    m: &BTreeMap<Vec<u8>, Vec<u8>>,
-    lo: Bound<&[u8]>,
-    hi: Bound<&[u8]>,
-    rev: bool,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let empty = match (lo, hi) {
-        (Bound::Included(a), Bound::Included(b)) => a > b,
-        (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b) | Bound::Included(b)) => {
-            a >= b
-        }
-        _ => false,
-    };
-    if empty {
-        return Vec::new();
-    }
-    let it = m
-        .range::<[u8], _>((lo, hi))
-        .map(|(k, v)| (k.clone(), v.clone()));
-    if rev {
-        it.rev().collect()
-    } else {
-        it.collect()
-    }
 }
 
 fn scan_vec(

@@ -1334,6 +1334,18 @@ impl BufferPool {
         }
     }
 
+    /// Compresses page `id` into its on-disk image in `out`, counting the work; returns the
+    /// image length.
+    fn encode(&self, data: &[u8], id: PageId, out: &mut [u8]) -> usize {
+        let t0 = Instant::now();
+        let n = codec::with_ctx(|c| page::encode_image(c, data, id, UNIT, out));
+        self.counters
+            .encode_ns
+            .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.counters.encodes.fetch_add(1, Ordering::Relaxed);
+        n
+    }
+
     /// Writes back page `id` (latched at least shared, resident in `frame`, dirty): compress,
     /// write out of place, then cache the new image in the compressed tier.
     fn write_back_locked(&self, id: PageId, slot: &Slot, frame: usize) -> Result<()> {
@@ -1345,12 +1357,7 @@ impl BufferPool {
         with_scratch(&WRITE_SCRATCH, |s| {
             // SAFETY: the caller holds a latch, so no writer changes the frame.
             let data = unsafe { self.frame_bytes(frame) };
-            let t0 = Instant::now();
-            let n = codec::with_ctx(|c| page::encode_image(c, data, id, UNIT, &mut s.image));
-            self.counters
-                .encode_ns
-                .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            self.counters.encodes.fetch_add(1, Ordering::Relaxed);
+            let n = self.encode(data, id, &mut s.image);
             if for_ckpt {
                 let r = self.store.write_image_pinned(id, &mut s.image, n);
                 self.ckpt_record(id, r.as_ref().ok().copied(), r.as_ref().err());
@@ -1552,12 +1559,7 @@ impl BufferPool {
         }
         with_scratch(&WRITE_SCRATCH, |s| -> Result<()> {
             for (id, data) in &copies {
-                let t0 = Instant::now();
-                let n = codec::with_ctx(|c| page::encode_image(c, data, *id, UNIT, &mut s.image));
-                self.counters
-                    .encode_ns
-                    .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                self.counters.encodes.fetch_add(1, Ordering::Relaxed);
+                let n = self.encode(data, *id, &mut s.image);
                 let ext = self.store.write_image_detached(*id, &mut s.image, n)?;
                 self.counters.ckpt_writes.fetch_add(1, Ordering::Relaxed);
                 snap.set(*id, ext);
