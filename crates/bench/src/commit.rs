@@ -272,6 +272,8 @@ struct Measured {
     commits_per_sync: Option<f64>,
     /// Average time of one fsync of the WAL during the run.
     sync_ms: Option<f64>,
+    /// Average time a sync leader waited for other committers before syncing, per sync.
+    gather_ms: Option<f64>,
 }
 
 fn run_plan(args: &CommitArgs, plan: &Plan, out: &Out) -> Result<()> {
@@ -306,13 +308,20 @@ fn run_plan(args: &CommitArgs, plan: &Plan, out: &Out) -> Result<()> {
         let tree = db.create_tree("kv", None)?;
         load(&db, &tree, args)?;
         out.line(&format!(
-            "{:>7} {:>11} {:>8} {:>8} {:>9} {:>12} {:>8}",
-            "threads", "commits/s", "p50 ms", "p99 ms", "conflicts", "commits/sync", "sync ms"
+            "{:>7} {:>11} {:>8} {:>8} {:>9} {:>12} {:>8} {:>9}",
+            "threads",
+            "commits/s",
+            "p50 ms",
+            "p99 ms",
+            "conflicts",
+            "commits/sync",
+            "sync ms",
+            "gather ms"
         ));
         for (i, &n) in plan.threads.iter().enumerate() {
             let m = measure(&db, &tree, args, plan, n, seed_for(args.seed, 1, i as u64))?;
             out.line(&format!(
-                "{:>7} {:>11} {:>8.3} {:>8.3} {:>9} {:>12} {:>8}",
+                "{:>7} {:>11} {:>8.3} {:>8.3} {:>9} {:>12} {:>8} {:>9}",
                 m.threads,
                 thousands(m.per_s.round() as u64),
                 m.p50_ms,
@@ -321,6 +330,8 @@ fn run_plan(args: &CommitArgs, plan: &Plan, out: &Out) -> Result<()> {
                 m.commits_per_sync
                     .map_or_else(|| "-".to_string(), |c| format!("{c:.2}")),
                 m.sync_ms
+                    .map_or_else(|| "-".to_string(), |c| format!("{c:.3}")),
+                m.gather_ms
                     .map_or_else(|| "-".to_string(), |c| format!("{c:.3}")),
             ));
             out.record(&json!({
@@ -336,6 +347,7 @@ fn run_plan(args: &CommitArgs, plan: &Plan, out: &Out) -> Result<()> {
                 "conflicts": m.conflicts,
                 "commits_per_sync": m.commits_per_sync.map(r3),
                 "sync_ms": m.sync_ms.map(r3),
+                "gather_ms": m.gather_ms.map(r3),
                 "fs": plan.fs,
             }));
             results.push(m);
@@ -505,6 +517,9 @@ fn measure(
             .then(|| sync_commits as f64 / syncs as f64),
         sync_ms: (syncs > 0).then(|| {
             wal1.sync_ns_total.saturating_sub(wal0.sync_ns_total) as f64 / syncs as f64 / 1e6
+        }),
+        gather_ms: (syncs > 0).then(|| {
+            wal1.gather_ns_total.saturating_sub(wal0.gather_ns_total) as f64 / syncs as f64 / 1e6
         }),
     })
 }

@@ -51,7 +51,8 @@ use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Result};
 use crate::lock::{LockError, LockManager, TxnId};
 use crate::mvcc::{Mvcc, MvccStats, Ts, Visible};
-use crate::redo::{self, CommitEncoder, Record};
+use crate::redo::{self, CommitEncoder};
+use crate::replay::{Replay, ReplayCatalog};
 
 /// Name of the data file inside the database directory.
 pub const DATA_FILE: &str = "zipdb.data";
@@ -381,42 +382,65 @@ impl Database {
             trees,
         };
         let wal_empty = wal.is_empty().map_err(zipdb_storage::StoreError::from)?;
-        let (wal, wal_id, report, replayed) =
-            if catalog.redo_lsn == 0 || (wal_empty && options.salvage_wal) {
-                // A new database (or one from before the WAL): start a new log.
-                if !wal_empty {
-                    wal.set_len(0).map_err(zipdb_storage::StoreError::from)?;
-                }
-                let wal_id = new_wal_id();
-                let w = Wal::create(wal, wal_config, wal_id, WAL_START)?;
-                (w, wal_id, None, false)
-            } else {
-                let mut ctx = Replay {
-                    pool: &pool,
-                    cat: &mut cat_state,
-                    ops: 0,
-                    skipped: 0,
-                    error: None,
-                };
-                let ropts = RecoveryOptions {
-                    salvage: options.salvage_wal,
-                    progress_interval: options.recovery_progress.then_some(Duration::from_secs(1)),
-                };
-                let opened = Wal::open(
-                    wal,
-                    wal_config,
-                    catalog.wal_id,
-                    Lsn(catalog.redo_lsn),
-                    &ropts,
-                    &mut |lsn, _end, payload| ctx.apply(lsn, payload).map_err(Into::into),
-                );
-                if let Some(e) = ctx.error.take() {
-                    return Err(e);
-                }
-                let (w, report) = opened?;
-                let replayed = report.records > 0;
-                (w, catalog.wal_id, Some(report), replayed)
+        let (wal, wal_id, report, replayed) = if catalog.redo_lsn == 0
+            || (wal_empty && options.salvage_wal)
+        {
+            // A new database (or one from before the WAL): start a new log.
+            if !wal_empty {
+                wal.set_len(0).map_err(zipdb_storage::StoreError::from)?;
+            }
+            let wal_id = new_wal_id();
+            let w = Wal::create(wal, wal_config, wal_id, WAL_START)?;
+            (w, wal_id, None, false)
+        } else {
+            let mut trees = ReplayTrees {
+                pool: &pool,
+                cat: &mut cat_state,
             };
+            let mut ctx = Replay::new(&mut trees);
+            let ropts = RecoveryOptions {
+                salvage: options.salvage_wal,
+                progress_interval: options.recovery_progress.then_some(Duration::from_secs(1)),
+            };
+            let opened = Wal::open(
+                wal,
+                wal_config,
+                catalog.wal_id,
+                Lsn(catalog.redo_lsn),
+                &ropts,
+                &mut |lsn, _end, payload| ctx.record(lsn, payload).map_err(Into::into),
+            );
+            if let Some(e) = ctx.error.take() {
+                return Err(e);
+            }
+            let (w, mut report) = opened?;
+            ctx.finish()?;
+            // The WAL timed reading and batching; the last batch is applied after it.
+            report.elapsed += ctx.stats.tail_apply;
+            if options.recovery_progress && report.records > 0 {
+                let s = ctx.stats;
+                let secs = report.elapsed.as_secs_f64().max(1e-9);
+                eprintln!(
+                        "zipdb recovery: replayed {:.1} MiB, {} records in {:.2} s ({:.0} MB/s): \
+                         {} writes, {} applied, {} overwritten later in their batch, {} to dropped trees; \
+                         {} batches (sort {:.2} s, sort+apply {:.2} s){}",
+                        report.bytes as f64 / (1 << 20) as f64,
+                        report.records,
+                        secs,
+                        report.bytes as f64 / 1e6 / secs,
+                        s.writes,
+                        s.writes - s.overwritten - s.skipped,
+                        s.overwritten,
+                        s.skipped,
+                        s.batches,
+                        s.sort.as_secs_f64(),
+                        s.apply.as_secs_f64(),
+                        if report.torn_tail { "; a torn tail was discarded" } else { "" },
+                    );
+            }
+            let replayed = report.records > 0;
+            (w, catalog.wal_id, Some(report), replayed)
+        };
         let inner = Arc::new(DbInner {
             store,
             pool,
@@ -669,71 +693,48 @@ impl Database {
     }
 }
 
-/// Replays redo records into the trees while a database opens.
-struct Replay<'a> {
+/// The catalog as replay sees it: a tree id resolves to its tree, and the DDL records change
+/// which trees exist.
+struct ReplayTrees<'a> {
     pool: &'a Arc<BufferPool>,
     cat: &'a mut CatalogState,
-    ops: u64,
-    skipped: u64,
-    error: Option<Error>,
 }
 
-impl Replay<'_> {
-    fn apply(&mut self, lsn: Lsn, payload: &[u8]) -> std::result::Result<(), String> {
-        match self.apply_inner(lsn, payload) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let msg = e.to_string();
-                self.error = Some(e);
-                Err(msg)
-            }
-        }
+impl AsRef<BTree> for TreeShared {
+    fn as_ref(&self) -> &BTree {
+        &self.btree
+    }
+}
+
+impl ReplayCatalog for ReplayTrees<'_> {
+    type Tree = TreeShared;
+
+    fn tree(&self, id: TreeId) -> Option<Arc<TreeShared>> {
+        self.cat.by_id(id).cloned()
     }
 
-    fn apply_inner(&mut self, lsn: Lsn, payload: &[u8]) -> Result<()> {
-        let rec =
-            redo::decode(payload).map_err(|detail| Error::CorruptRedo { lsn: lsn.0, detail })?;
-        match rec {
-            Record::Commit(ops) => {
-                for op in ops {
-                    // A tree missing here was dropped later in the log (a drop replays as
-                    // a no-op on a tree that is gone).
-                    let Some(t) = self.cat.by_id(op.tree) else {
-                        self.skipped += 1;
-                        continue;
-                    };
-                    match op.value {
-                        Some(v) => {
-                            t.btree.upsert(op.key, v)?;
-                        }
-                        None => {
-                            t.btree.delete(op.key)?;
-                        }
-                    }
-                    self.ops += 1;
-                }
-            }
-            Record::CreateTree { id, codec, name } => {
-                self.cat.next_tree_id = self.cat.next_tree_id.max(id.0.saturating_add(1));
-                if self.cat.by_id(id).is_none() && !self.cat.trees.contains_key(name) {
-                    let btree = BTree::create(self.pool.clone(), id, codec)?;
-                    self.cat.trees.insert(
-                        name.to_string(),
-                        Arc::new(TreeShared {
-                            name: name.to_string(),
-                            btree,
-                            dropped: AtomicBool::new(false),
-                        }),
-                    );
-                }
-            }
-            Record::DropTree { id } => {
-                let name = self.cat.by_id(id).map(|t| t.name.clone());
-                if let Some(name) = name {
-                    if let Some(t) = self.cat.trees.remove(&name) {
-                        t.btree.free_all()?;
-                    }
-                }
+    fn create_tree(&mut self, id: TreeId, codec: Codec, name: &str) -> Result<()> {
+        self.cat.next_tree_id = self.cat.next_tree_id.max(id.0.saturating_add(1));
+        if self.cat.by_id(id).is_none() && !self.cat.trees.contains_key(name) {
+            let btree = BTree::create(self.pool.clone(), id, codec)?;
+            self.cat.trees.insert(
+                name.to_string(),
+                Arc::new(TreeShared {
+                    name: name.to_string(),
+                    btree,
+                    dropped: AtomicBool::new(false),
+                }),
+            );
+        }
+        Ok(())
+    }
+
+    fn drop_tree(&mut self, id: TreeId) -> Result<()> {
+        // A drop replays as a no-op on a tree that is already gone.
+        let name = self.cat.by_id(id).map(|t| t.name.clone());
+        if let Some(name) = name {
+            if let Some(t) = self.cat.trees.remove(&name) {
+                t.btree.free_all()?;
             }
         }
         Ok(())
@@ -1051,22 +1052,29 @@ impl Tree {
         let txn = TxnId(db.next_txn.fetch_add(1, Ordering::Relaxed));
         lock_row(db, txn, self.id(), key)?;
         let r = (|| {
-            let existed = bt.get_with(key, |_| ())?.is_some();
-            let write = match mode {
-                AutoPut::Insert => !existed,
-                AutoPut::Upsert => true,
-                AutoPut::Delete => existed,
+            // An upsert writes either way and learns from the tree whether it replaced a row;
+            // insert and delete look first, so that a no-op is not logged.
+            let existed = match mode {
+                AutoPut::Upsert => None,
+                AutoPut::Insert | AutoPut::Delete => Some(bt.get_with(key, |_| ())?.is_some()),
             };
+            let write = match (mode, existed) {
+                (AutoPut::Insert, Some(e)) => !e,
+                (AutoPut::Delete, Some(e)) => e,
+                _ => true,
+            };
+            let mut replaced = 0;
             if write {
                 let mut enc = CommitEncoder::new();
                 enc.op(self.id(), key, value);
                 let payload = enc.finish();
                 let ops = [(self.t.clone(), key, value)];
-                apply_commit(db, &payload, &ops, db.options.flush_policy)?;
+                replaced = apply_commit(db, &payload, &ops, db.options.flush_policy)?;
             }
-            Ok(match mode {
-                AutoPut::Insert => !existed,
-                AutoPut::Upsert | AutoPut::Delete => existed,
+            Ok(match (mode, existed) {
+                (AutoPut::Insert, Some(e)) => !e,
+                (_, Some(e)) => e,
+                (_, None) => replaced > 0,
             })
         })();
         db.locks.release_all(txn, &[(self.id(), key.to_vec())]);
@@ -1104,15 +1112,18 @@ type CommitOp<'a> = (Arc<TreeShared>, &'a [u8], Option<&'a [u8]>);
 
 /// Logs and applies a commit whose rows the caller has locked: before-images for running
 /// snapshots, then the trees, then publication and the flush policy's wait.
+/// Logs and applies a commit; returns how many of its writes replaced or deleted an existing
+/// row.
 fn apply_commit(
     db: &DbInner,
     payload: &[u8],
     ops: &[CommitOp<'_>],
     policy: FlushPolicy,
-) -> Result<()> {
+) -> Result<usize> {
     let r = db.logged(payload, policy, || {
         let t = db.mvcc.begin_commit();
         let (ts, keep) = (t.ts, t.keep_versions);
+        let mut existed = 0usize;
         let applied = (|| {
             let _gate = db.gate.read();
             for (tree, key, value) in ops {
@@ -1125,26 +1136,28 @@ fn apply_commit(
                     let before = bt.get(key)?;
                     db.mvcc.record(bt.tree_id(), key, ts, before);
                 }
-                match value {
-                    Some(v) => {
-                        bt.upsert(key, v)?;
-                    }
-                    None => {
-                        bt.delete(key)?;
-                    }
-                }
+                let replaced = match value {
+                    Some(v) => bt.upsert(key, v)?,
+                    None => bt.delete(key)?,
+                };
+                existed += usize::from(replaced);
             }
             Ok(())
         })();
-        // Published before the flush policy's wait (as InnoDB makes a commit visible before
-        // its log flush), and outside the gate: publication may wait for earlier commits,
-        // which may need the gate. Published even after an error: the database is then
-        // fail-stopped, and later commits must not wait for this one forever.
-        db.mvcc.finish_commit(t);
-        applied
+        // Marked applied (and so published, once every earlier commit is) before the flush
+        // policy's wait, as InnoDB makes a commit visible before its log flush; also after an
+        // error: the database is then fail-stopped, and later commits must not wait for this
+        // one forever.
+        let ts = db.mvcc.mark_applied(t);
+        applied.map(|()| (ts, existed))
     });
     db.mvcc.collect(64);
-    r
+    // Return (and release the row locks) only once the commit is visible: the caller's next
+    // transaction must see it, and so must the next holder of its locks. Waiting after the
+    // flush rather than before it lets earlier commits finish applying meanwhile.
+    let (ts, existed) = r?;
+    db.mvcc.wait_published(ts);
+    Ok(existed)
 }
 
 type WriteSet = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
@@ -1395,7 +1408,7 @@ impl Transaction {
             return Ok(());
         }
         let payload = enc.finish();
-        apply_commit(&self.db, &payload, &ops, self.flush)
+        apply_commit(&self.db, &payload, &ops, self.flush).map(|_| ())
     }
 
     /// Discards the buffered writes and releases the locks.

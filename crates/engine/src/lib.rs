@@ -25,6 +25,7 @@ pub mod error;
 pub mod lock;
 pub mod mvcc;
 pub mod redo;
+mod replay;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

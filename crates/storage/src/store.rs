@@ -156,6 +156,11 @@ struct Allocator {
     cursor: u64,
     /// Units below `end_units` that are free.
     free_units: u64,
+    /// No run of free units this long or longer exists below `end_units` (learnt from a
+    /// search that failed; forgotten when a free makes a run that long). Without it, a file
+    /// whose free space is fragmented into runs shorter than a page scanned its whole bitmap
+    /// for every page written.
+    no_fit_min: Option<u64>,
     /// Extents freed since the last checkpoint snapshot but referenced by a checkpoint (the
     /// durable one or the one being written): reusable after the next snapshot is durable.
     pending: Vec<Extent>,
@@ -207,6 +212,11 @@ impl Allocator {
     fn insert_free(&mut self, off: u64, len: u64) {
         self.set_bits(off, len, false);
         self.free_units += len;
+        if let Some(min) = self.no_fit_min {
+            if self.free_run_around(off, len, min) >= min {
+                self.no_fit_min = None;
+            }
+        }
         // Free space at the end of the file shrinks the allocation end instead.
         while self.end_units > DATA_START_UNITS && !self.bit(self.end_units - 1) {
             self.end_units -= 1;
@@ -215,47 +225,61 @@ impl Allocator {
         self.cursor = self.cursor.min(off);
     }
 
-    /// First run of `len` free units in [from, to).
+    /// Length of the free run containing the free units [off, off+len), counted up to `cap`.
+    fn free_run_around(&self, off: u64, len: u64, cap: u64) -> u64 {
+        let mut run = len;
+        let mut u = off;
+        while run < cap && u > DATA_START_UNITS && !self.bit(u - 1) {
+            u -= 1;
+            run += 1;
+        }
+        let mut u = off + len;
+        while run < cap && u < self.end_units && !self.bit(u) {
+            u += 1;
+            run += 1;
+        }
+        run
+    }
+
+    /// First run of `len` free units in [from, to), a word at a time.
     fn find_run(&self, from: u64, to: u64, len: u64) -> Option<u64> {
+        debug_assert!(len > 0);
         let (mut i, mut start, mut run) = (from, from, 0u64);
         while i < to {
-            let (w, b) = ((i / 64) as usize, i % 64);
-            let word = self.used.get(w).copied().unwrap_or(0);
-            if b == 0 && i + 64 <= to {
-                if word == 0 {
-                    run += 64;
-                    i += 64;
-                    if run >= len {
-                        return Some(start);
-                    }
-                    continue;
-                }
-                if word == u64::MAX {
-                    i += 64;
+            let b = i % 64;
+            // Bit 0 of `word` is unit i; bits past the end of the word read as used.
+            let word = self.used.get((i / 64) as usize).copied().unwrap_or(0) >> b;
+            let word = word | (u64::MAX.checked_shl(64 - b as u32).unwrap_or(0));
+            let avail = (64 - b).min(to - i);
+            let free = u64::from(word.trailing_zeros()).min(avail);
+            if free > 0 {
+                if run == 0 {
                     start = i;
-                    run = 0;
-                    continue;
                 }
-            }
-            if word & (1 << b) == 0 {
-                run += 1;
+                run += free;
+                i += free;
                 if run >= len {
                     return Some(start);
                 }
-            } else {
-                run = 0;
-                start = i + 1;
+                continue;
             }
-            i += 1;
+            let used = u64::from((!word).trailing_zeros()).min(avail);
+            run = 0;
+            i += used;
         }
         None
     }
 
     fn allocate(&mut self, len: u64) -> Extent {
-        let off = if self.free_units >= len {
+        let off = if self.free_units >= len && self.no_fit_min.is_none_or(|m| len < m) {
             let c = self.cursor.clamp(DATA_START_UNITS, self.end_units);
-            self.find_run(c, self.end_units, len)
-                .or_else(|| self.find_run(DATA_START_UNITS, (c + len).min(self.end_units), len))
+            let found = self
+                .find_run(c, self.end_units, len)
+                .or_else(|| self.find_run(DATA_START_UNITS, (c + len).min(self.end_units), len));
+            if found.is_none() {
+                self.no_fit_min = Some(self.no_fit_min.map_or(len, |m| m.min(len)));
+            }
+            found
         } else {
             None
         };
@@ -1276,5 +1300,82 @@ mod tests {
         store.verify().unwrap();
         let reopened = PageStore::open(Box::new(disk.crash())).unwrap();
         reopened.verify().unwrap();
+    }
+
+    /// The allocator's search as it was first written, one bit at a time: the reference for
+    /// the word-at-a-time version.
+    fn find_run_naive(a: &Allocator, from: u64, to: u64, len: u64) -> Option<u64> {
+        let (mut start, mut run) = (from, 0u64);
+        for i in from..to {
+            if a.bit(i) {
+                run = 0;
+                start = i + 1;
+            } else {
+                run += 1;
+                if run >= len {
+                    return Some(start);
+                }
+            }
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn find_run_matches_a_bit_by_bit_search(
+            words in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::prelude::Just(0u64),
+                    proptest::prelude::Just(u64::MAX),
+                    proptest::prelude::any::<u64>(),
+                ],
+                1..6,
+            ),
+            from in 0u64..400,
+            span in 0u64..400,
+            len in 1u64..80,
+        ) {
+            let a = Allocator { used: words, ..Allocator::default() };
+            let to = from + span;
+            proptest::prop_assert_eq!(a.find_run(from, to, len), find_run_naive(&a, from, to, len));
+        }
+    }
+
+    /// Random allocations and frees: every allocation that grows the file must be one that no
+    /// free run could hold (the remembered "nothing this long fits" must never go stale), and
+    /// the free count must match the bitmap.
+    #[test]
+    fn allocator_appends_only_when_nothing_fits() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut a = Allocator {
+            end_units: DATA_START_UNITS,
+            cursor: DATA_START_UNITS,
+            ..Allocator::default()
+        };
+        let mut live: Vec<Extent> = Vec::new();
+        for step in 0..20_000 {
+            if live.is_empty() || rng.gen_bool(0.55) {
+                let len = rng.gen_range(1..=32u64);
+                let end = a.end_units;
+                let fits = find_run_naive(&a, DATA_START_UNITS, end, len);
+                let e = a.allocate(len);
+                if e.offset_units() == end {
+                    assert_eq!(
+                        fits, None,
+                        "step {step}: appended {len} units though a run fits"
+                    );
+                }
+                live.push(e);
+            } else {
+                let e = live.swap_remove(rng.gen_range(0..live.len()));
+                a.fresh.remove(&e.offset_units());
+                a.insert_free(e.offset_units(), e.len_units());
+            }
+            let free = (DATA_START_UNITS..a.end_units)
+                .filter(|&u| !a.bit(u))
+                .count() as u64;
+            assert_eq!(free, a.free_units, "step {step}");
+        }
     }
 }

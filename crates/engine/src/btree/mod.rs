@@ -54,9 +54,9 @@ use crate::error::{Error, Result};
 pub use cursor::Cursor;
 use node::{
     build_node, collect_cells, inner_cell, insert_cell, insert_raw, raw_cell_child, raw_cell_key,
-    read_overflow, remove_cell, set_page_type, shortest_separator, split_point,
-    write_leaf_cell_head, write_overflow, LeafValue, Limits, Node, INNER_CELL_HDR, SLOT_LEN,
-    VALUE_INLINE, VALUE_OVERFLOW,
+    read_overflow, remove_cell, replace_cell_same_len, set_page_type, shortest_separator,
+    split_point, write_leaf_cell_head, write_overflow, LeafValue, Limits, Node, INNER_CELL_HDR,
+    SLOT_LEN, VALUE_INLINE, VALUE_OVERFLOW,
 };
 pub use verify::VerifyReport;
 
@@ -112,6 +112,21 @@ fn chain_of(v: LeafValue<'_>) -> Option<PageId> {
     match v {
         LeafValue::Inline(_) => None,
         LeafValue::Overflow { first, .. } => Some(first),
+    }
+}
+
+/// Writes a whole leaf cell (header, key, inline value or overflow reference) into `dst`,
+/// which has exactly the cell's length.
+fn fill_leaf_cell(dst: &mut [u8], key: &[u8], val: LeafValue<'_>) {
+    match val {
+        LeafValue::Inline(v) => {
+            let at = write_leaf_cell_head(dst, key, VALUE_INLINE, v.len());
+            dst[at..].copy_from_slice(v);
+        }
+        LeafValue::Overflow { first, len } => {
+            let at = write_leaf_cell_head(dst, key, VALUE_OVERFLOW, len);
+            dst[at..at + 8].copy_from_slice(&first.0.to_le_bytes());
+        }
     }
 }
 
@@ -364,6 +379,147 @@ impl BTree {
         }
     }
 
+    /// Applies blind writes (`Some(value)`: upsert, `None`: delete) given in strictly
+    /// increasing key order. Recovery uses it: writes that land in the same leaf share one
+    /// descent and one latch, and the ones that would split or underfill the leaf, or need an
+    /// overflow chain, go through [`BTree::upsert`]/[`BTree::delete`]. The result is the same
+    /// as applying them one by one.
+    pub fn apply_sorted(&self, writes: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+        debug_assert!(
+            writes.windows(2).all(|w| w[0].0 < w[1].0),
+            "keys not increasing"
+        );
+        let simple = |key: &[u8], value: Option<&[u8]>| {
+            key.len() <= self.limits.max_key
+                && value.is_none_or(|v| self.limits.inline(key.len(), v.len()))
+        };
+        let mut chains = Vec::new();
+        let mut i = 0;
+        while i < writes.len() {
+            let (key, value) = writes[i];
+            let mut j = i;
+            if simple(key, value) {
+                if let Some((mut g, fence)) = self.descend_leaf_write_fenced(key)? {
+                    while let Some(&(k, v)) = writes.get(j) {
+                        let in_leaf = fence.as_deref().is_none_or(|f| k < f);
+                        if !in_leaf
+                            || !simple(k, v)
+                            || !self.apply_in_leaf(&mut g, k, v, &mut chains)?
+                        {
+                            break;
+                        }
+                        j += 1;
+                    }
+                }
+            }
+            if j == i {
+                // Needs a split, a merge or an overflow chain: the ordinary path.
+                match value {
+                    Some(v) => {
+                        self.upsert(key, v)?;
+                    }
+                    None => {
+                        self.delete(key)?;
+                    }
+                }
+                j = i + 1;
+            }
+            // Replaced values' chains are freed once no leaf latch is held.
+            for c in chains.drain(..) {
+                self.free_chain(c)?;
+            }
+            i = j;
+        }
+        Ok(())
+    }
+
+    /// One write of [`BTree::apply_sorted`] into the latched leaf that covers its key; `false`
+    /// (nothing changed) when it needs the pessimistic path.
+    fn apply_in_leaf(
+        &self,
+        g: &mut PageWriteGuard<'_>,
+        key: &[u8],
+        value: Option<&[u8]>,
+        chains: &mut Vec<PageId>,
+    ) -> Result<bool> {
+        let id = g.id();
+        let n = self.node(id, g, Some(0))?;
+        let found = n.search(key)?;
+        match (value, found) {
+            (Some(v), found) => {
+                let cell_len = self.limits.leaf_cell_len(key.len(), v.len());
+                let pos = match found {
+                    Ok(i) => {
+                        if n.free_total() + n.cell_len(i)? < cell_len {
+                            return Ok(false);
+                        }
+                        chains.extend(chain_of(n.value(i)?));
+                        if self.replace_leaf_cell(g, i, key, LeafValue::Inline(v), cell_len)? {
+                            return Ok(true);
+                        }
+                        remove_cell(id, g, i)?;
+                        i
+                    }
+                    Err(pos) => {
+                        if n.free_total() < cell_len + SLOT_LEN {
+                            return Ok(false);
+                        }
+                        pos
+                    }
+                };
+                if !self.insert_leaf_cell(g, pos, key, LeafValue::Inline(v), cell_len)? {
+                    return Err(Error::corrupt(id, "cell did not fit"));
+                }
+            }
+            (None, Err(_)) => {}
+            (None, Ok(i)) => {
+                let len = n.cell_len(i)? + SLOT_LEN;
+                if id != self.root && n.used() - len < self.limits.underfull {
+                    return Ok(false);
+                }
+                chains.extend(chain_of(n.value(i)?));
+                remove_cell(id, g, i)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Like `descend_leaf_write`, and also returns the leaf's upper fence (the separator
+    /// above it; `None` for the last leaf): every key below it and at least `key` belongs here.
+    fn descend_leaf_write_fenced(
+        &self,
+        key: &[u8],
+    ) -> Result<Option<(PageWriteGuard<'_>, Option<Vec<u8>>)>> {
+        let mut g = self.pool.read(self.root)?;
+        let mut expect = None;
+        let mut fence: Option<Vec<u8>> = None;
+        loop {
+            let n = self.node(g.id(), &g, expect)?;
+            if n.is_leaf() {
+                drop(g);
+                let w = self.pool.write(self.root)?;
+                if self.node(w.id(), &w, None)?.is_leaf() {
+                    return Ok(Some((w, None)));
+                }
+                return Ok(None);
+            }
+            let idx = n.child_index(key)?;
+            if idx < n.count() {
+                fence = Some(n.key(idx)?.to_vec());
+            }
+            let child = n.child(idx)?;
+            let level = n.level() - 1;
+            if level == 0 {
+                let w = self.pool.write(child)?;
+                drop(g);
+                self.node(w.id(), &w, Some(0))?;
+                return Ok(Some((w, fence)));
+            }
+            expect = Some(level);
+            g = self.pool.read(child)?;
+        }
+    }
+
     fn put(&self, key: &[u8], value: &[u8], mode: PutMode) -> Result<bool> {
         self.check_key(key)?;
         if value.len() > MAX_VALUE_LEN {
@@ -449,6 +605,20 @@ impl BTree {
         Ok(())
     }
 
+    /// Overwrites the cell at `pos` (which holds `key`) with `key`/`val` when the new cell has
+    /// the old one's length; `false` (unchanged) otherwise.
+    fn replace_leaf_cell(
+        &self,
+        g: &mut PageWriteGuard<'_>,
+        pos: usize,
+        key: &[u8],
+        val: LeafValue<'_>,
+        len: usize,
+    ) -> Result<bool> {
+        let id = g.id();
+        replace_cell_same_len(id, g, pos, len, |dst| fill_leaf_cell(dst, key, val))
+    }
+
     /// Writes a leaf cell for `key`/`val` at slot `pos`; `false` if it does not fit.
     fn insert_leaf_cell(
         &self,
@@ -459,16 +629,7 @@ impl BTree {
         len: usize,
     ) -> Result<bool> {
         let id = g.id();
-        insert_cell(id, g, pos, len, |dst| match val {
-            LeafValue::Inline(v) => {
-                let at = write_leaf_cell_head(dst, key, VALUE_INLINE, v.len());
-                dst[at..].copy_from_slice(v);
-            }
-            LeafValue::Overflow { first, len } => {
-                let at = write_leaf_cell_head(dst, key, VALUE_OVERFLOW, len);
-                dst[at..at + 8].copy_from_slice(&first.0.to_le_bytes());
-            }
-        })
+        insert_cell(id, g, pos, len, |dst| fill_leaf_cell(dst, key, val))
     }
 
     /// Shared crabbing to the leaf covering `key`, which is latched exclusively. `None` when
@@ -522,9 +683,11 @@ impl BTree {
                 }
                 let old = chain_of(n.value(i)?);
                 let id = g.id();
-                remove_cell(id, &mut g, i)?;
-                if !self.insert_leaf_cell(&mut g, i, key, val, cell_len)? {
-                    return Err(Error::corrupt(id, "replacement cell did not fit"));
+                if !self.replace_leaf_cell(&mut g, i, key, val, cell_len)? {
+                    remove_cell(id, &mut g, i)?;
+                    if !self.insert_leaf_cell(&mut g, i, key, val, cell_len)? {
+                        return Err(Error::corrupt(id, "replacement cell did not fit"));
+                    }
                 }
                 Ok(Some(PutOutcome::Replaced(old)))
             }

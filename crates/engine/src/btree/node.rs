@@ -605,6 +605,32 @@ pub fn insert_cell(
     Ok(true)
 }
 
+/// Overwrites cell `pos` in place with a cell of the same length `len` (the same key with a
+/// new value of the same size), filled by `fill`. Returns `false` (node unchanged) when the
+/// lengths differ. Updates that keep a row's size (most OLTP updates) then move no slots,
+/// leave no garbage and need no compaction.
+pub fn replace_cell_same_len(
+    id: PageId,
+    p: &mut [u8],
+    pos: usize,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Result<bool> {
+    let node = Node::parse(id, p)?;
+    if pos >= node.count() {
+        return Err(Error::corrupt(
+            id,
+            format!("replace of cell {pos} of {}", node.count()),
+        ));
+    }
+    let off = node.slot(pos);
+    if node.cell_len_at(pos, off)? != len {
+        return Ok(false);
+    }
+    fill(&mut p[off..off + len]);
+    Ok(true)
+}
+
 /// Inserts raw cell bytes at `pos`.
 pub fn insert_raw(id: PageId, p: &mut [u8], pos: usize, cell: &[u8]) -> Result<bool> {
     insert_cell(id, p, pos, cell.len(), |dst| dst.copy_from_slice(cell))

@@ -687,6 +687,74 @@ fn wal_group_commit_batches_concurrent_syncs() {
     assert_eq!(got.len() as u64, commits);
 }
 
+/// Parked committers (sync and write policies mixed) must all wake when a sync fails: each
+/// gets the error or returns success only for a record that really is durable (or written),
+/// and none hangs.
+#[test]
+fn wal_parked_committers_wake_on_failure_and_never_ack_undurable_records() {
+    let inner = SimStorage::new("wal");
+    let storage = SlowSync {
+        inner: inner.clone(),
+        delay: Duration::from_micros(300),
+    };
+    let config = cfg(4 << 20, 64 << 10, 1 << 20);
+    let wal = Arc::new(Wal::create(Box::new(storage), config, DB, Lsn(4096)).unwrap());
+    inner.fail_sync_after(20);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let threads = 12u64;
+    for t in 0..threads {
+        let (wal, tx) = (Arc::clone(&wal), tx.clone());
+        std::thread::spawn(move || {
+            let policy = if t % 3 == 0 {
+                FlushPolicy::Write
+            } else {
+                FlushPolicy::Sync
+            };
+            let (mut ok, mut failed) = (0u64, false);
+            for i in 0..10_000u64 {
+                let Ok(end) = wal.append(&payload(t * 100_000 + i, 48)) else {
+                    failed = true;
+                    break;
+                };
+                match wal.commit(end, policy) {
+                    Ok(()) => {
+                        let reached = match policy {
+                            FlushPolicy::Sync => wal.durable_lsn(),
+                            _ => wal.written_lsn(),
+                        };
+                        assert!(reached >= end, "acknowledged {end:?} beyond {reached:?}");
+                        ok += 1;
+                    }
+                    Err(_) => {
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            tx.send((t, ok, failed)).unwrap();
+        });
+    }
+    drop(tx);
+    let mut sync_failures = 0;
+    for _ in 0..threads {
+        let (t, ok, failed) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a committer hung after the sync failure");
+        assert!(ok > 0 || failed, "thread {t} did nothing");
+        if t % 3 != 0 {
+            assert!(failed, "sync committer {t} never saw the failure");
+            sync_failures += 1;
+        }
+    }
+    assert_eq!(sync_failures, 8);
+    assert!(matches!(
+        wal.append(b"x"),
+        Err(WalError::ReadOnlyAfterIoError(_))
+    ));
+    let s = wal.stats();
+    assert!(s.sync_commits > 0 && s.write_commits > 0);
+}
+
 #[test]
 fn wal_background_thread_syncs_lazy_commits() {
     let mut config = cfg(64 << 10, 4096, 8192);
