@@ -902,20 +902,72 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
         Err(e) if matches!(e.downcast_ref::<DbError>(), Some(DbError::NoSuchTree(_))) => None,
         Err(e) => return Err(e),
     };
-    let mut ids: HashMap<Id, Vec<u8>> = HashMap::new();
-    let mut transfers: HashMap<Id, Vec<u8>> = HashMap::new();
+    // Both trees are keyed by id, so one merge-join over the two sorted scans finds every id
+    // without its transfer row and the reverse, with no per-row maps (a hash map of a million
+    // rows per cycle made late cycles of a long run take seconds).
+    let mut present: Vec<Id> = Vec::new();
     let mut balances: HashMap<u32, i64> = HashMap::new();
+    let mut moved: HashMap<u32, i64> = HashMap::new();
+    let mut partial_now: Vec<(Id, Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
     let mut init = None;
     if let Some(tr) = &trees {
-        for (tree, map) in [(&tr.ids, &mut ids), (&tr.transfers, &mut transfers)] {
-            for e in tree.range(..)? {
-                let (k, v) = e?;
-                match <Id>::try_from(k.as_slice()) {
-                    Ok(id) => {
-                        map.insert(id, v);
+        let next_row =
+            |it: &mut dyn Iterator<Item = zipdb_engine::Result<(Vec<u8>, Vec<u8>)>>,
+             name: &str,
+             t: &mut Totals|
+             -> Result<Option<(Id, Vec<u8>)>> {
+                for e in &mut *it {
+                    let (k, v) = e?;
+                    match <Id>::try_from(k.as_slice()) {
+                        Ok(id) => return Ok(Some((id, v))),
+                        Err(_) => viol(t, &format!("{name}: malformed key {k:?}")),
                     }
-                    Err(_) => viol(t, &format!("{}: malformed key {k:?}", tree.name())),
                 }
+                Ok(None)
+            };
+        let mut id_rows = tr.ids.range(..)?;
+        let mut transfer_rows = tr.transfers.range(..)?;
+        let mut a = next_row(&mut id_rows, "ids", t)?;
+        let mut b = next_row(&mut transfer_rows, "transfers", t)?;
+        loop {
+            let take_a = match (&a, &b) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some((ia, _)), Some((ib, _))) => ia <= ib,
+            };
+            let both = matches!((&a, &b), (Some((ia, _)), Some((ib, _))) if ia == ib);
+            if both {
+                let (id, amount) = a.take().expect("both");
+                let (_, row) = b.take().expect("both");
+                present.push(id);
+                match decode_transfer(&row) {
+                    Some((from, to, moved_amount)) => {
+                        *moved.entry(from).or_insert(0) -= moved_amount;
+                        *moved.entry(to).or_insert(0) += moved_amount;
+                        if decode_i64(&amount) != Some(moved_amount) {
+                            partial_now.push((id, Some(amount), Some(row)));
+                        }
+                    }
+                    None => partial_now.push((id, Some(amount), Some(row))),
+                }
+                a = next_row(&mut id_rows, "ids", t)?;
+                b = next_row(&mut transfer_rows, "transfers", t)?;
+            } else if take_a {
+                let (id, amount) = a.take().expect("a");
+                present.push(id);
+                partial_now.push((id, Some(amount), None));
+                a = next_row(&mut id_rows, "ids", t)?;
+            } else {
+                let (id, row) = b.take().expect("b");
+                // A transfer row without its id still moved money: count it, so that the
+                // balance check does not report the same partial transaction twice.
+                if let Some((from, to, moved_amount)) = decode_transfer(&row) {
+                    *moved.entry(from).or_insert(0) -= moved_amount;
+                    *moved.entry(to).or_insert(0) += moved_amount;
+                }
+                partial_now.push((id, None, Some(row)));
+                b = next_row(&mut transfer_rows, "transfers", t)?;
             }
         }
         for e in tr.accounts.range(..)? {
@@ -929,10 +981,12 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
         }
         init = tr.meta.get(INIT_KEY)?;
     }
+    // `present` is sorted (the scan is in key order, and keys are the ids' bytes).
+    debug_assert!(present.windows(2).all(|w| w[0] < w[1]));
     // Lost: acknowledged (or seen by an earlier check) but absent.
     let mut lost_now = 0u64;
     for id in &t.must_have {
-        if !ids.contains_key(id) && t.lost.insert(*id) {
+        if present.binary_search(id).is_err() && t.lost.insert(*id) {
             lost_now += 1;
             if lost_now <= 5 {
                 eprintln!("cycle {cycle}: LOST commit {}", id_text(id));
@@ -943,29 +997,13 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
         eprintln!("cycle {cycle}: ... {} more lost commits", lost_now - 5);
     }
     // Partial: an id without its transfer row, a row without its id, or rows that disagree.
-    let mut partial_now = Vec::new();
-    for (id, amount) in &ids {
-        let agrees = transfers
-            .get(id)
-            .and_then(|row| decode_transfer(row))
-            .is_some_and(|(_, _, a)| decode_i64(amount) == Some(a));
-        if !agrees {
-            partial_now.push(*id);
-        }
-    }
-    partial_now.extend(
-        transfers
-            .keys()
-            .filter(|id| !ids.contains_key(*id))
-            .copied(),
-    );
-    for id in partial_now {
+    for (id, amount, row) in partial_now {
         if t.partial.insert(id) {
             eprintln!(
                 "cycle {cycle}: PARTIAL transaction {}: ids {:?}, transfers {:?}",
                 id_text(&id),
-                ids.get(&id),
-                transfers.get(&id).map(|r| decode_transfer(r))
+                amount,
+                row.map(|r| decode_transfer(&r))
             );
         }
     }
@@ -975,13 +1013,13 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
     let accounts = args.accounts;
     match init.as_deref() {
         None => {
-            if !balances.is_empty() || !ids.is_empty() {
+            if !balances.is_empty() || !present.is_empty() {
                 viol(
                     t,
                     &format!(
                         "no setup marker, yet {} accounts and {} ids",
                         balances.len(),
-                        ids.len()
+                        present.len()
                     ),
                 );
             }
@@ -1006,11 +1044,8 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
                 );
             }
             let mut expected: HashMap<u32, i64> = (0..accounts).map(|i| (i, BALANCE)).collect();
-            for row in transfers.values() {
-                if let Some((from, to, amount)) = decode_transfer(row) {
-                    *expected.entry(from).or_insert(0) -= amount;
-                    *expected.entry(to).or_insert(0) += amount;
-                }
+            for (i, m) in &moved {
+                *expected.entry(*i).or_insert(0) += m;
             }
             let wrong: Vec<_> = expected
                 .iter()
@@ -1030,16 +1065,14 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
             }
         }
     }
-    for id in ids.keys() {
-        t.must_have.insert(*id);
-    }
-    t.present = ids.len() as u64;
+    t.must_have.extend(present.iter().copied());
+    t.present = present.len() as u64;
     drop(trees);
     db.close()?;
     std::fs::remove_dir_all(check_dir)
         .map_err(|e| format!("cannot remove {}: {e}", check_dir.display()))?;
     Ok(Checked {
-        present: ids.len() as u64,
+        present: present.len() as u64,
         records,
         bytes,
         ms,
