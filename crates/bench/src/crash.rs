@@ -61,6 +61,9 @@ const WAL_START: u64 = 4096;
 
 type Id = [u8; ID_LEN];
 
+/// A partial transaction found by the check: its id, its id row's value and its transfer row.
+type PartialRows = (Id, Option<Vec<u8>>, Option<Vec<u8>>);
+
 #[derive(Args, Debug, Clone)]
 pub struct CrashArgs {
     /// Number of kill-and-check cycles.
@@ -908,23 +911,22 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
     let mut present: Vec<Id> = Vec::new();
     let mut balances: HashMap<u32, i64> = HashMap::new();
     let mut moved: HashMap<u32, i64> = HashMap::new();
-    let mut partial_now: Vec<(Id, Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
+    let mut partial_now: Vec<PartialRows> = Vec::new();
     let mut init = None;
     if let Some(tr) = &trees {
-        let next_row =
-            |it: &mut dyn Iterator<Item = zipdb_engine::Result<(Vec<u8>, Vec<u8>)>>,
-             name: &str,
-             t: &mut Totals|
-             -> Result<Option<(Id, Vec<u8>)>> {
-                for e in &mut *it {
-                    let (k, v) = e?;
-                    match <Id>::try_from(k.as_slice()) {
-                        Ok(id) => return Ok(Some((id, v))),
-                        Err(_) => viol(t, &format!("{name}: malformed key {k:?}")),
-                    }
+        let next_row = |it: &mut dyn Iterator<Item = zipdb_engine::Result<(Vec<u8>, Vec<u8>)>>,
+                        name: &str,
+                        t: &mut Totals|
+         -> Result<Option<(Id, Vec<u8>)>> {
+            for e in &mut *it {
+                let (k, v) = e?;
+                match <Id>::try_from(k.as_slice()) {
+                    Ok(id) => return Ok(Some((id, v))),
+                    Err(_) => viol(t, &format!("{name}: malformed key {k:?}")),
                 }
-                Ok(None)
-            };
+            }
+            Ok(None)
+        };
         let mut id_rows = tr.ids.range(..)?;
         let mut transfer_rows = tr.transfers.range(..)?;
         let mut a = next_row(&mut id_rows, "ids", t)?;
