@@ -397,7 +397,7 @@ impl Database {
                 pool: &pool,
                 cat: &mut cat_state,
             };
-            let mut ctx = Replay::new(&mut trees);
+            let mut ctx = Replay::new(&mut trees, options.pool_bytes);
             let ropts = RecoveryOptions {
                 salvage: options.salvage_wal,
                 progress_interval: options.recovery_progress.then_some(Duration::from_secs(1)),

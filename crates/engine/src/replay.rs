@@ -32,10 +32,13 @@ use crate::btree::BTree;
 use crate::error::{Error, Result};
 use crate::redo::{self, Record};
 
-/// Bytes of keys and values buffered before a batch is applied. Large enough that hot keys
-/// repeat within a batch and each leaf gets many neighbouring writes; small next to any
-/// buffer pool worth recovering into.
-const BATCH_BYTES_MAX: usize = 32 << 20;
+/// Bytes of keys and values buffered before a batch is applied: half the buffer pool, within
+/// these bounds. Each batch touches (about) every leaf its keys fall in, so when the trees do
+/// not fit in the pool, every batch reads them from disk again: fewer, larger batches mean
+/// fewer passes (a 1 GiB log of unique keys into a 256 MiB pool took 25 passes with 32 MiB
+/// batches). The batch is extra memory, outside the pool, only while the database opens.
+pub(crate) const BATCH_BYTES_MIN: usize = 32 << 20;
+pub(crate) const BATCH_BYTES_MAX: usize = 1 << 30;
 
 /// One buffered write; key and value live in [`Batch::arena`].
 #[derive(Debug, Clone, Copy)]
@@ -99,8 +102,11 @@ impl Batch {
     }
 
     /// Whether adding `bytes` more would overflow the arena's budget or its u32 offsets.
-    fn would_overflow(&self, bytes: usize) -> bool {
-        !self.writes.is_empty() && self.arena.len() + bytes > BATCH_BYTES_MAX
+    fn would_overflow(&self, bytes: usize, limit: usize) -> bool {
+        // A record's payload is below 4 GiB (its length is a u32), so an empty arena always
+        // takes one and the u32 offsets cannot overflow.
+        !self.writes.is_empty()
+            && (self.arena.len() + bytes > limit || self.arena.len() + bytes > u32::MAX as usize)
     }
 
     /// Sorts by (tree, key, log order) and keeps the last write of each key. Returns the
@@ -171,6 +177,7 @@ pub(crate) struct ReplayStats {
 pub(crate) struct Replay<'a, C: ReplayCatalog> {
     cat: &'a mut C,
     batch: Batch,
+    batch_bytes: usize,
     threads: usize,
     pub stats: ReplayStats,
     /// The first error, kept with its type (the WAL only carries a message back).
@@ -178,11 +185,13 @@ pub(crate) struct Replay<'a, C: ReplayCatalog> {
 }
 
 impl<'a, C: ReplayCatalog> Replay<'a, C> {
-    pub fn new(cat: &'a mut C) -> Replay<'a, C> {
+    /// `pool_bytes`: the buffer pool's budget, which sizes the batches.
+    pub fn new(cat: &'a mut C, pool_bytes: usize) -> Replay<'a, C> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         Replay {
             cat,
             batch: Batch::default(),
+            batch_bytes: (pool_bytes / 2).clamp(BATCH_BYTES_MIN, BATCH_BYTES_MAX),
             threads,
             stats: ReplayStats::default(),
             error: None,
@@ -206,7 +215,7 @@ impl<'a, C: ReplayCatalog> Replay<'a, C> {
             redo::decode(payload).map_err(|detail| Error::CorruptRedo { lsn: lsn.0, detail })?;
         match rec {
             Record::Commit(ops) => {
-                if self.batch.would_overflow(payload.len()) {
+                if self.batch.would_overflow(payload.len(), self.batch_bytes) {
                     self.apply_batch()?;
                 }
                 for op in ops {
