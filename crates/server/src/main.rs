@@ -1,0 +1,106 @@
+//! `zipdb serve`: the MySQL-protocol server on the embedded engine.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use zipdb_engine::{Database, Options};
+use zipdb_server::{Server, ServerConfig};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "zipdb",
+    version,
+    about = "zipdb: a compressed, MySQL-compatible database"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Serve the MySQL protocol (work in progress: connections, ping and errors only; SQL
+    /// execution is not there yet).
+    Serve {
+        /// Address to listen on. Only loopback addresses while root has no password.
+        #[arg(long, default_value = "127.0.0.1")]
+        listen: std::net::IpAddr,
+        #[arg(long, default_value_t = 3307)]
+        port: u16,
+        /// Data directory (created if missing).
+        #[arg(long, default_value = "./zipdb-data")]
+        data_dir: PathBuf,
+        /// Buffer pool size in MiB.
+        #[arg(long, default_value_t = 256)]
+        pool_mb: usize,
+        #[arg(long, default_value_t = 1000)]
+        max_connections: usize,
+        /// Largest packet accepted from a client, in bytes.
+        #[arg(long, default_value_t = 64 << 20)]
+        max_allowed_packet: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Serve {
+            listen,
+            port,
+            data_dir,
+            pool_mb,
+            max_connections,
+            max_allowed_packet,
+        } => {
+            let config = ServerConfig {
+                listen: SocketAddr::new(listen, port),
+                max_connections,
+                max_allowed_packet,
+                ..ServerConfig::default()
+            };
+            // Check the address before opening (and maybe recovering) the database.
+            let server = match Server::bind(config) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("zipdb: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let options = Options {
+                pool_bytes: pool_mb << 20,
+                ..Options::default()
+            };
+            // Opening runs crash recovery (with progress) if the last run did not stop cleanly.
+            let db = match Database::open(&data_dir, options) {
+                Ok(db) => db,
+                Err(e) => {
+                    eprintln!(
+                        "zipdb: cannot open the database in {}: {e}",
+                        data_dir.display()
+                    );
+                    return ExitCode::FAILURE;
+                }
+            };
+            let running = match server.spawn() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("zipdb: cannot start the server: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let addr = running.addr();
+            eprintln!(
+                "zipdb: data in {}, listening on {addr}; connect with: mariadb -h {} -P {} -u root",
+                data_dir.display(),
+                addr.ip(),
+                addr.port()
+            );
+            eprintln!("zipdb: this build does not execute SQL yet (every query gets error 1235)");
+            running.wait();
+            drop(db);
+            ExitCode::SUCCESS
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The listener: accepts connections and runs each on its own thread.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::conn;
+
+/// Server settings.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    pub max_connections: usize,
+    pub max_allowed_packet: usize,
+    pub server_version: String,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 3307)),
+            max_connections: 1000,
+            max_allowed_packet: 64 << 20,
+            server_version: format!("8.0.0-zipdb-{}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to listen on {0}, which is not a loopback address, while the root account has \
+         no password"
+    )]
+    OpenRoot(SocketAddr),
+}
+
+pub(crate) struct Shared {
+    pub config: ServerConfig,
+    stop: AtomicBool,
+    connections: AtomicUsize,
+    next_id: AtomicU32,
+}
+
+/// A bound server; [`Server::spawn`] starts accepting.
+pub struct Server {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+}
+
+/// A running server: its address, and a way to stop accepting.
+pub struct Running {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn bind(config: ServerConfig) -> Result<Server, ServerError> {
+        // The only account is root without a password (until CREATE USER exists).
+        if !config.listen.ip().is_loopback() {
+            return Err(ServerError::OpenRoot(config.listen));
+        }
+        let listener = TcpListener::bind(config.listen).map_err(|source| ServerError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+        Ok(Server {
+            listener,
+            shared: Arc::new(Shared {
+                config,
+                stop: AtomicBool::new(false),
+                connections: AtomicUsize::new(0),
+                next_id: AtomicU32::new(1),
+            }),
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Starts the accept loop on its own thread.
+    pub fn spawn(self) -> std::io::Result<Running> {
+        let addr = self.listener.local_addr()?;
+        let shared = Arc::clone(&self.shared);
+        let thread = std::thread::Builder::new()
+            .name("zipdb-accept".into())
+            .spawn(move || accept_loop(self.listener, self.shared))?;
+        Ok(Running {
+            addr,
+            shared,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Running {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Connections being served now.
+    pub fn connections(&self) -> usize {
+        self.shared.connections.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting new connections (open ones finish on their own) and waits for the
+    /// accept thread.
+    pub fn stop(mut self) {
+        self.stop_inner();
+    }
+
+    /// Waits until the accept loop ends (it ends only after `stop`).
+    pub fn wait(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    fn stop_inner(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        // Wake the blocking accept.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.stop_inner();
+        }
+    }
+}
+
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    for stream in listener.incoming() {
+        if shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let stream = match stream {
+            Ok(s) => s,
+            // Out of file descriptors and similar: keep serving the connections we have.
+            Err(_) => continue,
+        };
+        let n = shared.connections.fetch_add(1, Ordering::AcqRel);
+        if n >= shared.config.max_connections {
+            shared.connections.fetch_sub(1, Ordering::AcqRel);
+            refuse_too_many(stream);
+            continue;
+        }
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let s = Arc::clone(&shared);
+        let spawned = std::thread::Builder::new()
+            .name(format!("zipdb-conn-{id}"))
+            .stack_size(256 << 10)
+            .spawn(move || {
+                // A panic in one session closes that session only.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    conn::serve(stream, &s, id)
+                }));
+                if r.is_err() {
+                    eprintln!("zipdb: connection {id} ended by an internal error (panic); the server goes on");
+                }
+                s.connections.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            shared.connections.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// ER_CON_COUNT_ERROR (1040) in place of the handshake, as MySQL sends it.
+fn refuse_too_many(stream: TcpStream) {
+    let mut io = crate::protocol::packet::PacketIo::new(stream, 1024);
+    io.write(&crate::protocol::reply::err(
+        1040,
+        "08004",
+        "Too many connections",
+    ));
+    let _ = io.flush();
+}
