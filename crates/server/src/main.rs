@@ -54,6 +54,16 @@ fn main() -> ExitCode {
             max_connections,
             max_allowed_packet,
         } => {
+            // SIGINT or SIGTERM: stop accepting, then close the database with a checkpoint, so
+            // that the next start has no log to replay. Installed first, so that a signal during
+            // startup (or recovery) is honoured once the database is open.
+            let (tx, rx) = std::sync::mpsc::channel();
+            if let Err(e) = ctrlc::set_handler(move || {
+                let _ = tx.send(());
+            }) {
+                eprintln!("zipdb: cannot install the signal handler: {e}");
+                return ExitCode::FAILURE;
+            }
             let config = ServerConfig {
                 listen: SocketAddr::new(listen, port),
                 max_connections,
@@ -98,9 +108,19 @@ fn main() -> ExitCode {
                 addr.port()
             );
             eprintln!("zipdb: this build does not execute SQL yet (every query gets error 1235)");
-            running.wait();
-            drop(db);
-            ExitCode::SUCCESS
+            let _ = rx.recv();
+            eprintln!("zipdb: shutting down (stop accepting, checkpoint, close)");
+            running.stop();
+            match db.close() {
+                Ok(()) => {
+                    eprintln!("zipdb: clean shutdown");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("zipdb: shutdown failed: {e}; the next start recovers from the log");
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }

@@ -1,0 +1,147 @@
+//! `zipdb serve` as a real process: it starts on its defaults in a fresh folder, serves the
+//! stock `mariadb` client, and shuts down cleanly on SIGTERM and SIGINT.
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn spawn(dir: &Path, port: u16) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_zipdb"))
+        .args([
+            "serve",
+            "--port",
+            &port.to_string(),
+            "--pool-mb",
+            "16",
+            "--data-dir",
+        ])
+        .arg(dir)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_listening(port: u16) {
+    let t = Instant::now();
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill(2) on the pid of our own child, which has not been reaped yet.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    assert_eq!(rc, 0);
+}
+
+const SIGINT: i32 = libc::SIGINT;
+const SIGTERM: i32 = libc::SIGTERM;
+
+fn stop(mut child: Child, sig: i32) -> String {
+    signal(&child, sig);
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        err.push_str(&line.unwrap());
+        err.push('\n');
+    }
+    assert!(status.success(), "exit {status:?}: {err}");
+    err
+}
+
+#[test]
+fn serve_starts_announces_itself_and_stops_cleanly_on_sigterm_and_sigint() {
+    let dir = std::env::temp_dir().join(format!("zipdb-serve-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for sig in [SIGTERM, SIGINT] {
+        let port = free_port();
+        let child = spawn(&dir, port);
+        wait_listening(port);
+        let err = stop(child, sig);
+        assert!(
+            err.contains(&format!("listening on 127.0.0.1:{port}")),
+            "{err}"
+        );
+        assert!(err.contains("clean shutdown"), "{err}");
+        // A clean shutdown leaves nothing to replay.
+        assert!(!err.contains("replayed"), "{err}");
+    }
+    assert!(dir.join("zipdb.data").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The stock client, when installed (CI installs it and sets ZIPDB_REQUIRE_MARIADB=1, which
+/// turns a missing client into a failure).
+#[test]
+fn the_mariadb_client_connects_and_sees_mysql_error_codes() {
+    let have = Command::new("mariadb").arg("--version").output().is_ok();
+    if !have {
+        assert!(
+            std::env::var_os("ZIPDB_REQUIRE_MARIADB").is_none(),
+            "the mariadb client is required but not installed"
+        );
+        eprintln!("skipped: the mariadb client is not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("zipdb-client-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let port = free_port();
+    let child = spawn(&dir, port);
+    wait_listening(port);
+    let run = |args: &[&str]| {
+        let out = Command::new("mariadb")
+            .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // Logging in and sending nothing succeeds.
+    assert_eq!(run(&["-e", ""]).0, Some(0));
+    let (code, err) = run(&["-e", "select 1"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("ERROR 1235 (42000)"), "{err}");
+    let (_, err) = run(&["sbtest", "-e", "select 1"]);
+    assert!(err.contains("ERROR 1049 (42000)"), "{err}");
+    let (_, err) = run(&["-psecret", "-e", "select 1"]);
+    assert!(err.contains("ERROR 1045 (28000)"), "{err}");
+    let ping = Command::new("mariadb-admin")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &port.to_string(),
+            "-u",
+            "root",
+            "ping",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&ping.stdout).contains("alive"));
+    stop(child, SIGTERM);
+    let _ = std::fs::remove_dir_all(&dir);
+}
