@@ -15,8 +15,6 @@ mod code {
     pub const UNKNOWN_DB: (u16, &str) = (1049, "42000");
     pub const UNKNOWN_COM: (u16, &str) = (1047, "08S01");
     pub const NET_PACKET_TOO_LARGE: (u16, &str) = (1153, "08S01");
-    pub const NOT_SUPPORTED_YET: (u16, &str) = (1235, "42000");
-    pub const EMPTY_QUERY: (u16, &str) = (1065, "42000");
     pub const HANDSHAKE: (u16, &str) = (1043, "08S01");
 }
 
@@ -150,17 +148,13 @@ fn command_loop(io: &mut PacketIo<TcpStream>, _session: &Session) -> Result<(), 
             }
             command::QUERY => {
                 let sql = String::from_utf8_lossy(arg);
-                let sql = sql.trim();
-                if sql.is_empty() {
-                    send_err(io, code::EMPTY_QUERY, "Query was empty");
-                } else {
-                    let shown: String = sql.chars().take(80).collect();
-                    send_err(
-                        io,
-                        code::NOT_SUPPORTED_YET,
-                        &format!("This version of zipdb does not execute SQL yet: '{shown}'"),
-                    );
-                }
+                // Parsed for real, so that bad SQL gets 1064 (with MySQL's "near '...'"); there
+                // is no executor yet, so valid SQL gets 1235 naming the statement.
+                let e = match zipdb_sql::parse(&sql) {
+                    Err(e) => e,
+                    Ok(stmts) => zipdb_sql::SqlError::unsupported(&stmts[0].kind()),
+                };
+                send_err(io, (e.code, e.sqlstate), &e.message);
             }
             other => {
                 send_err(

@@ -42,6 +42,9 @@ pub enum ServerError {
     OpenRoot(SocketAddr),
 }
 
+/// Stack of each connection thread.
+const CONNECTION_STACK_BYTES: usize = 2 << 20;
+
 pub(crate) struct Shared {
     pub config: ServerConfig,
     stop: AtomicBool,
@@ -163,7 +166,9 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let s = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name(format!("zipdb-conn-{id}"))
-            .stack_size(256 << 10)
+            // Parsing recurses (sqlparser stops at 50 levels); 2 MiB is what the main thread
+            // gets, and only touched pages cost memory.
+            .stack_size(CONNECTION_STACK_BYTES)
             .spawn(move || {
                 // A panic in one session closes that session only.
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

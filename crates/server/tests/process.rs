@@ -125,6 +125,8 @@ fn the_mariadb_client_connects_and_sees_mysql_error_codes() {
     let (code, err) = run(&["-e", "select 1"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("ERROR 1235 (42000)"), "{err}");
+    let (_, err) = run(&["-e", "selec 1"]);
+    assert!(err.contains("ERROR 1064 (42000)"), "{err}");
     let (_, err) = run(&["sbtest", "-e", "select 1"]);
     assert!(err.contains("ERROR 1049 (42000)"), "{err}");
     let (_, err) = run(&["-psecret", "-e", "select 1"]);

@@ -124,11 +124,28 @@ fn root_logs_in_pings_and_gets_clear_errors() {
     let (mut c, ok) = login(&r, "root", b"", None, NATIVE_PASSWORD);
     assert_eq!(ok[0], 0, "OK after login: {ok:?}");
     assert_eq!(c.command(0x0e, b"").unwrap()[0], 0, "COM_PING");
-    let e = c.command(0x03, b"SELECT 1").unwrap();
+    // Valid SQL: parsed, then refused naming the construct (no executor yet).
+    let e = c
+        .command(0x03, b"CREATE TABLE t (id INT PRIMARY KEY)")
+        .unwrap();
     assert_eq!(err_code(&e), Some(1235));
     assert_eq!(&e[3..9], b"#42000");
-    assert!(String::from_utf8_lossy(&e[9..]).contains("SELECT 1"));
+    assert!(String::from_utf8_lossy(&e[9..]).contains("'CREATE TABLE'"));
+    // Invalid SQL: 1064 quoting where it went wrong, as MySQL does.
+    let e = c.command(0x03, b"SELECT * FORM t").unwrap();
+    assert_eq!(err_code(&e), Some(1064));
+    assert!(String::from_utf8_lossy(&e[9..]).contains("near 'FORM t' at line 1"));
     assert_eq!(err_code(&c.command(0x03, b"   ").unwrap()), Some(1065));
+    // Nesting deep enough to hit the parser's recursion limit, and invalid UTF-8.
+    let deep = format!("SELECT {}1{}", "(".repeat(20_000), ")".repeat(20_000));
+    assert_eq!(
+        err_code(&c.command(0x03, deep.as_bytes()).unwrap()),
+        Some(1064)
+    );
+    assert_eq!(
+        err_code(&c.command(0x03, b"SELECT '\xff\xfe'").unwrap()),
+        Some(1235)
+    );
     assert_eq!(err_code(&c.command(0x02, b"nope").unwrap()), Some(1049));
     assert_eq!(err_code(&c.command(0x7f, b"").unwrap()), Some(1047));
     // Still usable after all those errors.
