@@ -4,41 +4,46 @@
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// A running `zipdb serve`, on a port it chose itself (`--port 0`: no race with other tests
+/// for a "free" port), with its stderr.
+struct Proc {
+    child: Child,
+    stderr: BufReader<ChildStderr>,
+    /// Everything read from stderr so far.
+    log: String,
+    port: u16,
 }
 
-fn spawn(dir: &Path, port: u16) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_zipdb"))
-        .args([
-            "serve",
-            "--port",
-            &port.to_string(),
-            "--pool-mb",
-            "16",
-            "--data-dir",
-        ])
+fn spawn(dir: &Path) -> Proc {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_zipdb"))
+        .args(["serve", "--port", "0", "--pool-mb", "16", "--data-dir"])
         .arg(dir)
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
-}
-
-fn wait_listening(port: u16) {
-    let t = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    // The server announces its address once it is listening and its signal handler is set.
+    let port = loop {
+        let mut line = String::new();
         assert!(
-            t.elapsed() < Duration::from_secs(30),
-            "server did not start"
+            stderr.read_line(&mut line).unwrap() > 0,
+            "server exited before listening: {log}"
         );
-        std::thread::sleep(Duration::from_millis(20));
+        log.push_str(&line);
+        if let Some(rest) = line.split("listening on 127.0.0.1:").nth(1) {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            break digits.parse().unwrap();
+        }
+    };
+    Proc {
+        child,
+        stderr,
+        log,
+        port,
     }
 }
 
@@ -51,23 +56,23 @@ fn signal(child: &Child, sig: i32) {
 const SIGINT: i32 = libc::SIGINT;
 const SIGTERM: i32 = libc::SIGTERM;
 
-fn stop(mut child: Child, sig: i32) -> String {
-    signal(&child, sig);
+/// Signals the server, waits for it to exit successfully, returns all it printed.
+fn stop(mut p: Proc, sig: i32) -> String {
+    signal(&p.child, sig);
     let t = Instant::now();
     let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
+        if let Some(s) = p.child.try_wait().unwrap() {
             break s;
         }
         assert!(t.elapsed() < Duration::from_secs(30), "server did not stop");
         std::thread::sleep(Duration::from_millis(20));
     };
-    let mut err = String::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        err.push_str(&line.unwrap());
-        err.push('\n');
+    for line in p.stderr.lines() {
+        p.log.push_str(&line.unwrap());
+        p.log.push('\n');
     }
-    assert!(status.success(), "exit {status:?}: {err}");
-    err
+    assert!(status.success(), "exit {status:?}: {}", p.log);
+    p.log
 }
 
 #[test]
@@ -75,10 +80,10 @@ fn serve_starts_announces_itself_and_stops_cleanly_on_sigterm_and_sigint() {
     let dir = std::env::temp_dir().join(format!("zipdb-serve-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     for sig in [SIGTERM, SIGINT] {
-        let port = free_port();
-        let child = spawn(&dir, port);
-        wait_listening(port);
-        let err = stop(child, sig);
+        let p = spawn(&dir);
+        let port = p.port;
+        TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let err = stop(p, sig);
         assert!(
             err.contains(&format!("listening on 127.0.0.1:{port}")),
             "{err}"
@@ -106,9 +111,8 @@ fn the_mariadb_client_connects_and_sees_mysql_error_codes() {
     }
     let dir = std::env::temp_dir().join(format!("zipdb-client-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let port = free_port();
-    let child = spawn(&dir, port);
-    wait_listening(port);
+    let p = spawn(&dir);
+    let port = p.port;
     let run = |args: &[&str]| {
         let out = Command::new("mariadb")
             .args(["-h", "127.0.0.1", "-P", &port.to_string(), "-u", "root"])
@@ -144,6 +148,6 @@ fn the_mariadb_client_connects_and_sees_mysql_error_codes() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&ping.stdout).contains("alive"));
-    stop(child, SIGTERM);
+    stop(p, SIGTERM);
     let _ = std::fs::remove_dir_all(&dir);
 }
