@@ -1,5 +1,6 @@
 //! The MySQL client/server protocol, as much of it as zipdb speaks: packet framing
-//! ([`packet`]), the connection phase ([`handshake`]) and generic replies ([`reply`]).
+//! ([`packet`]), the connection phase ([`handshake`]), generic replies ([`reply`]) and text
+//! result sets ([`resultset`]).
 //!
 //! Written here rather than taken from a crate: the candidates measured in FIELD-NOTES either
 //! hang clients that name a database at connect, panic on malformed parameters or lack
@@ -9,6 +10,7 @@
 pub mod handshake;
 pub mod packet;
 pub mod reply;
+pub mod resultset;
 
 /// Capability flags (`CLIENT_*`).
 pub mod caps {

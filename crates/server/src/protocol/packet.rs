@@ -48,6 +48,10 @@ impl<S: Read + Write> PacketIo<S> {
         &self.stream
     }
 
+    pub fn stream_mut(&mut self) -> &mut S {
+        &mut self.stream
+    }
+
     /// Reads one logical payload into `buf` (cleared first). `Ok(false)` on a clean end of
     /// stream before the first byte of a packet.
     pub fn read(&mut self, buf: &mut Vec<u8>) -> Result<bool, ProtoError> {
