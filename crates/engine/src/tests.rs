@@ -545,14 +545,7 @@ fn run_model(page_size: usize, codec: Codec, ops: &[Op]) -> Result<(), TestCaseE
     }
     let r = t.verify().unwrap();
     prop_assert_eq!(r.entries as usize, model.len());
-    let all = collect(t.range(..).unwrap());
-    prop_assert_eq!(all.len(), model.len());
-    prop_assert!(all
-        .iter()
-        .zip(model.iter())
-        .all(|(a, b)| a.0 == *b.0 && a.1 == *b.1));
-    db.verify().unwrap();
-    Ok(())
+    assert_matches_model(&db, &t, &model)
 }
 
 proptest! {
@@ -577,6 +570,22 @@ proptest! {
     fn model_16k_zstd(ops in proptest::collection::vec(op_strategy(), 1..400)) {
         run_model(16384, Codec::Zstd(1), &ops)?;
     }
+}
+
+/// The tree holds exactly the model's entries, in order, and the database verifies.
+fn assert_matches_model(
+    db: &Database,
+    t: &Tree,
+    model: &BTreeMap<Vec<u8>, Vec<u8>>,
+) -> Result<(), TestCaseError> {
+    let all = collect(t.range(..).unwrap());
+    prop_assert_eq!(all.len(), model.len());
+    prop_assert!(all
+        .iter()
+        .zip(model.iter())
+        .all(|(a, b)| a.0 == *b.0 && a.1 == *b.1));
+    db.verify().unwrap();
+    Ok(())
 }
 
 /// `BTree::apply_sorted` (recovery's batched writes) against the model: batches of sorted,
@@ -614,14 +623,7 @@ fn run_apply_sorted(
         let r = t.verify().unwrap();
         prop_assert_eq!(r.entries as usize, model.len());
     }
-    let all = collect(t.range(..).unwrap());
-    prop_assert_eq!(all.len(), model.len());
-    prop_assert!(all
-        .iter()
-        .zip(model.iter())
-        .all(|(a, b)| a.0 == *b.0 && a.1 == *b.1));
-    db.verify().unwrap();
-    Ok(())
+    assert_matches_model(&db, &t, &model)
 }
 
 fn apply_batch_strategy() -> impl Strategy<Value = Vec<(u16, u8, Option<u32>)>> {

@@ -399,7 +399,8 @@ impl BTree {
             let (key, value) = writes[i];
             let mut j = i;
             if simple(key, value) {
-                if let Some((mut g, fence)) = self.descend_leaf_write_fenced(key)? {
+                let mut fence = None;
+                if let Some(mut g) = self.descend_leaf_write(key, Some(&mut fence))? {
                     while let Some(&(k, v)) = writes.get(j) {
                         let in_leaf = fence.as_deref().is_none_or(|f| k < f);
                         if !in_leaf
@@ -482,42 +483,6 @@ impl BTree {
             }
         }
         Ok(true)
-    }
-
-    /// Like `descend_leaf_write`, and also returns the leaf's upper fence (the separator
-    /// above it; `None` for the last leaf): every key below it and at least `key` belongs here.
-    fn descend_leaf_write_fenced(
-        &self,
-        key: &[u8],
-    ) -> Result<Option<(PageWriteGuard<'_>, Option<Vec<u8>>)>> {
-        let mut g = self.pool.read(self.root)?;
-        let mut expect = None;
-        let mut fence: Option<Vec<u8>> = None;
-        loop {
-            let n = self.node(g.id(), &g, expect)?;
-            if n.is_leaf() {
-                drop(g);
-                let w = self.pool.write(self.root)?;
-                if self.node(w.id(), &w, None)?.is_leaf() {
-                    return Ok(Some((w, None)));
-                }
-                return Ok(None);
-            }
-            let idx = n.child_index(key)?;
-            if idx < n.count() {
-                fence = Some(n.key(idx)?.to_vec());
-            }
-            let child = n.child(idx)?;
-            let level = n.level() - 1;
-            if level == 0 {
-                let w = self.pool.write(child)?;
-                drop(g);
-                self.node(w.id(), &w, Some(0))?;
-                return Ok(Some((w, fence)));
-            }
-            expect = Some(level);
-            g = self.pool.read(child)?;
-        }
     }
 
     fn put(&self, key: &[u8], value: &[u8], mode: PutMode) -> Result<bool> {
@@ -634,7 +599,13 @@ impl BTree {
 
     /// Shared crabbing to the leaf covering `key`, which is latched exclusively. `None` when
     /// the root turned out not to be a leaf after re-latching (the caller goes pessimistic).
-    fn descend_leaf_write(&self, key: &[u8]) -> Result<Option<PageWriteGuard<'_>>> {
+    /// With `fence`, also sets it to the leaf's upper fence (the separator above it; `None`
+    /// for the last leaf): every key from `key` up to it belongs to this leaf.
+    fn descend_leaf_write(
+        &self,
+        key: &[u8],
+        mut fence: Option<&mut Option<Vec<u8>>>,
+    ) -> Result<Option<PageWriteGuard<'_>>> {
         let mut g = self.pool.read(self.root)?;
         let mut expect = None;
         loop {
@@ -648,7 +619,13 @@ impl BTree {
                 }
                 return Ok(None);
             }
-            let child = n.child(n.child_index(key)?)?;
+            let idx = n.child_index(key)?;
+            if let Some(f) = fence.as_deref_mut() {
+                if idx < n.count() {
+                    *f = Some(n.key(idx)?.to_vec());
+                }
+            }
+            let child = n.child(idx)?;
             let level = n.level() - 1;
             if level == 0 {
                 let w = self.pool.write(child)?;
@@ -668,7 +645,7 @@ impl BTree {
         cell_len: usize,
         mode: PutMode,
     ) -> Result<Option<PutOutcome>> {
-        let Some(mut g) = self.descend_leaf_write(key)? else {
+        let Some(mut g) = self.descend_leaf_write(key, None)? else {
             return Ok(None);
         };
         let n = self.node(g.id(), &g, Some(0))?;
@@ -843,7 +820,7 @@ impl BTree {
     }
 
     fn delete_optimistic(&self, key: &[u8]) -> Result<Option<DelOutcome>> {
-        let Some(mut g) = self.descend_leaf_write(key)? else {
+        let Some(mut g) = self.descend_leaf_write(key, None)? else {
             return Ok(None);
         };
         let id = g.id();
