@@ -604,6 +604,8 @@ impl Database {
             flush: self.inner.options.flush_policy,
             writes: BTreeMap::new(),
             locked: Vec::new(),
+            undo: Vec::new(),
+            savepoints_open: 0,
         }
     }
 
@@ -1161,6 +1163,8 @@ fn apply_commit(
 }
 
 type WriteSet = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+/// A write made while a savepoint was open: tree, key, and the write-set entry it replaced.
+type UndoEntry = (TreeId, Vec<u8>, Option<Option<Vec<u8>>>);
 type OverlayIter<'a> = Box<dyn Iterator<Item = (&'a Vec<u8>, &'a Option<Vec<u8>>)> + 'a>;
 
 /// A transaction. Its writes lock their rows at once (waiting for other transactions, with
@@ -1179,7 +1183,16 @@ pub struct Transaction {
     flush: FlushPolicy,
     writes: BTreeMap<TreeId, (Tree, WriteSet)>,
     locked: Vec<(TreeId, Vec<u8>)>,
+    /// While a savepoint is open: each write's key and the write-set entry it replaced.
+    undo: Vec<UndoEntry>,
+    savepoints_open: usize,
 }
+
+/// A point in a transaction's writes to roll back to (a SQL statement's start, so that a
+/// failed statement undoes only its own writes). Locks taken since are kept, as InnoDB does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub struct Savepoint(usize);
 
 impl std::fmt::Debug for Transaction {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -1236,6 +1249,8 @@ impl Transaction {
             self.db.mvcc.end_snapshot(s);
         }
         self.writes.clear();
+        self.undo.clear();
+        self.savepoints_open = 0;
     }
 
     fn view(&self) -> ReadView<'_> {
@@ -1314,8 +1329,85 @@ impl Transaction {
     pub fn put(&mut self, tree: &Tree, key: &[u8], value: &[u8]) -> Result<()> {
         tree.check_sizes(key, value)?;
         self.lock(tree, key)?;
-        self.set(tree).insert(key.to_vec(), Some(value.to_vec()));
+        self.record(tree, key, Some(value.to_vec()));
         Ok(())
+    }
+
+    fn record(&mut self, tree: &Tree, key: &[u8], value: Option<Vec<u8>>) {
+        let prev = self.set(tree).insert(key.to_vec(), value);
+        if self.savepoints_open > 0 {
+            self.undo.push((tree.id(), key.to_vec(), prev));
+        }
+    }
+
+    /// Opens a savepoint: [`Transaction::rollback_to`] undoes the writes made after it.
+    pub fn savepoint(&mut self) -> Savepoint {
+        self.savepoints_open += 1;
+        Savepoint(self.undo.len())
+    }
+
+    /// Undoes the writes made since `sp` and closes it (and any opened after it).
+    pub fn rollback_to(&mut self, sp: Savepoint) {
+        assert!(self.savepoints_open > 0, "no savepoint is open");
+        assert!(sp.0 <= self.undo.len(), "savepoint already closed");
+        while self.undo.len() > sp.0 {
+            let (tree, key, prev) = self.undo.pop().expect("checked length");
+            let set = &mut self
+                .writes
+                .get_mut(&tree)
+                .expect("an undone write has its tree's write set")
+                .1;
+            match prev {
+                Some(v) => {
+                    set.insert(key, v);
+                }
+                None => {
+                    set.remove(&key);
+                }
+            }
+        }
+        self.savepoints_open -= 1;
+        if self.savepoints_open == 0 {
+            self.undo.clear();
+        }
+    }
+
+    /// Keeps the writes made since `sp` and closes it.
+    pub fn release(&mut self, sp: Savepoint) {
+        assert!(self.savepoints_open > 0, "no savepoint is open");
+        debug_assert!(sp.0 <= self.undo.len());
+        self.savepoints_open -= 1;
+        if self.savepoints_open == 0 {
+            self.undo.clear();
+        }
+    }
+
+    /// This transaction's own pending write of `key`: `Some(None)` a delete, `None` no write.
+    pub fn written(&self, tree: &Tree, key: &[u8]) -> Option<Option<&[u8]>> {
+        self.overlay(tree)
+            .and_then(|w| w.get(key))
+            .map(|v| v.as_deref())
+    }
+
+    /// This transaction's own pending writes in `[lo, hi)` of `tree` (`None`: a delete).
+    pub fn written_range<'a>(
+        &'a self,
+        tree: &Tree,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+    ) -> Vec<(&'a [u8], Option<&'a [u8]>)> {
+        match self.overlay(tree) {
+            Some(w) if valid_range(lo, hi) => w
+                .range::<[u8], _>((lo, hi))
+                .map(|(k, v)| (k.as_slice(), v.as_deref()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether this transaction has buffered any write.
+    pub fn has_writes(&self) -> bool {
+        self.writes.values().any(|(_, w)| !w.is_empty())
     }
 
     pub fn delete(&mut self, tree: &Tree, key: &[u8]) -> Result<()> {
@@ -1323,7 +1415,7 @@ impl Transaction {
             return Ok(());
         }
         self.lock(tree, key)?;
-        self.set(tree).insert(key.to_vec(), None);
+        self.record(tree, key, None);
         Ok(())
     }
 

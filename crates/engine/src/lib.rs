@@ -33,8 +33,8 @@ mod txn_tests;
 
 pub use btree::{BTree, Cursor, VerifyReport};
 pub use db::{
-    Database, FlushPolicy, IsolationLevel, Options, Stats, StoreStats, Transaction, Tree,
-    TreeStats, TxnScan,
+    Database, FlushPolicy, IsolationLevel, Options, Savepoint, Stats, StoreStats, Transaction,
+    Tree, TreeStats, TxnScan,
 };
 pub use error::{Error, Result};
 pub use zipdb_storage as storage;

@@ -1722,3 +1722,43 @@ fn snapshots_are_not_starved_by_continuous_commits() {
         "begin waited up to {begin:?}, a read-committed read up to {read:?}"
     );
 }
+
+/// A statement's savepoint: rolling back to it undoes exactly the writes made after it (puts
+/// over earlier writes restored, new keys removed, deletes undone); locks are kept; releasing
+/// keeps the writes; and the commit then carries only what survived.
+#[test]
+fn savepoints_undo_only_the_writes_after_them() {
+    let f = hermitage();
+    let mut tx = f.db.begin_with(RR);
+    write(&mut tx, &f.t, 1, 11).unwrap();
+    let sp = tx.savepoint();
+    write(&mut tx, &f.t, 1, 12).unwrap();
+    write(&mut tx, &f.t, 3, 30).unwrap();
+    tx.delete(&f.t, &key(2)).unwrap();
+    assert_eq!(all(&tx, &f.t), [(1, 12), (3, 30)]);
+    tx.rollback_to(sp);
+    assert_eq!(all(&tx, &f.t), [(1, 11), (2, 20)]);
+    assert_eq!(tx.written(&f.t, &key(1)), Some(Some(&b"11"[..])));
+    assert_eq!(tx.written(&f.t, &key(3)), None);
+    // Nested: the inner rollback keeps the outer savepoint's writes.
+    let outer = tx.savepoint();
+    tx.delete(&f.t, &key(2)).unwrap();
+    let inner = tx.savepoint();
+    write(&mut tx, &f.t, 4, 40).unwrap();
+    tx.rollback_to(inner);
+    assert_eq!(tx.written(&f.t, &key(2)), Some(None));
+    tx.release(outer);
+    // The lock taken by the undone write of row 3 is still held: another writer waits for
+    // the commit.
+    let mut other = f.db.begin_with(RC);
+    let r = while_blocked(
+        &f.db,
+        || {
+            other.put(&f.t, &key(3), b"33")?;
+            other.commit()
+        },
+        || tx.commit().unwrap(),
+    );
+    r.unwrap();
+    assert_eq!(committed(&f.t), [(1, 11), (3, 33)]);
+}

@@ -4,18 +4,23 @@
 
 use std::net::{IpAddr, TcpStream};
 
+use std::collections::HashMap;
+
+use zipdb_sql::{ColumnMeta, Outcome, Session, SqlError};
+
+use crate::protocol::binary::{self, ParamTypes};
 use crate::protocol::handshake::{self, HandshakeResponse, NATIVE_PASSWORD, SCRAMBLE_LEN};
 use crate::protocol::packet::PacketIo;
-use crate::protocol::{command, reply, status, ProtoError};
+use crate::protocol::{command, put_lenenc, put_lenenc_bytes, reply, status, ProtoError};
 use crate::server::Shared;
 
 /// Error codes used here (MySQL's numbers and SQLSTATEs).
 mod code {
     pub const ACCESS_DENIED: (u16, &str) = (1045, "28000");
-    pub const UNKNOWN_DB: (u16, &str) = (1049, "42000");
     pub const UNKNOWN_COM: (u16, &str) = (1047, "08S01");
     pub const NET_PACKET_TOO_LARGE: (u16, &str) = (1153, "08S01");
     pub const HANDSHAKE: (u16, &str) = (1043, "08S01");
+    pub const MALFORMED: (u16, &str) = (1835, "HY000");
 }
 
 fn send_err(io: &mut PacketIo<TcpStream>, (c, state): (u16, &str), msg: &str) {
@@ -28,7 +33,7 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32) {
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
     let mut io = PacketIo::new(stream, shared.config.max_allowed_packet);
-    let session = match connect(&mut io, shared, id, peer.map(|p| p.ip())) {
+    let mut session = match connect(&mut io, shared, id, peer.map(|p| p.ip())) {
         Ok(Some(s)) => s,
         Ok(None) => return,
         Err(e) => {
@@ -38,19 +43,19 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32) {
             return;
         }
     };
-    if let Err(ProtoError::TooLarge { .. }) = command_loop(&mut io, &session) {
-        send_err(
+    match command_loop(&mut io, &mut session) {
+        Err(ProtoError::TooLarge { .. }) => send_err(
             &mut io,
             code::NET_PACKET_TOO_LARGE,
             "Got a packet bigger than 'max_allowed_packet' bytes",
-        );
+        ),
+        Err(ProtoError::Malformed { what, why }) => send_err(
+            &mut io,
+            code::MALFORMED,
+            &format!("Malformed packet: {what}: {why}"),
+        ),
+        _ => {}
     }
-}
-
-/// What a connection knows about its client once authenticated.
-pub(crate) struct Session {
-    #[allow(dead_code)]
-    user: String,
 }
 
 /// The connection phase. `Ok(None)`: the client was refused (an error was sent).
@@ -89,14 +94,16 @@ fn connect(
         );
         return Ok(None);
     }
-    if let Some(db) = &resp.database {
-        // No SQL layer yet, so no databases exist.
-        send_err(io, code::UNKNOWN_DB, &format!("Unknown database '{db}'"));
-        return Ok(None);
+    let mut session = shared.instance.session(&resp.user, u64::from(id));
+    if let Some(db) = resp.database.as_deref().filter(|d| !d.is_empty()) {
+        if let Err(e) = session.use_db(db) {
+            send_sql_err(io, &e);
+            return Ok(None);
+        }
     }
-    io.write(&reply::ok(0, 0, status::AUTOCOMMIT, 0));
+    io.write(&reply::ok(0, 0, session.status_flags(), 0));
     io.flush()?;
-    Ok(Some(Session { user: resp.user }))
+    Ok(Some(session))
 }
 
 /// The client's `mysql_native_password` response, switching the client to that plugin first
@@ -125,8 +132,104 @@ fn auth_data(
     }
 }
 
-fn command_loop(io: &mut PacketIo<TcpStream>, _session: &Session) -> Result<(), ProtoError> {
+fn send_sql_err(io: &mut PacketIo<TcpStream>, e: &SqlError) {
+    io.write(&reply::err(e.code, e.sqlstate, &e.message));
+    let _ = io.flush();
+}
+
+/// A ColumnDefinition41 packet.
+fn column_definition(c: &ColumnMeta) -> Vec<u8> {
+    let mut p = Vec::with_capacity(48 + c.name.len() * 2 + c.table.len() * 2);
+    put_lenenc_bytes(&mut p, b"def");
+    put_lenenc_bytes(&mut p, c.schema.as_bytes());
+    put_lenenc_bytes(&mut p, c.table.as_bytes());
+    put_lenenc_bytes(&mut p, c.org_table.as_bytes());
+    put_lenenc_bytes(&mut p, c.name.as_bytes());
+    put_lenenc_bytes(&mut p, c.org_name.as_bytes());
+    p.push(0x0c);
+    p.extend_from_slice(&c.charset.to_le_bytes());
+    p.extend_from_slice(&c.length.to_le_bytes());
+    p.push(c.wire_type);
+    p.extend_from_slice(&c.flags.to_le_bytes());
+    p.push(c.decimals);
+    p.extend_from_slice(&[0, 0]);
+    p
+}
+
+/// An OK packet with an info string (e.g. "Rows matched: 1  Changed: 1  Warnings: 0"),
+/// length-encoded as MariaDB sends it and libmariadb reads it.
+fn ok_info(affected: u64, last_id: u64, status: u16, warnings: u16, info: &str) -> Vec<u8> {
+    let mut p = reply::ok(affected, last_id, status, warnings);
+    if !info.is_empty() {
+        put_lenenc_bytes(&mut p, info.as_bytes());
+    }
+    p
+}
+
+/// Writes one statement's outcome; `more`: another result follows (multi-statements).
+fn write_outcome(
+    io: &mut PacketIo<TcpStream>,
+    session: &Session,
+    outcome: &Outcome,
+    more: bool,
+    binary_rows: bool,
+) {
+    let mut st = session.status_flags();
+    if more {
+        st |= status::MORE_RESULTS_EXISTS;
+    }
+    let warnings = session.warning_count();
+    match outcome {
+        Outcome::Done {
+            affected_rows,
+            last_insert_id,
+            info,
+        } => io.write(&ok_info(
+            *affected_rows,
+            *last_insert_id,
+            st,
+            warnings,
+            info,
+        )),
+        Outcome::Rows { columns, rows } => {
+            let mut p = Vec::with_capacity(64);
+            put_lenenc(&mut p, columns.len() as u64);
+            io.write(&p);
+            for c in columns.iter() {
+                io.write(&column_definition(c));
+            }
+            io.write(&reply::eof(warnings, st));
+            for row in rows {
+                p.clear();
+                if binary_rows {
+                    binary::write_row(&mut p, row, columns);
+                } else {
+                    for v in row {
+                        match v.to_text() {
+                            // 0xfb is NULL in a text row.
+                            None => p.push(0xfb),
+                            Some(b) => put_lenenc_bytes(&mut p, &b),
+                        }
+                    }
+                }
+                io.write(&p);
+            }
+            io.write(&reply::eof(warnings, st));
+        }
+    }
+}
+
+/// Per-statement state the wire keeps: parameter types (sent only with the first EXECUTE)
+/// and long data.
+#[derive(Default)]
+struct StmtWire {
+    types: ParamTypes,
+    long_data: Vec<Option<Vec<u8>>>,
+}
+
+fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(), ProtoError> {
     let mut buf = Vec::new();
+    let mut stmts: HashMap<u32, StmtWire> = HashMap::new();
     loop {
         io.reset_seq();
         if !io.read(&mut buf)? {
@@ -139,22 +242,136 @@ fn command_loop(io: &mut PacketIo<TcpStream>, _session: &Session) -> Result<(), 
         match cmd {
             command::QUIT => return Ok(()),
             command::PING => {
-                io.write(&reply::ok(0, 0, status::AUTOCOMMIT, 0));
-                io.flush()?;
+                io.write(&reply::ok(0, 0, session.status_flags(), 0));
             }
             command::INIT_DB => {
                 let name = String::from_utf8_lossy(arg);
-                send_err(io, code::UNKNOWN_DB, &format!("Unknown database '{name}'"));
+                match session.use_db(&name) {
+                    Ok(()) => io.write(&reply::ok(0, 0, session.status_flags(), 0)),
+                    Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                }
             }
             command::QUERY => {
                 let sql = String::from_utf8_lossy(arg);
-                // Parsed for real, so that bad SQL gets 1064 (with MySQL's "near '...'"); there
-                // is no executor yet, so valid SQL gets 1235 naming the statement.
-                let e = match zipdb_sql::parse(&sql) {
-                    Err(e) => e,
-                    Ok(stmts) => zipdb_sql::SqlError::unsupported(&stmts[0].kind()),
+                let results = session.query(&sql);
+                let n = results.len();
+                for (i, r) in results.iter().enumerate() {
+                    match r {
+                        Ok(o) => write_outcome(io, session, o, i + 1 < n, false),
+                        Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                    }
+                }
+            }
+            command::FIELD_LIST => {
+                // The interactive client asks for each table's columns (unless -A).
+                let table = arg.split(|&b| b == 0).next().unwrap_or_default();
+                let table = String::from_utf8_lossy(table);
+                let sql = format!("SELECT * FROM `{}` LIMIT 0", table.replace('`', "``"));
+                match session.query(&sql).pop() {
+                    Some(Ok(Outcome::Rows { columns, .. })) => {
+                        for c in columns.iter() {
+                            let mut d = column_definition(c);
+                            // COM_FIELD_LIST definitions end with the default value (none).
+                            d.push(0xfb);
+                            io.write(&d);
+                        }
+                        io.write(&reply::eof(0, session.status_flags()));
+                    }
+                    Some(Err(e)) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                    _ => io.write(&reply::eof(0, session.status_flags())),
+                }
+            }
+            command::STATISTICS => {
+                let c = &session.instance().counters;
+                let text = format!(
+                    "Uptime: {}  Threads: {}  Questions: {}  Open tables: 0",
+                    session.instance().uptime_secs(),
+                    c.threads_connected
+                        .load(std::sync::atomic::Ordering::Relaxed),
+                    c.questions.load(std::sync::atomic::Ordering::Relaxed),
+                );
+                // A bare string, not an OK packet.
+                io.write(text.as_bytes());
+            }
+            command::STMT_PREPARE => {
+                let sql = String::from_utf8_lossy(arg);
+                match session.prepare(&sql) {
+                    Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                    Ok(info) => {
+                        stmts.insert(
+                            info.id,
+                            StmtWire {
+                                types: Vec::new(),
+                                long_data: vec![None; info.params],
+                            },
+                        );
+                        io.write(&binary::prepare_ok(
+                            info.id,
+                            info.columns.len() as u16,
+                            info.params as u16,
+                            0,
+                        ));
+                        if info.params > 0 {
+                            let param = ColumnMeta::text("?");
+                            for _ in 0..info.params {
+                                io.write(&column_definition(&param));
+                            }
+                            io.write(&reply::eof(0, session.status_flags()));
+                        }
+                        if !info.columns.is_empty() {
+                            for c in info.columns.iter() {
+                                io.write(&column_definition(c));
+                            }
+                            io.write(&reply::eof(0, session.status_flags()));
+                        }
+                    }
+                }
+            }
+            command::STMT_EXECUTE => {
+                let id = binary::execute_stmt_id(arg)?;
+                let (Some(n), Some(w)) = (session.prepared_params(id), stmts.get_mut(&id)) else {
+                    send_sql_err(io, &unknown_statement(id));
+                    continue;
                 };
-                send_err(io, (e.code, e.sqlstate), &e.message);
+                let exec = binary::parse_execute(arg, n, &mut w.types, &w.long_data)?;
+                w.long_data.iter_mut().for_each(|d| *d = None);
+                match session.execute(id, &exec.params) {
+                    Ok(o) => write_outcome(io, session, &o, false, true),
+                    Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                }
+            }
+            command::STMT_SEND_LONG_DATA => {
+                // No reply, by the protocol.
+                let (id, param, data) = binary::parse_send_long_data(arg)?;
+                if let Some(w) = stmts.get_mut(&id) {
+                    if let Some(slot) = w.long_data.get_mut(usize::from(param)) {
+                        slot.get_or_insert_with(Vec::new).extend_from_slice(data);
+                    }
+                }
+                continue;
+            }
+            command::STMT_CLOSE => {
+                // No reply, by the protocol.
+                if arg.len() >= 4 {
+                    let id = u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]);
+                    session.close_statement(id);
+                    stmts.remove(&id);
+                }
+                continue;
+            }
+            command::STMT_RESET => {
+                if arg.len() < 4 {
+                    send_err(io, code::MALFORMED, "Malformed COM_STMT_RESET");
+                    continue;
+                }
+                let id = u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]);
+                match stmts.get_mut(&id) {
+                    Some(w) => {
+                        w.long_data.iter_mut().for_each(|d| *d = None);
+                        io.write(&reply::ok(0, 0, session.status_flags(), 0));
+                    }
+                    None => send_sql_err(io, &unknown_statement(id)),
+                }
             }
             other => {
                 send_err(
@@ -162,7 +379,17 @@ fn command_loop(io: &mut PacketIo<TcpStream>, _session: &Session) -> Result<(), 
                     code::UNKNOWN_COM,
                     &format!("Unknown command {other:#04x}"),
                 );
+                continue;
             }
         }
+        io.flush()?;
     }
+}
+
+fn unknown_statement(id: u32) -> SqlError {
+    SqlError::new(
+        1243,
+        "HY000",
+        format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+    )
 }

@@ -21,8 +21,7 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Serve the MySQL protocol (work in progress: connections, ping and errors only; SQL
-    /// execution is not there yet).
+    /// Serve the MySQL protocol.
     Serve {
         /// Address to listen on. Only loopback addresses while root has no password.
         #[arg(long, default_value = "127.0.0.1")]
@@ -93,7 +92,21 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let running = match server.spawn() {
+            let instance = match zipdb_sql::Instance::open(
+                db.clone(),
+                zipdb_sql::InstanceOptions {
+                    max_allowed_packet: max_allowed_packet as u64,
+                    max_connections: max_connections as u64,
+                    ..Default::default()
+                },
+            ) {
+                Ok(i) => i,
+                Err(e) => {
+                    eprintln!("zipdb: cannot open the SQL catalog: {}", e.message);
+                    return ExitCode::FAILURE;
+                }
+            };
+            let running = match server.spawn(instance) {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("zipdb: cannot start the server: {e}");
@@ -107,7 +120,6 @@ fn main() -> ExitCode {
                 addr.ip(),
                 addr.port()
             );
-            eprintln!("zipdb: this build does not execute SQL yet (every query gets error 1235)");
             let _ = rx.recv();
             eprintln!("zipdb: shutting down (stop accepting, checkpoint, close)");
             running.stop();

@@ -47,6 +47,7 @@ const CONNECTION_STACK_BYTES: usize = 2 << 20;
 
 pub(crate) struct Shared {
     pub config: ServerConfig,
+    pub instance: Arc<zipdb_sql::Instance>,
     stop: AtomicBool,
     connections: AtomicUsize,
     next_id: AtomicU32,
@@ -55,7 +56,7 @@ pub(crate) struct Shared {
 /// A bound server; [`Server::spawn`] starts accepting.
 pub struct Server {
     listener: TcpListener,
-    shared: Arc<Shared>,
+    config: ServerConfig,
 }
 
 /// A running server: its address, and a way to stop accepting.
@@ -75,28 +76,28 @@ impl Server {
             addr: config.listen,
             source,
         })?;
-        Ok(Server {
-            listener,
-            shared: Arc::new(Shared {
-                config,
-                stop: AtomicBool::new(false),
-                connections: AtomicUsize::new(0),
-                next_id: AtomicU32::new(1),
-            }),
-        })
+        Ok(Server { listener, config })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
     }
 
-    /// Starts the accept loop on its own thread.
-    pub fn spawn(self) -> std::io::Result<Running> {
+    /// Starts the accept loop on its own thread, serving SQL from `instance`.
+    pub fn spawn(self, instance: Arc<zipdb_sql::Instance>) -> std::io::Result<Running> {
         let addr = self.listener.local_addr()?;
-        let shared = Arc::clone(&self.shared);
+        let shared = Arc::new(Shared {
+            config: self.config,
+            instance,
+            stop: AtomicBool::new(false),
+            connections: AtomicUsize::new(0),
+            next_id: AtomicU32::new(1),
+        });
+        let accept_shared = Arc::clone(&shared);
+        let listener = self.listener;
         let thread = std::thread::Builder::new()
             .name("zipdb-accept".into())
-            .spawn(move || accept_loop(self.listener, self.shared))?;
+            .spawn(move || accept_loop(listener, accept_shared))?;
         Ok(Running {
             addr,
             shared,

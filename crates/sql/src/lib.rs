@@ -1,16 +1,30 @@
-//! zipdb's SQL layer: parsing (MySQL dialect, with `sqlparser`), values and types, and the
-//! errors a MySQL client expects. Planning and execution over the engine are being built
-//! (issue 5).
+//! zipdb's SQL layer: parsing (MySQL dialect, with `sqlparser`), a catalog of databases and
+//! tables over engine trees, planning and execution of single-table queries and DML, and
+//! sessions with transactions, prepared statements and variables.
 //!
 //! `sqlparser`'s AST changes with every release, so it is pinned and does not leak out of this
-//! crate: callers see [`Statement`], [`Value`], [`Outcome`] and [`SqlError`].
+//! crate: callers see [`Instance`], [`Session`], [`Value`], [`Outcome`] and [`SqlError`].
 
+// Callbacks into the session (`&dyn Fn(&str, &str) -> Result<Arc<Table>, _>`) and scan
+// visitors are spelled out where they are used; match arms keep their guard separate from the
+// pattern where that reads better.
+#![allow(clippy::type_complexity, clippy::collapsible_match)]
+
+pub mod catalog;
+pub mod codec;
+mod ddl;
 mod error;
+pub mod exec;
+pub mod expr;
 mod parse;
+pub mod plan;
 pub mod result;
+mod session;
+mod show;
 pub mod value;
 
 pub use error::SqlError;
 pub use parse::{parse, Statement};
 pub use result::{ColumnMeta, Outcome};
+pub use session::{Instance, InstanceOptions, PreparedInfo, Session, Warning};
 pub use value::{Decimal, SqlType, Value};

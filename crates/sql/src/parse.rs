@@ -15,17 +15,26 @@ impl Statement {
     /// The construct, as a user would name it: `SELECT`, `INSERT`, `CREATE TABLE`, `SHOW
     /// VARIABLES`, ... (the statement's leading keywords).
     pub fn kind(&self) -> String {
-        let text = self.ast.to_string();
-        let mut words = text.split_whitespace();
-        let first = words.next().unwrap_or("").to_ascii_uppercase();
-        let two_words = matches!(
-            first.as_str(),
-            "CREATE" | "DROP" | "ALTER" | "SHOW" | "START" | "SET" | "RENAME" | "LOCK"
-        );
-        match (two_words, words.next()) {
-            (true, Some(second)) => format!("{first} {}", second.to_ascii_uppercase()),
-            _ => first,
-        }
+        kind_of(&self.ast.to_string())
+    }
+}
+
+/// Parses to the parser's AST (for the executor).
+pub(crate) fn parse_ast(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
+    parse(sql).map(|v| v.into_iter().map(|s| s.ast).collect())
+}
+
+/// The construct a statement's text starts with (`CREATE TABLE`, `SHOW VARIABLES`, ...).
+pub(crate) fn kind_of(text: &str) -> String {
+    let mut words = text.split_whitespace();
+    let first = words.next().unwrap_or("").to_ascii_uppercase();
+    let two_words = matches!(
+        first.as_str(),
+        "CREATE" | "DROP" | "ALTER" | "SHOW" | "START" | "SET" | "RENAME" | "LOCK"
+    );
+    match (two_words, words.next()) {
+        (true, Some(second)) => format!("{first} {}", second.to_ascii_uppercase()),
+        _ => first,
     }
 }
 

@@ -8,21 +8,40 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SqlType {
     /// TINYINT (1), SMALLINT (2), MEDIUMINT (3), INT (4), BIGINT (8).
-    Int { bytes: u8, unsigned: bool },
+    Int {
+        bytes: u8,
+        unsigned: bool,
+    },
     Float,
     Double,
     /// DECIMAL(precision, scale); zipdb holds up to 38 digits.
-    Decimal { precision: u8, scale: u8 },
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     /// CHAR(len) / BINARY(len) (`binary`): stored without trailing spaces, which MySQL strips
     /// from CHAR on read anyway.
-    Char { len: u32, binary: bool },
+    Char {
+        len: u32,
+        binary: bool,
+    },
     /// VARCHAR(len) / VARBINARY(len).
-    Varchar { len: u32, binary: bool },
+    Varchar {
+        len: u32,
+        binary: bool,
+    },
     /// TINYTEXT..LONGTEXT / TINYBLOB..LONGBLOB (`binary`), by the maximum byte length.
-    Text { max: u32, binary: bool },
+    Text {
+        max: u32,
+        binary: bool,
+    },
     Date,
-    DateTime { fsp: u8 },
-    Timestamp { fsp: u8 },
+    DateTime {
+        fsp: u8,
+    },
+    Timestamp {
+        fsp: u8,
+    },
 }
 
 impl SqlType {
@@ -115,6 +134,8 @@ fn pow10(n: u8) -> i128 {
     10i128.pow(u32::from(n))
 }
 
+// Checked arithmetic returning Option: not the std operator traits.
+#[allow(clippy::should_implement_trait)]
 impl Decimal {
     pub fn from_i64(v: i64) -> Decimal {
         Decimal {
@@ -233,7 +254,9 @@ impl Decimal {
         let scale = (self.scale + 4).min(30);
         // self * 10^(scale + o.scale - self.scale) / o.mant, rounded.
         let shift = scale + o.scale - self.scale;
-        let n = self.mant.checked_mul(10i128.checked_pow(u32::from(shift))?)?;
+        let n = self
+            .mant
+            .checked_mul(10i128.checked_pow(u32::from(shift))?)?;
         let q = n / o.mant;
         let r = n % o.mant;
         let q = if r.abs() * 2 >= o.mant.abs() {
@@ -394,7 +417,9 @@ impl DateTime {
 
 fn days_in_month(year: u16, month: u8) -> u8 {
     match month {
-        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
+            29
+        }
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
@@ -763,7 +788,10 @@ mod tests {
         );
         assert_eq!(Double(1.5).sql_cmp(&Int(2)), Some(Ordering::Less));
         let d = super::DateTime::parse("2020-01-02").unwrap().pack();
-        assert_eq!(Date(d).sql_cmp(&Str("2020-01-02".into())), Some(Ordering::Equal));
+        assert_eq!(
+            Date(d).sql_cmp(&Str("2020-01-02".into())),
+            Some(Ordering::Equal)
+        );
         assert_eq!(numeric_prefix(b" 12abc"), 12.0);
         assert_eq!(numeric_prefix(b"1e3x"), 1000.0);
         assert_eq!(numeric_prefix(b"abc"), 0.0);

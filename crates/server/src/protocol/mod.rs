@@ -1,12 +1,13 @@
 //! The MySQL client/server protocol, as much of it as zipdb speaks: packet framing
-//! ([`packet`]), the connection phase ([`handshake`]), generic replies ([`reply`]) and text
-//! result sets ([`resultset`]).
+//! ([`packet`]), the connection phase ([`handshake`]), generic replies ([`reply`]), text
+//! result sets ([`resultset`]) and prepared statements' binary protocol ([`binary`]).
 //!
 //! Written here rather than taken from a crate: the candidates measured in FIELD-NOTES either
 //! hang clients that name a database at connect, panic on malformed parameters or lack
 //! `caching_sha2_password`, and the wire layer is small. Everything read from the client is
 //! bounds-checked and turns into a [`ProtoError`], never a panic.
 
+pub mod binary;
 pub mod handshake;
 pub mod packet;
 pub mod reply;
@@ -60,12 +61,22 @@ pub mod command {
     pub const QUIT: u8 = 0x01;
     pub const INIT_DB: u8 = 0x02;
     pub const QUERY: u8 = 0x03;
+    pub const FIELD_LIST: u8 = 0x04;
+    pub const STATISTICS: u8 = 0x09;
     pub const PING: u8 = 0x0e;
+    pub const STMT_PREPARE: u8 = 0x16;
+    pub const STMT_EXECUTE: u8 = 0x17;
+    pub const STMT_SEND_LONG_DATA: u8 = 0x18;
+    pub const STMT_CLOSE: u8 = 0x19;
+    pub const STMT_RESET: u8 = 0x1a;
 }
 
 /// Server status flags.
 pub mod status {
+    pub const IN_TRANS: u16 = 0x0001;
     pub const AUTOCOMMIT: u16 = 0x0002;
+    pub const MORE_RESULTS_EXISTS: u16 = 0x0008;
+    pub const NO_INDEX_USED: u16 = 0x0020;
 }
 
 /// Charset 45: utf8mb4_general_ci, what sysbench and the mariadb client ask for.

@@ -1,0 +1,609 @@
+//! The SQL catalog: databases, tables, columns and indexes, kept in one engine tree
+//! (`zipdb.sql.catalog`) and in memory.
+//!
+//! # Layout in the engine
+//! Each table is one engine tree for its rows (the *primary* tree, keyed by the encoded primary
+//! key, or by a hidden 8-byte row id when the table has none, as InnoDB does) plus one tree per
+//! secondary index (keyed by the encoded index columns followed by the primary key; values are
+//! empty). Trees are named `z<object id>` and never reused.
+//!
+//! # Catalog tree format
+//! - `D\0<db>` → empty: a database.
+//! - `T\0<db>\0<table>` → a table definition ([`TableDef::encode`]).
+//! - `N` → the next object id (u64 LE).
+//!
+//! DDL writes the catalog in one synchronous engine transaction after creating its trees; a
+//! crash in between leaves trees no definition names, which [`Catalog::load`] drops.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use zipdb_engine::{Codec, Database, Tree};
+
+use crate::codec;
+use crate::value::{SqlType, Value};
+use crate::SqlError;
+
+/// Name of the engine tree holding the catalog.
+pub const CATALOG_TREE: &str = "zipdb.sql.catalog";
+
+/// A column as declared.
+#[derive(Debug, Clone)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+    /// The declared default (`None`: no DEFAULT clause).
+    pub default: Option<Value>,
+    /// `DEFAULT CURRENT_TIMESTAMP`.
+    pub default_now: bool,
+    pub auto_increment: bool,
+}
+
+/// A secondary index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexDef {
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub unique: bool,
+    pub tree: String,
+}
+
+/// Table options as given (`ROW_FORMAT`, `KEY_BLOCK_SIZE`, `COMPRESSION`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TableOptions {
+    pub engine: Option<String>,
+    pub row_format: Option<String>,
+    pub key_block_size: Option<u32>,
+    pub compression: Option<String>,
+    pub comment: Option<String>,
+}
+
+/// A table's definition, as stored.
+#[derive(Debug, Clone)]
+pub struct TableDef {
+    pub id: u64,
+    pub db: String,
+    pub name: String,
+    pub columns: Vec<ColumnDef>,
+    /// Columns of the primary key; empty: a hidden row id.
+    pub pk: Vec<usize>,
+    pub indexes: Vec<IndexDef>,
+    pub codec: Codec,
+    pub options: TableOptions,
+    pub primary_tree: String,
+}
+
+/// An open table: its definition and engine trees.
+pub struct Table {
+    pub def: TableDef,
+    pub types: Vec<SqlType>,
+    pub primary: Tree,
+    pub indexes: Vec<Tree>,
+    /// Next AUTO_INCREMENT value (or hidden row id).
+    pub next_id: AtomicU64,
+    /// Index of the AUTO_INCREMENT column.
+    pub auto_inc: Option<usize>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Table({}.{})", self.def.db, self.def.name)
+    }
+}
+
+impl Table {
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.def
+            .columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Encodes the primary key of `row` (or, without one, `hidden_id`).
+    pub fn pk_key(&self, row: &[Value], hidden_id: Option<u64>) -> Vec<u8> {
+        let mut k = Vec::with_capacity(16);
+        if self.def.pk.is_empty() {
+            k.push(1);
+            k.extend_from_slice(&hidden_id.unwrap_or(0).to_be_bytes());
+        } else {
+            for &c in &self.def.pk {
+                codec::encode_key(&mut k, &row[c], self.types[c]);
+            }
+        }
+        k
+    }
+
+    /// The secondary-index key of `row` for index `i`: index columns, then the primary key.
+    pub fn index_key(&self, i: usize, row: &[Value], pk: &[u8]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(pk.len() + 16);
+        for &c in &self.def.indexes[i].columns {
+            codec::encode_key(&mut k, &row[c], self.types[c]);
+        }
+        k.extend_from_slice(pk);
+        k
+    }
+
+    /// Length of the index-column prefix of an index key (the rest is the primary key).
+    pub fn index_prefix_len(&self, i: usize, key: &[u8]) -> Result<usize, SqlError> {
+        let mut at = 0;
+        for &c in &self.def.indexes[i].columns {
+            let n = codec::skip_key(&key[at..], self.types[c]).map_err(|e| {
+                SqlError::corrupt(format!(
+                    "index {} of table {}.{}: {e}",
+                    self.def.indexes[i].name, self.def.db, self.def.name
+                ))
+            })?;
+            at += n;
+        }
+        Ok(at)
+    }
+
+    pub fn decode_row(&self, bytes: &[u8]) -> Result<Vec<Value>, SqlError> {
+        codec::decode_row(bytes, &self.types).map_err(|e| self.corrupt_row(e))
+    }
+
+    pub fn decode_some(&self, bytes: &[u8], wanted: &[bool]) -> Result<Vec<Value>, SqlError> {
+        codec::decode_row_some(bytes, &self.types, wanted).map_err(|e| self.corrupt_row(e))
+    }
+
+    fn corrupt_row(&self, e: codec::CodecError) -> SqlError {
+        SqlError::corrupt(format!(
+            "row of table {}.{} (tree {}): {e}",
+            self.def.db, self.def.name, self.def.primary_tree
+        ))
+    }
+}
+
+/// The in-memory catalog.
+#[derive(Default)]
+pub struct Catalog {
+    pub dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>>,
+    pub next_object_id: u64,
+}
+
+impl Catalog {
+    pub fn table(&self, db: &str, name: &str) -> Option<&Arc<Table>> {
+        self.dbs.get(db)?.get(name)
+    }
+
+    /// Loads the catalog from its tree (creating the tree in a new database) and drops trees
+    /// that no definition names (left by a crash in the middle of DDL).
+    pub fn load(db: &Database) -> Result<(Catalog, Tree), SqlError> {
+        let sys = match db.open_tree(CATALOG_TREE) {
+            Ok(t) => t,
+            Err(zipdb_engine::Error::NoSuchTree(_)) => db
+                .create_tree(CATALOG_TREE, Some(Codec::None))
+                .map_err(SqlError::engine)?,
+            Err(e) => return Err(SqlError::engine(e)),
+        };
+        let mut cat = Catalog {
+            next_object_id: 1,
+            ..Catalog::default()
+        };
+        let mut defs = Vec::new();
+        for kv in sys
+            .range::<std::ops::RangeFull>(..)
+            .map_err(SqlError::engine)?
+        {
+            let (k, v) = kv.map_err(SqlError::engine)?;
+            match k.first() {
+                Some(b'D') => {
+                    let name = String::from_utf8_lossy(&k[2..]).into_owned();
+                    cat.dbs.entry(name).or_default();
+                }
+                Some(b'T') => defs.push(TableDef::decode(&v).map_err(|e| {
+                    SqlError::corrupt(format!(
+                        "catalog entry {:?}: {e}",
+                        String::from_utf8_lossy(&k)
+                    ))
+                })?),
+                Some(b'N') if v.len() == 8 => {
+                    cat.next_object_id = u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
+                }
+                _ => {
+                    return Err(SqlError::corrupt(format!(
+                        "unknown catalog key {:?}",
+                        String::from_utf8_lossy(&k)
+                    )))
+                }
+            }
+        }
+        let mut named = std::collections::HashSet::new();
+        for def in defs {
+            named.insert(def.primary_tree.clone());
+            named.extend(def.indexes.iter().map(|i| i.tree.clone()));
+            let t = open_table(db, def)?;
+            cat.dbs
+                .entry(t.def.db.clone())
+                .or_default()
+                .insert(t.def.name.clone(), Arc::new(t));
+        }
+        for name in db.tree_names() {
+            let ours = name.len() > 1
+                && name.starts_with('z')
+                && name[1..].bytes().all(|b| b.is_ascii_digit());
+            if ours && !named.contains(&name) {
+                db.drop_tree(&name).map_err(SqlError::engine)?;
+            }
+        }
+        Ok((cat, sys))
+    }
+}
+
+/// Opens the trees of a table and finds its next AUTO_INCREMENT value.
+pub fn open_table(db: &Database, def: TableDef) -> Result<Table, SqlError> {
+    let primary = db.open_tree(&def.primary_tree).map_err(SqlError::engine)?;
+    let indexes = def
+        .indexes
+        .iter()
+        .map(|i| db.open_tree(&i.tree).map_err(SqlError::engine))
+        .collect::<Result<Vec<_>, _>>()?;
+    let types: Vec<SqlType> = def.columns.iter().map(|c| c.ty).collect();
+    let auto_inc = def.columns.iter().position(|c| c.auto_increment);
+    let t = Table {
+        def,
+        types,
+        primary,
+        indexes,
+        next_id: AtomicU64::new(1),
+        auto_inc,
+    };
+    let next = max_id(&t)?.saturating_add(1).max(1);
+    t.next_id.store(next, Ordering::Relaxed);
+    Ok(t)
+}
+
+/// The largest AUTO_INCREMENT value (or hidden row id) in the table, 0 if empty.
+fn max_id(t: &Table) -> Result<u64, SqlError> {
+    let last_key = |tree: &Tree| -> Result<Option<Vec<u8>>, SqlError> {
+        match tree
+            .range_rev::<std::ops::RangeFull>(..)
+            .map_err(SqlError::engine)?
+            .next()
+        {
+            None => Ok(None),
+            Some(kv) => Ok(Some(kv.map_err(SqlError::engine)?.0)),
+        }
+    };
+    if t.def.pk.is_empty() {
+        return Ok(match last_key(&t.primary)? {
+            Some(k) if k.len() == 9 => u64::from_be_bytes(k[1..9].try_into().expect("8 bytes")),
+            _ => 0,
+        });
+    }
+    let Some(ai) = t.auto_inc else { return Ok(0) };
+    let to_u64 = |v: &Value| match v {
+        Value::Int(i) => u64::try_from(*i).unwrap_or(0),
+        Value::UInt(u) => *u,
+        _ => 0,
+    };
+    if t.def.pk[0] == ai {
+        // The first key column: the last key holds the largest value.
+        return match t
+            .primary
+            .range_rev::<std::ops::RangeFull>(..)
+            .map_err(SqlError::engine)?
+            .next()
+        {
+            None => Ok(0),
+            Some(kv) => {
+                let (_, v) = kv.map_err(SqlError::engine)?;
+                Ok(to_u64(&t.decode_row(&v)?[ai]))
+            }
+        };
+    }
+    // Elsewhere: a scan (only at open).
+    let mut max = 0;
+    for kv in t
+        .primary
+        .range::<std::ops::RangeFull>(..)
+        .map_err(SqlError::engine)?
+    {
+        let (_, v) = kv.map_err(SqlError::engine)?;
+        max = max.max(to_u64(&t.decode_row(&v)?[ai]));
+    }
+    Ok(max)
+}
+
+// ---- Definition encoding -------------------------------------------------------------------
+
+const DEF_VERSION: u8 = 1;
+
+struct W(Vec<u8>);
+
+impl W {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b);
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: &Option<String>) {
+        match s {
+            None => self.u8(0),
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+        }
+    }
+}
+
+struct R<'a>(&'a [u8]);
+
+impl<'a> R<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.0.len() < n {
+            return Err(format!("truncated: needs {n} bytes, has {}", self.0.len()));
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Ok(a)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    fn str(&mut self) -> Result<String, String> {
+        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| "name is not UTF-8".to_string())
+    }
+    fn opt_str(&mut self) -> Result<Option<String>, String> {
+        Ok(match self.u8()? {
+            0 => None,
+            _ => Some(self.str()?),
+        })
+    }
+}
+
+fn put_type(w: &mut W, t: SqlType) {
+    let (tag, a, b) = match t {
+        SqlType::Int { bytes, unsigned } => (1, u32::from(bytes), u32::from(unsigned)),
+        SqlType::Float => (2, 0, 0),
+        SqlType::Double => (3, 0, 0),
+        SqlType::Decimal { precision, scale } => (4, u32::from(precision), u32::from(scale)),
+        SqlType::Char { len, binary } => (5, len, u32::from(binary)),
+        SqlType::Varchar { len, binary } => (6, len, u32::from(binary)),
+        SqlType::Text { max, binary } => (7, max, u32::from(binary)),
+        SqlType::Date => (8, 0, 0),
+        SqlType::DateTime { fsp } => (9, u32::from(fsp), 0),
+        SqlType::Timestamp { fsp } => (10, u32::from(fsp), 0),
+    };
+    w.u8(tag);
+    w.u32(a);
+    w.u32(b);
+}
+
+fn get_type(r: &mut R) -> Result<SqlType, String> {
+    let tag = r.u8()?;
+    let a = r.u32()?;
+    let raw_b = r.u32()?;
+    let b = raw_b != 0;
+    let small = |v: u32| u8::try_from(v).map_err(|_| format!("type parameter {v} out of range"));
+    Ok(match tag {
+        1 => SqlType::Int {
+            bytes: small(a)?,
+            unsigned: b,
+        },
+        2 => SqlType::Float,
+        3 => SqlType::Double,
+        4 => SqlType::Decimal {
+            precision: small(a)?,
+            scale: small(raw_b)?,
+        },
+        5 => SqlType::Char { len: a, binary: b },
+        6 => SqlType::Varchar { len: a, binary: b },
+        7 => SqlType::Text { max: a, binary: b },
+        8 => SqlType::Date,
+        9 => SqlType::DateTime { fsp: small(a)? },
+        10 => SqlType::Timestamp { fsp: small(a)? },
+        t => return Err(format!("unknown column type tag {t}")),
+    })
+}
+
+fn codec_code(c: Codec) -> (u8, i8) {
+    match c {
+        Codec::None => (0, 0),
+        Codec::Lz4 => (1, 0),
+        Codec::Zstd(l) => (2, l),
+        Codec::Zlib(l) => (3, l as i8),
+    }
+}
+
+impl TableDef {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = W(Vec::with_capacity(256));
+        w.u8(DEF_VERSION);
+        w.u64(self.id);
+        w.str(&self.db);
+        w.str(&self.name);
+        w.str(&self.primary_tree);
+        let (c, l) = codec_code(self.codec);
+        w.u8(c);
+        w.u8(l as u8);
+        w.u32(self.columns.len() as u32);
+        for col in &self.columns {
+            w.str(&col.name);
+            put_type(&mut w, col.ty);
+            w.u8(u8::from(col.nullable)
+                | u8::from(col.auto_increment) << 1
+                | u8::from(col.default_now) << 2);
+            match &col.default {
+                None => w.u8(0),
+                Some(v) => {
+                    w.u8(1);
+                    let mut b = Vec::new();
+                    codec::encode_row(&mut b, std::slice::from_ref(v), &[col.ty]);
+                    w.bytes(&b);
+                }
+            }
+        }
+        w.u32(self.pk.len() as u32);
+        for &c in &self.pk {
+            w.u32(c as u32);
+        }
+        w.u32(self.indexes.len() as u32);
+        for i in &self.indexes {
+            w.str(&i.name);
+            w.str(&i.tree);
+            w.u8(u8::from(i.unique));
+            w.u32(i.columns.len() as u32);
+            for &c in &i.columns {
+                w.u32(c as u32);
+            }
+        }
+        w.opt_str(&self.options.engine);
+        w.opt_str(&self.options.row_format);
+        match self.options.key_block_size {
+            None => w.u8(0),
+            Some(k) => {
+                w.u8(1);
+                w.u32(k);
+            }
+        }
+        w.opt_str(&self.options.compression);
+        w.opt_str(&self.options.comment);
+        w.0
+    }
+
+    pub fn decode(b: &[u8]) -> Result<TableDef, String> {
+        let mut r = R(b);
+        let v = r.u8()?;
+        if v != DEF_VERSION {
+            return Err(format!(
+                "table definition version {v}, expected {DEF_VERSION}"
+            ));
+        }
+        let id = r.u64()?;
+        let db = r.str()?;
+        let name = r.str()?;
+        let primary_tree = r.str()?;
+        let codec = match (r.u8()?, r.u8()? as i8) {
+            (0, _) => Codec::None,
+            (1, _) => Codec::Lz4,
+            (2, l) => Codec::Zstd(l),
+            (3, l) => Codec::Zlib(l as u8),
+            (c, _) => return Err(format!("unknown codec {c}")),
+        };
+        let n = r.u32()? as usize;
+        let mut columns = Vec::with_capacity(n.min(4096));
+        for _ in 0..n {
+            let name = r.str()?;
+            let ty = get_type(&mut r)?;
+            let flags = r.u8()?;
+            let default = match r.u8()? {
+                0 => None,
+                _ => {
+                    let bytes = r.bytes()?;
+                    let mut v = codec::decode_row(bytes, &[ty]).map_err(|e| e.to_string())?;
+                    Some(v.pop().unwrap_or(Value::Null))
+                }
+            };
+            columns.push(ColumnDef {
+                name,
+                ty,
+                nullable: flags & 1 != 0,
+                auto_increment: flags & 2 != 0,
+                default_now: flags & 4 != 0,
+                default,
+            });
+        }
+        let col = |r: &mut R| -> Result<usize, String> {
+            let c = r.u32()? as usize;
+            if c >= n {
+                return Err(format!("column index {c} out of range"));
+            }
+            Ok(c)
+        };
+        let npk = r.u32()? as usize;
+        let pk = (0..npk.min(n))
+            .map(|_| col(&mut r))
+            .collect::<Result<_, _>>()?;
+        let ni = r.u32()? as usize;
+        let mut indexes = Vec::new();
+        for _ in 0..ni {
+            let name = r.str()?;
+            let tree = r.str()?;
+            let unique = r.u8()? != 0;
+            let nc = r.u32()? as usize;
+            let columns = (0..nc.min(n))
+                .map(|_| col(&mut r))
+                .collect::<Result<_, _>>()?;
+            indexes.push(IndexDef {
+                name,
+                columns,
+                unique,
+                tree,
+            });
+        }
+        let engine = r.opt_str()?;
+        let row_format = r.opt_str()?;
+        let key_block_size = match r.u8()? {
+            0 => None,
+            _ => Some(r.u32()?),
+        };
+        let compression = r.opt_str()?;
+        let comment = r.opt_str()?;
+        if !r.0.is_empty() {
+            return Err(format!("{} bytes after the definition", r.0.len()));
+        }
+        Ok(TableDef {
+            id,
+            db,
+            name,
+            columns,
+            pk,
+            indexes,
+            codec,
+            options: TableOptions {
+                engine,
+                row_format,
+                key_block_size,
+                compression,
+                comment,
+            },
+            primary_tree,
+        })
+    }
+}
+
+/// Catalog keys.
+pub fn db_key(db: &str) -> Vec<u8> {
+    let mut k = b"D\0".to_vec();
+    k.extend_from_slice(db.as_bytes());
+    k
+}
+
+pub fn table_key(db: &str, table: &str) -> Vec<u8> {
+    let mut k = b"T\0".to_vec();
+    k.extend_from_slice(db.as_bytes());
+    k.push(0);
+    k.extend_from_slice(table.as_bytes());
+    k
+}
+
+pub const NEXT_ID_KEY: &[u8] = b"N";

@@ -1,0 +1,1420 @@
+//! From the parser's AST to executable plans, and DML execution.
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use sqlparser::ast;
+use zipdb_engine::Transaction;
+
+use crate::catalog::Table;
+use crate::exec::{
+    choose_access, mark_columns, scan_rows, table_column_meta, Access, AggScope, NoScope,
+    SelectPlan, TableScope,
+};
+use crate::expr::{Compiler, Ctx, Expr, Scope};
+use crate::result::ColumnMeta;
+use crate::value::{DateTime, Decimal, SqlType, Value, DECIMAL_DIGITS_MAX};
+use crate::SqlError;
+
+/// What compiling needs from the session.
+pub struct Env<'a> {
+    pub db: Option<&'a str>,
+    pub lookup: &'a dyn Fn(&str, &str) -> Result<Arc<Table>, SqlError>,
+    pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
+}
+
+impl Env<'_> {
+    /// `[db.]table` to an open table.
+    pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
+        let (db, t) = split_name(name, self.db)?;
+        (self.lookup)(&db, &t)
+    }
+}
+
+/// Splits `[db.]name`, defaulting the database.
+pub fn split_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, String), SqlError> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| match p.as_ident() {
+            Some(i) => i.value.clone(),
+            None => p.to_string(),
+        })
+        .collect();
+    match parts.as_slice() {
+        [t] => Ok((db.ok_or_else(SqlError::no_db)?.to_string(), t.clone())),
+        [d, t] => Ok((d.clone(), t.clone())),
+        _ => Err(SqlError::unsupported(&format!("name {name}"))),
+    }
+}
+
+/// A compiled DML statement or query.
+#[derive(Debug, Clone)]
+pub enum Plan {
+    Select(SelectPlan),
+    Insert(InsertPlan),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+}
+
+// ---- SELECT ------------------------------------------------------------------------------
+
+fn order_items(q: &ast::Query) -> Result<Vec<(ast::Expr, bool)>, SqlError> {
+    match &q.order_by {
+        None => Ok(Vec::new()),
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(v) => Ok(v
+                .iter()
+                .map(|o| {
+                    (
+                        o.expr.clone(),
+                        matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
+                    )
+                })
+                .collect()),
+            ast::OrderByKind::All(_) => Err(SqlError::unsupported("ORDER BY ALL")),
+        },
+    }
+}
+
+fn limit_items(l: &Option<ast::LimitClause>) -> (Option<&ast::Expr>, Option<&ast::Expr>) {
+    match l {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+            (limit.as_ref(), offset.as_ref().map(|o| &o.value))
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
+    }
+}
+
+fn is_aggregate_call(e: &ast::Expr) -> bool {
+    // Text search is enough to decide whether a query aggregates: aggregate names followed by
+    // '(' anywhere in the expression.
+    let s = e.to_string().to_ascii_uppercase();
+    ["COUNT(", "SUM(", "AVG(", "MIN(", "MAX("]
+        .iter()
+        .any(|f| s.contains(f))
+}
+
+pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
+    if q.with.is_some() {
+        return Err(SqlError::unsupported("WITH"));
+    }
+    let ast::SetExpr::Select(sel) = &*q.body else {
+        return Err(SqlError::unsupported(match &*q.body {
+            ast::SetExpr::SetOperation { .. } => "UNION/INTERSECT/EXCEPT",
+            ast::SetExpr::Values(_) => "VALUES as a query",
+            _ => "this query form",
+        }));
+    };
+    let for_update = q
+        .locks
+        .iter()
+        .any(|l| matches!(l.lock_type, ast::LockType::Update));
+    if sel.from.len() > 1 {
+        return Err(SqlError::unsupported("queries over several tables"));
+    }
+    let mut table: Option<Arc<Table>> = None;
+    let mut alias: Option<String> = None;
+    if let Some(f) = sel.from.first() {
+        if !f.joins.is_empty() {
+            return Err(SqlError::unsupported("JOIN"));
+        }
+        match &f.relation {
+            ast::TableFactor::Table { name, alias: a, .. } => {
+                let is_dual = name.to_string().eq_ignore_ascii_case("dual");
+                if !is_dual {
+                    table = Some(env.table(name)?);
+                    alias = a.as_ref().map(|a| a.name.value.clone());
+                }
+            }
+            ast::TableFactor::Derived { .. } => {
+                return Err(SqlError::unsupported("subqueries in FROM"))
+            }
+            other => {
+                return Err(SqlError::unsupported(&format!(
+                    "FROM {}",
+                    other.to_string().chars().take(30).collect::<String>()
+                )))
+            }
+        }
+    }
+    let t = table.as_deref();
+    let vars = env.vars;
+    // Projection items: (label, AST), with * expanded.
+    let mut items: Vec<(String, ast::Expr, Option<usize>)> = Vec::new();
+    let mut aliases: Vec<(String, ast::Expr)> = Vec::new();
+    for it in &sel.projection {
+        match it {
+            ast::SelectItem::UnnamedExpr(e) => {
+                let label = match e {
+                    ast::Expr::Identifier(i) => i.value.clone(),
+                    ast::Expr::CompoundIdentifier(ids) => ids[ids.len() - 1].value.clone(),
+                    other => other.to_string(),
+                };
+                items.push((label, e.clone(), None));
+            }
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                items.push((alias.value.clone(), expr.clone(), None));
+                aliases.push((alias.value.clone(), expr.clone()));
+            }
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                let Some(t) = t else {
+                    return Err(SqlError::new(1096, "HY000", "No tables used"));
+                };
+                for (i, col) in t.def.columns.iter().enumerate() {
+                    items.push((
+                        col.name.clone(),
+                        ast::Expr::Identifier(ast::Ident::new(col.name.clone())),
+                        Some(i),
+                    ));
+                }
+            }
+            other => return Err(SqlError::unsupported(&format!("select item {other}"))),
+        }
+    }
+    let group_exprs: Vec<ast::Expr> = match &sel.group_by {
+        ast::GroupByExpr::Expressions(v, _) => v.clone(),
+        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    let order = order_items(q)?;
+    let aggregate = !group_exprs.is_empty()
+        || sel.having.is_some()
+        || items.iter().any(|(_, e, _)| is_aggregate_call(e))
+        || order.iter().any(|(e, _)| is_aggregate_call(e));
+    // WHERE, over the source row.
+    let filter = match &sel.selection {
+        None => None,
+        Some(w) => Some(match t {
+            Some(t) => c.compile(
+                w,
+                &mut TableScope {
+                    table: t,
+                    alias: alias.as_deref(),
+                    clause: "where clause",
+                    vars,
+                },
+            )?,
+            None => c.compile(
+                w,
+                &mut NoScope {
+                    vars,
+                    clause: "where clause",
+                },
+            )?,
+        }),
+    };
+    let position = |e: &ast::Expr| -> Option<usize> {
+        if let ast::Expr::Value(v) = e {
+            if let ast::Value::Number(n, _) = &v.value {
+                return n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&p| p >= 1 && p <= items.len());
+            }
+        }
+        None
+    };
+    // ORDER BY items resolve to a projection (by position or alias) or stand alone.
+    let order_asts: Vec<ast::Expr> = order
+        .iter()
+        .map(|(e, _)| {
+            if let Some(p) = position(e) {
+                return items[p - 1].1.clone();
+            }
+            if let ast::Expr::Identifier(id) = e {
+                if let Some((_, a)) = aliases
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                {
+                    return a.clone();
+                }
+            }
+            e.clone()
+        })
+        .collect();
+    let mut outputs = Vec::new();
+    let mut metas = Vec::new();
+    let mut group_by = None;
+    let mut having = None;
+    if aggregate {
+        let mut scope = AggScope {
+            table: t,
+            alias: alias.as_deref(),
+            vars,
+            group_by: Vec::new(),
+            aggs: Vec::new(),
+            aliases: aliases.clone(),
+            clause: "field list",
+        };
+        let mut gkeys = Vec::new();
+        for g in &group_exprs {
+            let g = match position(g) {
+                Some(p) => items[p - 1].1.clone(),
+                None => match g {
+                    ast::Expr::Identifier(id) if t.and_then(|t| t.column(&id.value)).is_none() => {
+                        aliases
+                            .iter()
+                            .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                            .map(|(_, a)| a.clone())
+                            .unwrap_or_else(|| g.clone())
+                    }
+                    _ => g.clone(),
+                },
+            };
+            let compiled = match t {
+                Some(t) => c.compile(
+                    &g,
+                    &mut TableScope {
+                        table: t,
+                        alias: alias.as_deref(),
+                        clause: "group statement",
+                        vars,
+                    },
+                )?,
+                None => c.compile(
+                    &g,
+                    &mut NoScope {
+                        vars,
+                        clause: "group statement",
+                    },
+                )?,
+            };
+            scope.group_by.push((g.to_string(), compiled.clone()));
+            gkeys.push(compiled);
+        }
+        let types: Vec<SqlType> = t.map(|t| t.types.clone()).unwrap_or_default();
+        for (label, e, _) in &items {
+            let x = c.compile(e, &mut scope)?;
+            let ty = group_row_type(&x, &scope, &types);
+            metas.push(meta_for(&x, label, t, &scope.group_by, ty));
+            outputs.push(x);
+        }
+        if let Some(h) = &sel.having {
+            scope.clause = "having clause";
+            having = Some(c.compile(h, &mut scope)?);
+        }
+        scope.clause = "order clause";
+        for o in &order_asts {
+            outputs.push(c.compile(o, &mut scope)?);
+        }
+        group_by = Some((gkeys, scope.aggs));
+    } else {
+        let types: Vec<SqlType> = t.map(|t| t.types.clone()).unwrap_or_default();
+        for (label, e, star) in &items {
+            let x = match (t, star) {
+                (Some(_), Some(i)) => Expr::Col(*i),
+                (Some(t), None) => c.compile(
+                    e,
+                    &mut TableScope {
+                        table: t,
+                        alias: alias.as_deref(),
+                        clause: "field list",
+                        vars,
+                    },
+                )?,
+                (None, _) => c.compile(
+                    e,
+                    &mut NoScope {
+                        vars,
+                        clause: "field list",
+                    },
+                )?,
+            };
+            let meta = match (&x, t) {
+                (Expr::Col(i), Some(t)) => table_column_meta(t, *i, label),
+                _ => ColumnMeta::computed(
+                    label,
+                    x.result_type(&|i| types.get(i).copied()),
+                    !matches!(&x, Expr::Const(v) if !v.is_null()),
+                ),
+            };
+            metas.push(meta);
+            outputs.push(x);
+        }
+        for o in &order_asts {
+            let x = match t {
+                Some(t) => c.compile(
+                    o,
+                    &mut TableScope {
+                        table: t,
+                        alias: alias.as_deref(),
+                        clause: "order clause",
+                        vars,
+                    },
+                )?,
+                None => c.compile(
+                    o,
+                    &mut NoScope {
+                        vars,
+                        clause: "order clause",
+                    },
+                )?,
+            };
+            outputs.push(x);
+        }
+    }
+    let (limit, offset) = limit_items(&q.limit_clause);
+    let mut lim = |e: Option<&ast::Expr>| -> Result<Option<Expr>, SqlError> {
+        e.map(|e| {
+            c.compile(
+                e,
+                &mut NoScope {
+                    vars,
+                    clause: "limit",
+                },
+            )
+        })
+        .transpose()
+    };
+    let limit = lim(limit)?;
+    let offset = lim(offset)?;
+    let access = match t {
+        None => Access::None,
+        Some(t) => choose_access(t, filter.as_ref()),
+    };
+    let mut wanted = vec![false; t.map_or(0, |t| t.types.len())];
+    if let Some(f) = &filter {
+        mark_columns(f, &mut wanted);
+    }
+    match &group_by {
+        None => outputs.iter().for_each(|e| mark_columns(e, &mut wanted)),
+        Some((g, aggs)) => {
+            g.iter().for_each(|e| mark_columns(e, &mut wanted));
+            aggs.iter()
+                .filter_map(|a| a.arg.as_ref())
+                .for_each(|e| mark_columns(e, &mut wanted));
+        }
+    }
+    let visible = items.len();
+    let order_desc: Vec<bool> = order.iter().map(|(_, d)| *d).collect();
+    // Rows come out of a primary-key scan (or a full scan) in key order: an ORDER BY on a
+    // prefix of the key, all in one direction, needs no sort.
+    let ordered_scan = match (t, &access, group_by.is_some()) {
+        (Some(t), Access::Full | Access::Primary(_), false) if !order_desc.is_empty() => {
+            let same_dir = order_desc.iter().all(|d| *d == order_desc[0]);
+            let on_pk = outputs[visible..]
+                .iter()
+                .enumerate()
+                .all(|(i, e)| matches!(e, Expr::Col(c) if t.def.pk.get(i) == Some(c)));
+            let numeric_pk = t.def.pk.iter().all(|&c| !t.types[c].is_text());
+            (same_dir && on_pk && numeric_pk).then_some(order_desc[0])
+        }
+        _ => None,
+    };
+    Ok(SelectPlan {
+        table,
+        access,
+        filter,
+        wanted,
+        group_by,
+        having,
+        outputs,
+        visible,
+        order: order_desc,
+        distinct: matches!(sel.distinct, Some(ast::Distinct::Distinct)),
+        limit,
+        offset,
+        ordered_scan,
+        columns: Arc::new(metas),
+        for_update,
+    })
+}
+
+fn group_row_type(x: &Expr, scope: &AggScope, types: &[SqlType]) -> SqlType {
+    let ng = scope.group_by.len();
+    x.result_type(&|i| {
+        if i < ng {
+            Some(scope.group_by[i].1.result_type(&|j| types.get(j).copied()))
+        } else {
+            scope.aggs.get(i - ng).map(|a| a.ty)
+        }
+    })
+}
+
+fn meta_for(
+    x: &Expr,
+    label: &str,
+    t: Option<&Table>,
+    groups: &[(String, Expr)],
+    ty: SqlType,
+) -> ColumnMeta {
+    if let (Expr::Col(i), Some(t)) = (x, t) {
+        if let Some((_, Expr::Col(src))) = groups.get(*i) {
+            return table_column_meta(t, *src, label);
+        }
+    }
+    ColumnMeta::computed(label, ty, true)
+}
+
+// ---- Storing values --------------------------------------------------------------------------
+
+/// Converts `v` for storage in column `col` (strict mode: errors instead of silent changes).
+pub fn coerce(v: Value, col: &crate::catalog::ColumnDef, row: u64) -> Result<Value, SqlError> {
+    if v.is_null() {
+        return if col.nullable {
+            Ok(Value::Null)
+        } else {
+            Err(SqlError::not_null(&col.name))
+        };
+    }
+    let name = &col.name;
+    match col.ty {
+        SqlType::Int { bytes, unsigned } => {
+            let d = match &v {
+                Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => v.to_decimal(),
+                Value::Double(f) => Decimal::from_f64(f.round(), 0),
+                Value::Str(s) => {
+                    let t = s.trim();
+                    match Decimal::parse(t) {
+                        Some(d) => Some(d),
+                        None if t.is_empty() => None,
+                        None => t
+                            .parse::<f64>()
+                            .ok()
+                            .and_then(|f| Decimal::from_f64(f.round(), 0)),
+                    }
+                    .ok_or_else(|| SqlError::bad_value("integer", s, name, row))
+                    .map(Some)?
+                }
+                Value::Bytes(b) => {
+                    return coerce(
+                        Value::Str(String::from_utf8_lossy(b).into_owned()),
+                        col,
+                        row,
+                    )
+                }
+                Value::Date(_) | Value::DateTime(_) => {
+                    Decimal::from_f64(v.to_f64().unwrap_or(0.0), 0)
+                }
+                Value::Null => None,
+            }
+            .ok_or_else(|| SqlError::out_of_range(name, row))?;
+            let m = d
+                .rescale(0)
+                .ok_or_else(|| SqlError::out_of_range(name, row))?
+                .mant;
+            let bits = u32::from(bytes) * 8;
+            let (lo, hi) = if unsigned {
+                (0i128, (1i128 << bits) - 1)
+            } else {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            };
+            if m < lo || m > hi {
+                return Err(SqlError::out_of_range(name, row));
+            }
+            Ok(if unsigned {
+                Value::UInt(m as u64)
+            } else {
+                Value::Int(m as i64)
+            })
+        }
+        SqlType::Float | SqlType::Double => {
+            let f = match &v {
+                Value::Str(s) => s
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| SqlError::bad_value("double", s, name, row))?,
+                other => other.to_f64().unwrap_or(0.0),
+            };
+            if !f.is_finite() || (col.ty == SqlType::Float && f.abs() > f64::from(f32::MAX)) {
+                return Err(SqlError::out_of_range(name, row));
+            }
+            Ok(Value::Double(if col.ty == SqlType::Float {
+                f64::from(f as f32)
+            } else {
+                f
+            }))
+        }
+        SqlType::Decimal { precision, scale } => {
+            let d = match &v {
+                Value::Str(s) => {
+                    Decimal::parse(s).ok_or_else(|| SqlError::bad_value("decimal", s, name, row))?
+                }
+                other => other
+                    .to_decimal()
+                    .ok_or_else(|| SqlError::out_of_range(name, row))?,
+            };
+            let d = d
+                .rescale(scale)
+                .ok_or_else(|| SqlError::out_of_range(name, row))?;
+            let int_max = u32::from(precision.saturating_sub(scale));
+            if d.int_digits() > int_max || u32::from(precision) > DECIMAL_DIGITS_MAX + 27 {
+                return Err(SqlError::out_of_range(name, row));
+            }
+            Ok(Value::Decimal(d))
+        }
+        SqlType::Char { len, binary }
+        | SqlType::Varchar { len, binary }
+        | SqlType::Text { max: len, binary } => {
+            let is_char = matches!(col.ty, SqlType::Char { .. });
+            let is_text_type = matches!(col.ty, SqlType::Text { .. });
+            if binary {
+                let mut b = match v {
+                    Value::Bytes(b) => b,
+                    Value::Str(s) => s.into_bytes(),
+                    other => other.to_text().unwrap_or_default(),
+                };
+                if b.len() > len as usize {
+                    return Err(SqlError::too_long(name, row));
+                }
+                if is_char {
+                    while b.last() == Some(&0) {
+                        b.pop();
+                    }
+                }
+                Ok(Value::Bytes(b))
+            } else {
+                let mut s = match v {
+                    Value::Str(s) => s,
+                    Value::Bytes(b) => String::from_utf8(b).map_err(|e| {
+                        let bad: String = e
+                            .as_bytes()
+                            .iter()
+                            .take(4)
+                            .map(|b| format!("\\x{b:02X}"))
+                            .collect();
+                        SqlError::bad_value("string", &bad, name, row)
+                    })?,
+                    other => other.to_string_lossy().unwrap_or_default(),
+                };
+                let over = if is_text_type {
+                    s.len() > len as usize
+                } else {
+                    s.chars().count() > len as usize
+                };
+                if over {
+                    // Trailing spaces beyond the length are dropped silently, as MySQL does.
+                    let trimmed = s.trim_end_matches(' ');
+                    if trimmed.chars().count() > len as usize || is_text_type {
+                        return Err(SqlError::too_long(name, row));
+                    }
+                    s = trimmed.chars().take(len as usize).collect();
+                }
+                if is_char {
+                    let n = s.trim_end_matches(' ').len();
+                    s.truncate(n);
+                }
+                Ok(Value::Str(s))
+            }
+        }
+        SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. } => {
+            let p = crate::expr::to_datetime(&v).ok_or_else(|| {
+                SqlError::bad_datetime(&v.to_string_lossy().unwrap_or_default(), name, row)
+            })?;
+            let mut d = DateTime::unpack(p);
+            match col.ty {
+                SqlType::Date => {
+                    d.hour = 0;
+                    d.minute = 0;
+                    d.second = 0;
+                    d.micro = 0;
+                    Ok(Value::Date(d.pack()))
+                }
+                SqlType::DateTime { fsp } | SqlType::Timestamp { fsp } => {
+                    let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
+                    d.micro = (d.micro / unit) * unit;
+                    Ok(Value::DateTime(d.pack()))
+                }
+                _ => unreachable!("temporal types only"),
+            }
+        }
+    }
+}
+
+/// Exact equality of stored values (for "rows changed" counts).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Bytes(x), Value::Bytes(y)) => x == y,
+        (Value::Double(x), Value::Double(y)) => x.to_bits() == y.to_bits(),
+        _ => {
+            a.sql_cmp(b) == Some(Ordering::Equal)
+                && std::mem::discriminant(a) == std::mem::discriminant(b)
+        }
+    }
+}
+
+/// Text of a key for a duplicate-key message.
+fn key_text(row: &[Value], cols: &[usize]) -> String {
+    cols.iter()
+        .map(|&c| row[c].to_string_lossy().unwrap_or_else(|| "NULL".into()))
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+// ---- Row writes (shared by INSERT, UPDATE, DELETE) ---------------------------------------
+
+fn eng(e: zipdb_engine::Error) -> SqlError {
+    SqlError::engine(e)
+}
+
+/// Finds a row other than `own_pk` holding the same values in unique index `i`, as the
+/// newest committed state plus this transaction's writes show it. Locks the index prefix so
+/// that concurrent inserters of the same value serialise.
+fn unique_conflict(
+    txn: &mut Transaction,
+    t: &Table,
+    i: usize,
+    row: &[Value],
+    own_pk: &[u8],
+) -> Result<Option<Vec<u8>>, SqlError> {
+    let idx = &t.def.indexes[i];
+    if idx.columns.iter().any(|&c| row[c].is_null()) {
+        return Ok(None);
+    }
+    let mut prefix = Vec::new();
+    for &c in &idx.columns {
+        crate::codec::encode_key(&mut prefix, &row[c], t.types[c]);
+    }
+    let tree = &t.indexes[i];
+    // A lock on the prefix itself (no entry has that exact key).
+    txn.get_for_update(tree, &prefix).map_err(eng)?;
+    let mut end = prefix.clone();
+    end.push(0xff);
+    let mut hi = prefix.clone();
+    let hi_b = match prefix_successor(&mut hi) {
+        true => Bound::Excluded(hi.as_slice()),
+        false => Bound::Unbounded,
+    };
+    let lo_b = Bound::Excluded(prefix.as_slice());
+    for (k, v) in txn.written_range(tree, lo_b, hi_b) {
+        if v.is_some() && &k[prefix.len()..] != own_pk {
+            return Ok(Some(k[prefix.len()..].to_vec()));
+        }
+    }
+    for kv in tree
+        .range::<(Bound<&[u8]>, Bound<&[u8]>)>((lo_b, hi_b))
+        .map_err(eng)?
+    {
+        let (k, _) = kv.map_err(eng)?;
+        if &k[prefix.len()..] == own_pk {
+            continue;
+        }
+        if txn.written(tree, &k) == Some(None) {
+            continue;
+        }
+        return Ok(Some(k[prefix.len()..].to_vec()));
+    }
+    Ok(None)
+}
+
+fn prefix_successor(v: &mut Vec<u8>) -> bool {
+    while let Some(last) = v.pop() {
+        if last < 0xff {
+            v.push(last + 1);
+            return true;
+        }
+    }
+    false
+}
+
+fn encode_row(t: &Table, row: &[Value]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(64);
+    crate::codec::encode_row(&mut b, row, &t.types);
+    b
+}
+
+/// Deletes a row and its index entries.
+fn delete_row(txn: &mut Transaction, t: &Table, pk: &[u8], row: &[Value]) -> Result<(), SqlError> {
+    txn.delete(&t.primary, pk).map_err(eng)?;
+    for i in 0..t.indexes.len() {
+        let k = t.index_key(i, row, pk);
+        txn.delete(&t.indexes[i], &k).map_err(eng)?;
+    }
+    Ok(())
+}
+
+// ---- INSERT ------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertMode {
+    Insert,
+    Ignore,
+    Replace,
+}
+
+#[derive(Debug, Clone)]
+pub struct InsertPlan {
+    pub table: Arc<Table>,
+    pub columns: Vec<usize>,
+    pub rows: Vec<Vec<Expr>>,
+    pub mode: InsertMode,
+    /// ON DUPLICATE KEY UPDATE: (column, expression over `[old row..., new row...]`).
+    pub on_dup: Vec<(usize, Expr)>,
+}
+
+/// Scope of ON DUPLICATE KEY UPDATE: columns read the existing row, `VALUES(c)` the new one.
+struct DupScope<'a> {
+    t: &'a Table,
+    vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
+}
+
+impl Scope for DupScope<'_> {
+    fn column(&mut self, _q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
+        self.t
+            .column(name)
+            .map(Expr::Col)
+            .ok_or_else(|| SqlError::unknown_column(name, "field list"))
+    }
+    fn intercept(&mut self, _c: &mut Compiler, e: &ast::Expr) -> Result<Option<Expr>, SqlError> {
+        if let ast::Expr::Function(f) = e {
+            if f.name.to_string().eq_ignore_ascii_case("VALUES") {
+                if let ast::FunctionArguments::List(l) = &f.args {
+                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                        ast::Expr::Identifier(id),
+                    ))] = l.args.as_slice()
+                    {
+                        let i = self
+                            .t
+                            .column(&id.value)
+                            .ok_or_else(|| SqlError::unknown_column(&id.value, "field list"))?;
+                        return Ok(Some(Expr::Col(self.t.types.len() + i)));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
+        (self.vars)(name)
+    }
+}
+
+fn column_index(t: &Table, name: &str) -> Result<usize, SqlError> {
+    t.column(name)
+        .ok_or_else(|| SqlError::unknown_column(name, "field list"))
+}
+
+fn assignment_column(t: &Table, a: &ast::Assignment) -> Result<usize, SqlError> {
+    match &a.target {
+        ast::AssignmentTarget::ColumnName(n) => {
+            let last =
+                n.0.last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone())
+                    .unwrap_or_default();
+            column_index(t, &last)
+        }
+        ast::AssignmentTarget::Tuple(_) => Err(SqlError::unsupported("tuple assignment")),
+    }
+}
+
+pub fn compile_insert(
+    ins: &ast::Insert,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<InsertPlan, SqlError> {
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT INTO TABLE FUNCTION"));
+    };
+    let t = env.table(name)?;
+    let columns: Vec<usize> = if ins.columns.is_empty() && ins.assignments.is_empty() {
+        (0..t.def.columns.len()).collect()
+    } else if !ins.assignments.is_empty() {
+        ins.assignments
+            .iter()
+            .map(|a| assignment_column(&t, a))
+            .collect::<Result<_, _>>()?
+    } else {
+        ins.columns
+            .iter()
+            .map(|n| {
+                let last =
+                    n.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.clone())
+                        .unwrap_or_default();
+                column_index(&t, &last)
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let vars = env.vars;
+    let mut rows = Vec::new();
+    if !ins.assignments.is_empty() {
+        let mut r = Vec::new();
+        for a in &ins.assignments {
+            r.push(c.compile(
+                &a.value,
+                &mut NoScope {
+                    vars,
+                    clause: "field list",
+                },
+            )?);
+        }
+        rows.push(r);
+    } else {
+        let Some(src) = &ins.source else {
+            return Err(SqlError::unsupported("INSERT without VALUES"));
+        };
+        let ast::SetExpr::Values(values) = &*src.body else {
+            return Err(SqlError::unsupported("INSERT ... SELECT"));
+        };
+        for (n, row) in values.rows.iter().enumerate() {
+            if row.content.len() != columns.len() {
+                return Err(SqlError::new(
+                    1136,
+                    "21S01",
+                    format!("Column count doesn't match value count at row {}", n + 1),
+                ));
+            }
+            let mut r = Vec::with_capacity(row.content.len());
+            for e in &row.content {
+                r.push(match e {
+                    // DEFAULT in VALUES.
+                    ast::Expr::Identifier(id)
+                        if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
+                    {
+                        Expr::Func(crate::expr::Func::Coalesce, Vec::new())
+                    }
+                    _ => c.compile(
+                        e,
+                        &mut NoScope {
+                            vars,
+                            clause: "field list",
+                        },
+                    )?,
+                });
+            }
+            rows.push(r);
+        }
+    }
+    let mut on_dup = Vec::new();
+    if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
+        for a in assigns {
+            let col = assignment_column(&t, a)?;
+            let x = c.compile(&a.value, &mut DupScope { t: &t, vars })?;
+            on_dup.push((col, x));
+        }
+    } else if ins.on.is_some() {
+        return Err(SqlError::unsupported("ON CONFLICT"));
+    }
+    let mode = if ins.replace_into {
+        InsertMode::Replace
+    } else if ins.ignore {
+        InsertMode::Ignore
+    } else {
+        InsertMode::Insert
+    };
+    Ok(InsertPlan {
+        table: t,
+        columns,
+        rows,
+        mode,
+        on_dup,
+    })
+}
+
+/// Outcome counters of a DML statement.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DmlCount {
+    pub affected: u64,
+    pub matched: u64,
+    pub changed: u64,
+    pub duplicates: u64,
+    pub records: u64,
+    pub warnings: u64,
+    /// First AUTO_INCREMENT value generated (LAST_INSERT_ID()).
+    pub first_id: Option<u64>,
+}
+
+impl InsertPlan {
+    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+        let t = &*self.table;
+        let mut n = DmlCount::default();
+        for (ri, exprs) in self.rows.iter().enumerate() {
+            let rowno = ri as u64 + 1;
+            let mut row: Vec<Value> = Vec::with_capacity(t.types.len());
+            let mut given = vec![false; t.types.len()];
+            for col in &t.def.columns {
+                row.push(if col.default_now {
+                    Value::DateTime(ctx.now - ctx.now.rem_euclid(1_000_000))
+                } else {
+                    col.default.clone().unwrap_or(Value::Null)
+                });
+            }
+            for (e, &c) in exprs.iter().zip(&self.columns) {
+                // `DEFAULT` compiles to an argument-less COALESCE: keep the default.
+                if matches!(e, Expr::Func(crate::expr::Func::Coalesce, a) if a.is_empty()) {
+                    continue;
+                }
+                row[c] = e.eval(&[], ctx)?;
+                given[c] = true;
+            }
+            // AUTO_INCREMENT: NULL or 0 takes the next value.
+            if let Some(ai) = t.auto_inc {
+                let v = &row[ai];
+                let next = match v {
+                    Value::Null => true,
+                    v => v.to_i64() == Some(0),
+                };
+                if next {
+                    let id = t.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    row[ai] = Value::UInt(id);
+                    n.first_id.get_or_insert(id);
+                } else if let Some(v) = v.to_i64().filter(|v| *v > 0) {
+                    t.next_id
+                        .fetch_max(v as u64 + 1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            for (i, col) in t.def.columns.iter().enumerate() {
+                if !given[i]
+                    && !col.nullable
+                    && row[i].is_null()
+                    && !col.auto_increment
+                    && !col.default_now
+                {
+                    return Err(SqlError::new(
+                        1364,
+                        "HY000",
+                        format!("Field '{}' doesn't have a default value", col.name),
+                    ));
+                }
+                let v = std::mem::replace(&mut row[i], Value::Null);
+                row[i] = coerce(v, col, rowno)?;
+            }
+            let hidden = if t.def.pk.is_empty() {
+                Some(t.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            } else {
+                None
+            };
+            let pk = t.pk_key(&row, hidden);
+            n.records += 1;
+            self.insert_one(txn, t, pk, row, ctx, &mut n)?;
+        }
+        Ok(n)
+    }
+
+    fn insert_one(
+        &self,
+        txn: &mut Transaction,
+        t: &Table,
+        pk: Vec<u8>,
+        row: Vec<Value>,
+        ctx: &Ctx,
+        n: &mut DmlCount,
+    ) -> Result<(), SqlError> {
+        // Which existing row, if any, the new one collides with.
+        let mut conflict: Option<(Vec<u8>, Vec<Value>, String)> = None;
+        if let Some(old) = txn.get_for_update(&t.primary, &pk).map_err(eng)? {
+            conflict = Some((pk.clone(), t.decode_row(&old)?, "PRIMARY".into()));
+        }
+        if conflict.is_none() {
+            for i in 0..t.indexes.len() {
+                if !t.def.indexes[i].unique {
+                    continue;
+                }
+                if let Some(other) = unique_conflict(txn, t, i, &row, &pk)? {
+                    if let Some(old) = txn.get_for_update(&t.primary, &other).map_err(eng)? {
+                        conflict =
+                            Some((other, t.decode_row(&old)?, t.def.indexes[i].name.clone()));
+                        break;
+                    }
+                }
+            }
+        }
+        let Some((old_pk, old_row, key_name)) = conflict else {
+            txn.put(&t.primary, &pk, &encode_row(t, &row))
+                .map_err(eng)?;
+            for i in 0..t.indexes.len() {
+                txn.put(&t.indexes[i], &t.index_key(i, &row, &pk), b"")
+                    .map_err(eng)?;
+            }
+            n.affected += 1;
+            return Ok(());
+        };
+        let cols = if key_name == "PRIMARY" {
+            t.def.pk.clone()
+        } else {
+            t.def
+                .indexes
+                .iter()
+                .find(|i| i.name == key_name)
+                .map(|i| i.columns.clone())
+                .unwrap_or_default()
+        };
+        if !self.on_dup.is_empty() {
+            let mut both = old_row.clone();
+            both.extend(row.iter().cloned());
+            let mut new = old_row.clone();
+            for (c, e) in &self.on_dup {
+                let v = e.eval(&both, ctx)?;
+                new[*c] = coerce(v, &t.def.columns[*c], 1)?;
+                both[*c] = new[*c].clone();
+            }
+            if new.iter().zip(&old_row).all(|(a, b)| same(a, b)) {
+                return Ok(());
+            }
+            update_row(txn, t, &old_pk, &old_row, new)?;
+            n.affected += 2;
+            return Ok(());
+        }
+        match self.mode {
+            InsertMode::Insert => Err(SqlError::duplicate(&key_text(&row, &cols), &key_name)),
+            InsertMode::Ignore => {
+                n.duplicates += 1;
+                n.warnings += 1;
+                Ok(())
+            }
+            InsertMode::Replace => {
+                delete_row(txn, t, &old_pk, &old_row)?;
+                n.affected += 1;
+                // Another unique index may still collide: go again.
+                self.insert_one(txn, t, pk, row, ctx, n)
+            }
+        }
+    }
+}
+
+/// Replaces `old` (at `pk`) by `new`, moving the row if its primary key changed and keeping
+/// the secondary indexes in step.
+fn update_row(
+    txn: &mut Transaction,
+    t: &Table,
+    pk: &[u8],
+    old: &[Value],
+    new: Vec<Value>,
+) -> Result<(), SqlError> {
+    let new_pk = if t.def.pk.is_empty() {
+        pk.to_vec()
+    } else {
+        t.pk_key(&new, None)
+    };
+    let moved = new_pk != pk;
+    if moved {
+        if txn
+            .get_for_update(&t.primary, &new_pk)
+            .map_err(eng)?
+            .is_some()
+        {
+            return Err(SqlError::duplicate(&key_text(&new, &t.def.pk), "PRIMARY"));
+        }
+        txn.delete(&t.primary, pk).map_err(eng)?;
+    }
+    for i in 0..t.indexes.len() {
+        let changed = moved
+            || t.def.indexes[i]
+                .columns
+                .iter()
+                .any(|&c| !same(&old[c], &new[c]));
+        if !changed {
+            continue;
+        }
+        if t.def.indexes[i].unique {
+            if let Some(_other) = unique_conflict(txn, t, i, &new, &new_pk)? {
+                return Err(SqlError::duplicate(
+                    &key_text(&new, &t.def.indexes[i].columns),
+                    &t.def.indexes[i].name,
+                ));
+            }
+        }
+        txn.delete(&t.indexes[i], &t.index_key(i, old, pk))
+            .map_err(eng)?;
+        txn.put(&t.indexes[i], &t.index_key(i, &new, &new_pk), b"")
+            .map_err(eng)?;
+    }
+    txn.put(&t.primary, &new_pk, &encode_row(t, &new))
+        .map_err(eng)?;
+    Ok(())
+}
+
+// ---- UPDATE / DELETE ---------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+pub struct UpdatePlan {
+    pub table: Arc<Table>,
+    pub access: Access,
+    pub filter: Option<Expr>,
+    pub assignments: Vec<(usize, Expr)>,
+    pub order: Vec<(Expr, bool)>,
+    pub limit: Option<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeletePlan {
+    pub table: Arc<Table>,
+    pub access: Access,
+    pub filter: Option<Expr>,
+    pub order: Vec<(Expr, bool)>,
+    pub limit: Option<Expr>,
+}
+
+fn single_table(
+    t: &ast::TableWithJoins,
+    what: &str,
+) -> Result<(ast::ObjectName, Option<String>), SqlError> {
+    if !t.joins.is_empty() {
+        return Err(SqlError::unsupported(&format!("multi-table {what}")));
+    }
+    match &t.relation {
+        ast::TableFactor::Table { name, alias, .. } => {
+            Ok((name.clone(), alias.as_ref().map(|a| a.name.value.clone())))
+        }
+        _ => Err(SqlError::unsupported(&format!("{what} of this table form"))),
+    }
+}
+
+fn compile_where_order_limit(
+    t: &Table,
+    alias: Option<&str>,
+    selection: &Option<ast::Expr>,
+    order_by: &[ast::OrderByExpr],
+    limit: &Option<ast::Expr>,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<(Option<Expr>, Vec<(Expr, bool)>, Option<Expr>), SqlError> {
+    let vars = env.vars;
+    let filter = match selection {
+        None => None,
+        Some(w) => Some(c.compile(
+            w,
+            &mut TableScope {
+                table: t,
+                alias,
+                clause: "where clause",
+                vars,
+            },
+        )?),
+    };
+    let mut order = Vec::new();
+    for o in order_by {
+        let x = c.compile(
+            &o.expr,
+            &mut TableScope {
+                table: t,
+                alias,
+                clause: "order clause",
+                vars,
+            },
+        )?;
+        order.push((x, matches!(o.options.sort, Some(ast::OrderBySort::Desc))));
+    }
+    let limit = limit
+        .as_ref()
+        .map(|e| {
+            c.compile(
+                e,
+                &mut NoScope {
+                    vars,
+                    clause: "limit",
+                },
+            )
+        })
+        .transpose()?;
+    Ok((filter, order, limit))
+}
+
+pub fn compile_update(
+    u: &ast::Update,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<UpdatePlan, SqlError> {
+    if u.from.is_some() {
+        return Err(SqlError::unsupported("UPDATE ... FROM"));
+    }
+    let (name, alias) = single_table(&u.table, "UPDATE")?;
+    let t = env.table(&name)?;
+    let mut assignments = Vec::new();
+    for a in &u.assignments {
+        let col = assignment_column(&t, a)?;
+        let x = c.compile(
+            &a.value,
+            &mut TableScope {
+                table: &t,
+                alias: alias.as_deref(),
+                clause: "field list",
+                vars: env.vars,
+            },
+        )?;
+        assignments.push((col, x));
+    }
+    let (filter, order, limit) = compile_where_order_limit(
+        &t,
+        alias.as_deref(),
+        &u.selection,
+        &u.order_by,
+        &u.limit,
+        env,
+        c,
+    )?;
+    let access = choose_access(&t, filter.as_ref());
+    Ok(UpdatePlan {
+        table: t,
+        access,
+        filter,
+        assignments,
+        order,
+        limit,
+    })
+}
+
+pub fn compile_delete(
+    d: &ast::Delete,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<DeletePlan, SqlError> {
+    let tables = match &d.from {
+        ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+    };
+    if tables.len() != 1 || !d.tables.is_empty() || d.using.is_some() {
+        return Err(SqlError::unsupported("multi-table DELETE"));
+    }
+    let (name, alias) = single_table(&tables[0], "DELETE")?;
+    let t = env.table(&name)?;
+    let (filter, order, limit) = compile_where_order_limit(
+        &t,
+        alias.as_deref(),
+        &d.selection,
+        &d.order_by,
+        &d.limit,
+        env,
+        c,
+    )?;
+    let access = choose_access(&t, filter.as_ref());
+    Ok(DeletePlan {
+        table: t,
+        access,
+        filter,
+        order,
+        limit,
+    })
+}
+
+/// The rows a searched UPDATE/DELETE targets, found in the transaction's snapshot: (primary
+/// key, row), in ORDER BY order and cut at LIMIT.
+fn targets(
+    txn: &Transaction,
+    t: &Table,
+    access: &Access,
+    filter: &Option<Expr>,
+    order: &[(Expr, bool)],
+    limit: &Option<Expr>,
+    ctx: &Ctx,
+) -> Result<Vec<(Vec<u8>, Vec<Value>)>, SqlError> {
+    let all = vec![true; t.types.len()];
+    let limit = match limit {
+        None => None,
+        Some(e) => match e.eval(&[], ctx)?.to_i64() {
+            Some(l) if l >= 0 => Some(l as usize),
+            _ => return Err(SqlError::new(1210, "HY000", "Incorrect arguments to LIMIT")),
+        },
+    };
+    let mut out: Vec<(Vec<u8>, Vec<Value>)> = Vec::new();
+    scan_rows(txn, t, access, &all, false, ctx, &mut |k, row| {
+        if let Some(f) = filter {
+            if !f.test(&row, ctx)? {
+                return Ok(true);
+            }
+        }
+        out.push((k.to_vec(), row));
+        Ok(order.is_empty() && limit.is_none_or(|l| out.len() < l))
+    })?;
+    if !order.is_empty() {
+        let mut keyed: Vec<(Vec<Value>, (Vec<u8>, Vec<Value>))> = Vec::with_capacity(out.len());
+        for (k, r) in out {
+            let ks = order
+                .iter()
+                .map(|(e, _)| e.eval(&r, ctx))
+                .collect::<Result<Vec<_>, _>>()?;
+            keyed.push((ks, (k, r)));
+        }
+        keyed.sort_by(|a, b| {
+            for (i, (_, desc)) in order.iter().enumerate() {
+                let c = a.0[i].order_cmp(&b.0[i]);
+                if c != Ordering::Equal {
+                    return if *desc { c.reverse() } else { c };
+                }
+            }
+            Ordering::Equal
+        });
+        out = keyed.into_iter().map(|(_, r)| r).collect();
+    }
+    if let Some(l) = limit {
+        out.truncate(l);
+    }
+    Ok(out)
+}
+
+/// Locks a target row and reads its newest version; `None` if it is gone or no longer matches.
+fn lock_target(
+    txn: &mut Transaction,
+    t: &Table,
+    pk: &[u8],
+    filter: &Option<Expr>,
+    ctx: &Ctx,
+) -> Result<Option<Vec<Value>>, SqlError> {
+    let Some(v) = txn.get_for_update(&t.primary, pk).map_err(eng)? else {
+        return Ok(None);
+    };
+    let row = t.decode_row(&v)?;
+    if let Some(f) = filter {
+        if !f.test(&row, ctx)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(row))
+}
+
+impl UpdatePlan {
+    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+        let t = &*self.table;
+        let mut n = DmlCount::default();
+        for (pk, _) in targets(
+            txn,
+            t,
+            &self.access,
+            &self.filter,
+            &self.order,
+            &self.limit,
+            ctx,
+        )? {
+            let Some(old) = lock_target(txn, t, &pk, &self.filter, ctx)? else {
+                continue;
+            };
+            n.matched += 1;
+            let mut new = old.clone();
+            for (c, e) in &self.assignments {
+                let v = e.eval(&new, ctx)?;
+                new[*c] = coerce(v, &t.def.columns[*c], n.matched)?;
+            }
+            if new.iter().zip(&old).all(|(a, b)| same(a, b)) {
+                continue;
+            }
+            if let Some(ai) = t.auto_inc {
+                if let Some(v) = new[ai].to_i64().filter(|v| *v > 0) {
+                    t.next_id
+                        .fetch_max(v as u64 + 1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            update_row(txn, t, &pk, &old, new)?;
+            n.changed += 1;
+            n.affected += 1;
+        }
+        Ok(n)
+    }
+}
+
+impl DeletePlan {
+    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+        let t = &*self.table;
+        let mut n = DmlCount::default();
+        for (pk, _) in targets(
+            txn,
+            t,
+            &self.access,
+            &self.filter,
+            &self.order,
+            &self.limit,
+            ctx,
+        )? {
+            let Some(old) = lock_target(txn, t, &pk, &self.filter, ctx)? else {
+                continue;
+            };
+            delete_row(txn, t, &pk, &old)?;
+            n.affected += 1;
+        }
+        Ok(n)
+    }
+}

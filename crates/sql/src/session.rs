@@ -1,0 +1,887 @@
+//! The SQL instance (catalog over one engine database) and client sessions: statement
+//! dispatch, transactions, prepared statements, session variables.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::lock_api::ArcRwLockReadGuard;
+use parking_lot::{Mutex, RawRwLock, RwLock};
+use sqlparser::ast;
+use zipdb_engine::{Codec, Database, IsolationLevel, Transaction, Tree};
+
+use crate::catalog::{Catalog, Table};
+use crate::expr::{Compiler, Ctx};
+use crate::plan::{self, DmlCount, Env, Plan};
+use crate::result::{ColumnMeta, Outcome};
+use crate::value::{DateTime, Value};
+use crate::{ddl, show, SqlError};
+
+/// Settings of an instance.
+#[derive(Debug, Clone)]
+pub struct InstanceOptions {
+    /// Codec of tables created without `COMPRESSION=`/`ROW_FORMAT=`.
+    pub default_codec: Codec,
+    pub server_version: String,
+    pub max_allowed_packet: u64,
+    pub max_connections: u64,
+    pub lock_wait_timeout: Duration,
+}
+
+impl Default for InstanceOptions {
+    fn default() -> Self {
+        InstanceOptions {
+            default_codec: Codec::DEFAULT,
+            server_version: format!("8.0.0-zipdb-{}", env!("CARGO_PKG_VERSION")),
+            max_allowed_packet: 64 << 20,
+            max_connections: 1000,
+            lock_wait_timeout: Duration::from_secs(50),
+        }
+    }
+}
+
+/// Server-wide counters for SHOW STATUS.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub questions: AtomicU64,
+    pub com_select: AtomicU64,
+    pub com_insert: AtomicU64,
+    pub com_update: AtomicU64,
+    pub com_delete: AtomicU64,
+    pub com_commit: AtomicU64,
+    pub com_rollback: AtomicU64,
+    pub rolled_back_on_conflict: AtomicU64,
+    pub prepared_count: AtomicU64,
+    pub connections: AtomicU64,
+    pub threads_connected: AtomicU64,
+}
+
+/// One SQL instance over an engine database.
+pub struct Instance {
+    pub db: Database,
+    pub(crate) catalog: RwLock<Catalog>,
+    pub(crate) sys: Tree,
+    /// Serialises DDL.
+    pub(crate) ddl: Mutex<()>,
+    /// Held shared by every open transaction (and autocommit statement), exclusively by DDL:
+    /// a table's definition cannot change under a transaction that uses it.
+    pub(crate) gate: Arc<RwLock<()>>,
+    pub options: InstanceOptions,
+    pub counters: Counters,
+    /// Bumped by every DDL; prepared statements recompile when it moved.
+    pub(crate) schema_version: AtomicU64,
+    pub(crate) started: std::time::Instant,
+}
+
+impl Instance {
+    /// Opens the SQL catalog of `db` (creating it in a new database).
+    pub fn open(db: Database, options: InstanceOptions) -> Result<Arc<Instance>, SqlError> {
+        let (cat, sys) = Catalog::load(&db)?;
+        Ok(Arc::new(Instance {
+            db,
+            catalog: RwLock::new(cat),
+            sys,
+            ddl: Mutex::new(()),
+            gate: Arc::new(RwLock::new(())),
+            options,
+            counters: Counters::default(),
+            schema_version: AtomicU64::new(1),
+            started: std::time::Instant::now(),
+        }))
+    }
+
+    pub fn session(self: &Arc<Instance>, user: &str, conn_id: u64) -> Session {
+        self.counters.connections.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .threads_connected
+            .fetch_add(1, Ordering::Relaxed);
+        Session {
+            inst: self.clone(),
+            user: user.to_string(),
+            conn_id,
+            db: None,
+            autocommit: true,
+            isolation: IsolationLevel::RepeatableRead,
+            txn: None,
+            last_insert_id: 0,
+            warnings: Vec::new(),
+            prepared: HashMap::new(),
+            next_stmt_id: 1,
+            vars: HashMap::new(),
+        }
+    }
+
+    pub fn uptime_secs(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
+    pub fn database_exists(&self, name: &str) -> bool {
+        self.catalog.read().dbs.contains_key(name)
+    }
+
+    pub(crate) fn table(&self, db: &str, name: &str) -> Result<Arc<Table>, SqlError> {
+        let cat = self.catalog.read();
+        match cat.dbs.get(db) {
+            None => Err(SqlError::unknown_db(db)),
+            Some(tables) => tables
+                .get(name)
+                .cloned()
+                .ok_or_else(|| SqlError::no_table(db, name)),
+        }
+    }
+}
+
+/// An open transaction and the shared hold on the DDL gate that comes with it.
+struct OpenTxn {
+    txn: Transaction,
+    explicit: bool,
+    _gate: ArcRwLockReadGuard<RawRwLock, ()>,
+}
+
+/// A prepared statement.
+struct Prepared {
+    sql: String,
+    stmt: ast::Statement,
+    plan: Option<Plan>,
+    version: u64,
+    params: usize,
+    /// Slot → client parameter index.
+    order: Vec<usize>,
+    columns: Arc<Vec<ColumnMeta>>,
+}
+
+/// What COM_STMT_PREPARE answers.
+#[derive(Debug, Clone)]
+pub struct PreparedInfo {
+    pub id: u32,
+    pub params: usize,
+    pub columns: Arc<Vec<ColumnMeta>>,
+}
+
+/// A warning or note (SHOW WARNINGS).
+#[derive(Debug, Clone)]
+pub struct Warning {
+    pub level: &'static str,
+    pub code: u16,
+    pub message: String,
+}
+
+/// One client's session.
+pub struct Session {
+    pub(crate) inst: Arc<Instance>,
+    pub(crate) user: String,
+    pub(crate) conn_id: u64,
+    pub(crate) db: Option<String>,
+    pub(crate) autocommit: bool,
+    pub(crate) isolation: IsolationLevel,
+    txn: Option<OpenTxn>,
+    pub(crate) last_insert_id: u64,
+    pub(crate) warnings: Vec<Warning>,
+    prepared: HashMap<u32, Prepared>,
+    next_stmt_id: u32,
+    pub(crate) vars: HashMap<String, Value>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // An open transaction is rolled back when its connection goes, as MySQL does.
+        self.txn = None;
+        self.inst
+            .counters
+            .threads_connected
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Server status flags for OK/EOF packets.
+pub mod status_flag {
+    pub const IN_TRANS: u16 = 0x0001;
+    pub const AUTOCOMMIT: u16 = 0x0002;
+}
+
+fn now_packed() -> i64 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0);
+    let micro = (secs % 1_000_000) as u32;
+    let s = secs / 1_000_000;
+    let days = s.div_euclid(86_400);
+    let rem = s.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
+    let year = (yoe + era * 400 + i64::from(month <= 2)) as u16;
+    DateTime {
+        year,
+        month,
+        day,
+        hour: (rem / 3600) as u8,
+        minute: ((rem / 60) % 60) as u8,
+        second: (rem % 60) as u8,
+        micro,
+    }
+    .pack()
+}
+
+impl Session {
+    pub fn current_db(&self) -> Option<&str> {
+        self.db.as_deref()
+    }
+
+    pub fn instance(&self) -> &Arc<Instance> {
+        &self.inst
+    }
+
+    /// USE / COM_INIT_DB.
+    pub fn use_db(&mut self, name: &str) -> Result<(), SqlError> {
+        if !self.inst.database_exists(name) {
+            return Err(SqlError::unknown_db(name));
+        }
+        self.db = Some(name.to_string());
+        Ok(())
+    }
+
+    /// Status flags for the client (in transaction, autocommit).
+    pub fn status_flags(&self) -> u16 {
+        let mut f = 0;
+        if self.autocommit {
+            f |= status_flag::AUTOCOMMIT;
+        }
+        if self.txn.as_ref().is_some_and(|t| t.explicit) {
+            f |= status_flag::IN_TRANS;
+        }
+        f
+    }
+
+    pub fn warning_count(&self) -> u16 {
+        self.warnings.len().min(65535) as u16
+    }
+
+    pub(crate) fn warn(&mut self, code: u16, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            level: "Warning",
+            code,
+            message: message.into(),
+        });
+    }
+
+    pub(crate) fn note(&mut self, code: u16, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            level: "Note",
+            code,
+            message: message.into(),
+        });
+    }
+
+    /// Runs a COM_QUERY: each `;`-separated statement in turn, stopping at the first error.
+    pub fn query(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
+        self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
+        // SHOW is parsed here: the parser reads most SHOW forms as one opaque variable name.
+        if let Some(r) = show::try_show(self, sql) {
+            return vec![r];
+        }
+        if let Some(r) = ddl::try_user_statement(self, sql) {
+            return vec![r];
+        }
+        let stmts = match crate::parse::parse_ast(sql) {
+            Ok(s) => s,
+            Err(e) => return vec![Err(e)],
+        };
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in &stmts {
+            let r = self.run(s, None, &[]);
+            let failed = r.is_err();
+            out.push(r);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Runs one statement; `plan` when already compiled (prepared statements).
+    fn run(
+        &mut self,
+        stmt: &ast::Statement,
+        plan: Option<(&Plan, &[usize])>,
+        params: &[Value],
+    ) -> Result<Outcome, SqlError> {
+        use ast::Statement as S;
+        if !matches!(stmt, S::ShowVariable { .. }) {
+            self.warnings.clear();
+        }
+        match stmt {
+            S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) => {
+                let compiled;
+                let (plan, order) = match plan {
+                    Some(p) => p,
+                    None => {
+                        let mut c = Compiler::new();
+                        compiled = self.compile(stmt, &mut c)?;
+                        if c.param_count() > 0 {
+                            return Err(SqlError::new(
+                                1064,
+                                "42000",
+                                "You have an error in your SQL syntax: '?' outside a prepared statement",
+                            ));
+                        }
+                        (&compiled, &[][..])
+                    }
+                };
+                let params: Vec<Value> = order.iter().map(|&i| params[i].clone()).collect();
+                self.execute_plan(plan, &params)
+            }
+            S::StartTransaction { modes, .. } => {
+                self.commit()?;
+                let iso = modes.iter().find_map(|m| match m {
+                    ast::TransactionMode::IsolationLevel(l) => Some(isolation_of(l)),
+                    _ => None,
+                });
+                self.begin(iso.unwrap_or(self.isolation));
+                Ok(Outcome::done(0))
+            }
+            S::Commit { .. } => {
+                self.commit()?;
+                Ok(Outcome::done(0))
+            }
+            S::Rollback {
+                savepoint: None, ..
+            } => {
+                self.rollback();
+                Ok(Outcome::done(0))
+            }
+            S::Set(set) => self.set(set),
+            S::Use(u) => {
+                let name = match u {
+                    ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
+                        n.to_string().trim_matches('`').to_string()
+                    }
+                    _ => return Err(SqlError::unsupported("this USE")),
+                };
+                self.use_db(&name)?;
+                Ok(Outcome::done(0))
+            }
+            S::Explain { statement, .. } => self.explain(statement),
+            _ => {
+                // DDL commits the open transaction first, as MySQL does.
+                self.commit()?;
+                ddl::execute(self, stmt)
+            }
+        }
+    }
+
+    fn env_lookup(&self) -> impl Fn(&str, &str) -> Result<Arc<Table>, SqlError> + '_ {
+        move |d: &str, t: &str| self.inst.table(d, t)
+    }
+
+    pub(crate) fn compile(
+        &self,
+        stmt: &ast::Statement,
+        c: &mut Compiler,
+    ) -> Result<Plan, SqlError> {
+        let lookup = self.env_lookup();
+        let vars = |n: &str| self.sysvar(n);
+        let env = Env {
+            db: self.db.as_deref(),
+            lookup: &lookup,
+            vars: &vars,
+        };
+        Ok(match stmt {
+            ast::Statement::Query(q) => Plan::Select(plan::compile_select(q, &env, c)?),
+            ast::Statement::Insert(i) => Plan::Insert(plan::compile_insert(i, &env, c)?),
+            ast::Statement::Update(u) => Plan::Update(plan::compile_update(u, &env, c)?),
+            ast::Statement::Delete(d) => Plan::Delete(plan::compile_delete(d, &env, c)?),
+            _ => return Err(SqlError::internal("not a DML statement")),
+        })
+    }
+
+    fn ctx<'a>(&'a self, params: &'a [Value]) -> Ctx<'a> {
+        Ctx {
+            params,
+            now: now_packed(),
+            db: self.db.as_deref(),
+            user: &self.user,
+            conn_id: self.conn_id,
+            last_insert_id: self.last_insert_id,
+            version: &self.inst.options.server_version,
+        }
+    }
+
+    fn begin(&mut self, iso: IsolationLevel) {
+        let gate = self.inst.gate.read_arc();
+        self.txn = Some(OpenTxn {
+            txn: self.inst.db.begin_with(iso),
+            explicit: true,
+            _gate: gate,
+        });
+    }
+
+    /// Commits the open transaction, if any.
+    pub fn commit(&mut self) -> Result<(), SqlError> {
+        if let Some(t) = self.txn.take() {
+            self.inst
+                .counters
+                .com_commit
+                .fetch_add(1, Ordering::Relaxed);
+            t.txn.commit().map_err(SqlError::engine)?;
+        }
+        Ok(())
+    }
+
+    /// Rolls back the open transaction, if any.
+    pub fn rollback(&mut self) {
+        if let Some(t) = self.txn.take() {
+            self.inst
+                .counters
+                .com_rollback
+                .fetch_add(1, Ordering::Relaxed);
+            t.txn.rollback();
+        }
+    }
+
+    /// Runs a compiled statement in the open transaction, or in its own (autocommit).
+    fn execute_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<Outcome, SqlError> {
+        let c = &self.inst.counters;
+        match plan {
+            Plan::Select(_) => &c.com_select,
+            Plan::Insert(_) => &c.com_insert,
+            Plan::Update(_) => &c.com_update,
+            Plan::Delete(_) => &c.com_delete,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        if let Plan::Select(s) = plan {
+            if s.table.is_none() {
+                let ctx = self.ctx(params);
+                let rows = s.execute(None, &ctx)?;
+                return Ok(Outcome::Rows {
+                    columns: s.columns.clone(),
+                    rows,
+                });
+            }
+        }
+        let implicit = self.txn.is_none();
+        if implicit {
+            if self.autocommit {
+                let gate = self.inst.gate.read_arc();
+                self.txn = Some(OpenTxn {
+                    // A single statement reads one consistent state either way; read committed
+                    // spares it snapshot bookkeeping and write conflicts, as autocommit InnoDB
+                    // statements never see them.
+                    txn: self.inst.db.begin_with(IsolationLevel::ReadCommitted),
+                    explicit: false,
+                    _gate: gate,
+                });
+            } else {
+                self.begin(self.isolation);
+            }
+        }
+        let now = now_packed();
+        let mut open = self.txn.take().expect("a transaction was just ensured");
+        let ctx = Ctx {
+            params,
+            now,
+            db: self.db.as_deref(),
+            user: &self.user,
+            conn_id: self.conn_id,
+            last_insert_id: self.last_insert_id,
+            version: &self.inst.options.server_version,
+        };
+        let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
+        let r = match plan {
+            Plan::Select(s) => s
+                .execute(Some(&mut open.txn), &ctx)
+                .map(|rows| Outcome::Rows {
+                    columns: s.columns.clone(),
+                    rows,
+                }),
+            Plan::Insert(p) => p
+                .execute(&mut open.txn, &ctx)
+                .map(|n| self.dml_outcome(n, true)),
+            Plan::Update(p) => p
+                .execute(&mut open.txn, &ctx)
+                .map(|n| self.dml_outcome(n, false)),
+            Plan::Delete(p) => p
+                .execute(&mut open.txn, &ctx)
+                .map(|n| self.dml_outcome(n, false)),
+        };
+        // Engine errors name trees; the client wants the table.
+        let r = r.map_err(|mut e| {
+            if e.code == 1020 {
+                let t = match plan {
+                    Plan::Select(s) => s.table.as_ref().map(|t| t.def.name.clone()),
+                    Plan::Insert(p) => Some(p.table.def.name.clone()),
+                    Plan::Update(p) => Some(p.table.def.name.clone()),
+                    Plan::Delete(p) => Some(p.table.def.name.clone()),
+                };
+                e.message = format!(
+                    "Record has changed since last read in table '{}'; try restarting transaction",
+                    t.unwrap_or_default()
+                );
+            }
+            e
+        });
+        if let Ok(Outcome::Done { last_insert_id, .. }) = &r {
+            if *last_insert_id != 0 {
+                self.last_insert_id = *last_insert_id;
+            }
+        }
+        match (&r, sp) {
+            (Ok(_), None) => {
+                // Autocommit: the statement is the transaction.
+                open.txn.commit().map_err(SqlError::engine)?;
+            }
+            (Ok(_), Some(sp)) => {
+                open.txn.release(sp);
+                self.txn = Some(open);
+            }
+            (Err(e), _) if e.rolls_back_transaction() => {
+                // Deadlock, lock wait timeout, write conflict: the whole transaction is rolled
+                // back (clients retry it without sending ROLLBACK).
+                self.inst
+                    .counters
+                    .rolled_back_on_conflict
+                    .fetch_add(1, Ordering::Relaxed);
+                open.txn.rollback();
+            }
+            (Err(_), None) => open.txn.rollback(),
+            (Err(_), Some(sp)) => {
+                // Statement atomicity: undo this statement only.
+                open.txn.rollback_to(sp);
+                self.txn = Some(open);
+            }
+        }
+        r
+    }
+
+    fn dml_outcome(&mut self, n: DmlCount, insert: bool) -> Outcome {
+        let info = if insert {
+            if n.records > 1 {
+                format!(
+                    "Records: {}  Duplicates: {}  Warnings: {}",
+                    n.records, n.duplicates, n.warnings
+                )
+            } else {
+                String::new()
+            }
+        } else if n.matched > 0 || n.changed > 0 {
+            format!(
+                "Rows matched: {}  Changed: {}  Warnings: {}",
+                n.matched, n.changed, n.warnings
+            )
+        } else {
+            String::new()
+        };
+        for _ in 0..n.duplicates {
+            self.warn(1062, "Duplicate entry ignored");
+        }
+        Outcome::Done {
+            affected_rows: n.affected,
+            last_insert_id: n.first_id.unwrap_or(0),
+            info,
+        }
+    }
+
+    fn explain(&mut self, stmt: &ast::Statement) -> Result<Outcome, SqlError> {
+        let mut c = Compiler::new();
+        let plan = self.compile(stmt, &mut c)?;
+        let (table, access, filter) = match &plan {
+            Plan::Select(s) => (s.table.clone(), s.access.clone(), s.filter.is_some()),
+            Plan::Update(u) => (Some(u.table.clone()), u.access.clone(), u.filter.is_some()),
+            Plan::Delete(d) => (Some(d.table.clone()), d.access.clone(), d.filter.is_some()),
+            Plan::Insert(i) => (Some(i.table.clone()), crate::exec::Access::None, false),
+        };
+        let (ty, key) = access.describe(table.as_deref());
+        let cols = [
+            "id",
+            "select_type",
+            "table",
+            "type",
+            "possible_keys",
+            "key",
+            "rows",
+            "Extra",
+        ];
+        let columns: Vec<ColumnMeta> = cols.iter().map(|c| ColumnMeta::text(c)).collect();
+        let s = |x: &str| Value::Str(x.to_string());
+        let opt = |x: Option<String>| x.map_or(Value::Null, Value::Str);
+        let row = vec![
+            Value::Int(1),
+            s("SIMPLE"),
+            opt(table.as_ref().map(|t| t.def.name.clone())),
+            if ty.is_empty() { Value::Null } else { s(&ty) },
+            opt(key.clone()),
+            opt(key),
+            Value::Null,
+            if filter {
+                s("Using where")
+            } else {
+                Value::Null
+            },
+        ];
+        Ok(Outcome::Rows {
+            columns: Arc::new(columns),
+            rows: vec![row],
+        })
+    }
+
+    fn set(&mut self, set: &ast::Set) -> Result<Outcome, SqlError> {
+        match set {
+            ast::Set::SingleAssignment {
+                variable, values, ..
+            } => {
+                let name = variable.to_string();
+                let v = values.first().ok_or_else(|| SqlError::syntax("SET", 1))?;
+                self.set_var(&name, v)?;
+            }
+            ast::Set::MultipleAssignments { assignments } => {
+                for a in assignments {
+                    self.set_var(&a.name.to_string(), &a.value)?;
+                }
+            }
+            ast::Set::SetNames { .. } | ast::Set::SetNamesDefault {} => {}
+            ast::Set::SetTransaction { modes, .. } => {
+                for m in modes {
+                    if let ast::TransactionMode::IsolationLevel(l) = m {
+                        self.isolation = isolation_of(l);
+                    }
+                }
+            }
+            ast::Set::SetTimeZone { .. } => {}
+            other => {
+                return Err(SqlError::unsupported(&other.to_string()));
+            }
+        }
+        Ok(Outcome::done(0))
+    }
+
+    fn set_var(&mut self, raw: &str, value: &ast::Expr) -> Result<(), SqlError> {
+        let name = raw.to_ascii_lowercase();
+        let name = name
+            .trim_start_matches("@@")
+            .trim_start_matches("session.")
+            .trim_start_matches("local.")
+            .trim_start_matches("global.")
+            .trim_start_matches("session ")
+            .trim_start_matches("global ")
+            .trim_matches('`')
+            .to_string();
+        if name.starts_with('@') {
+            // User variables are accepted and not kept yet.
+            return Ok(());
+        }
+        let mut c = Compiler::new();
+        let vars = |n: &str| self.sysvar(n);
+        let v = match value {
+            // `SET x = ON` / `= DEFAULT`: bare words are values here.
+            ast::Expr::Identifier(id) => Value::Str(id.value.clone()),
+            e => c
+                .compile(
+                    e,
+                    &mut crate::exec::NoScope {
+                        vars: &vars,
+                        clause: "set",
+                    },
+                )?
+                .eval(&[], &self.ctx(&[]))?,
+        };
+        // Unknown variables are an error, as in MySQL.
+        self.sysvar(&name)?;
+        let truth = |v: &Value| -> Result<bool, SqlError> {
+            match v {
+                Value::Str(s) => match s.to_ascii_uppercase().as_str() {
+                    "ON" | "TRUE" | "1" => Ok(true),
+                    "OFF" | "FALSE" | "0" => Ok(false),
+                    _ => Err(SqlError::new(
+                        1231,
+                        "42000",
+                        format!("Variable '{name}' can't be set to the value of '{s}'"),
+                    )),
+                },
+                other => Ok(other.truth().unwrap_or(false)),
+            }
+        };
+        match name.as_str() {
+            "autocommit" => {
+                let on = truth(&v)?;
+                if on && !self.autocommit {
+                    self.commit()?;
+                }
+                self.autocommit = on;
+            }
+            "tx_isolation" | "transaction_isolation" => {
+                let s = v.to_string_lossy().unwrap_or_default().to_ascii_uppercase();
+                self.isolation = match s.replace(' ', "-").as_str() {
+                    "READ-COMMITTED" | "READ-UNCOMMITTED" => IsolationLevel::ReadCommitted,
+                    "REPEATABLE-READ" | "SERIALIZABLE" => IsolationLevel::RepeatableRead,
+                    _ => {
+                        return Err(SqlError::new(
+                            1231,
+                            "42000",
+                            format!("Variable '{name}' can't be set to the value of '{s}'"),
+                        ))
+                    }
+                };
+            }
+            _ => {
+                self.vars.insert(name, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// A system variable's value (`@@name`).
+    pub fn sysvar(&self, name: &str) -> Result<Value, SqlError> {
+        let n = name.to_ascii_lowercase();
+        let n = n
+            .trim_start_matches("session.")
+            .trim_start_matches("global.")
+            .trim_start_matches("local.");
+        if let Some(v) = self.vars.get(n) {
+            return Ok(v.clone());
+        }
+        show::sysvar_default(self, n).ok_or_else(|| {
+            SqlError::new(1193, "HY000", format!("Unknown system variable '{name}'"))
+        })
+    }
+
+    // ---- Prepared statements ------------------------------------------------------------
+
+    /// COM_STMT_PREPARE.
+    pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
+        let mut stmts = crate::parse::parse_ast(sql)?;
+        if stmts.len() != 1 {
+            return Err(SqlError::new(
+                1064,
+                "42000",
+                "You have an error in your SQL syntax: a prepared statement holds one statement",
+            ));
+        }
+        let stmt = stmts.pop().expect("one statement");
+        let mut c = Compiler::new();
+        let plan = match &stmt {
+            ast::Statement::Query(_)
+            | ast::Statement::Insert(_)
+            | ast::Statement::Update(_)
+            | ast::Statement::Delete(_) => Some(self.compile(&stmt, &mut c)?),
+            _ => None,
+        };
+        let columns = match &plan {
+            Some(Plan::Select(s)) => s.columns.clone(),
+            _ => Arc::new(Vec::new()),
+        };
+        let id = self.next_stmt_id;
+        self.next_stmt_id = self.next_stmt_id.wrapping_add(1).max(1);
+        let info = PreparedInfo {
+            id,
+            params: c.param_count(),
+            columns: columns.clone(),
+        };
+        self.prepared.insert(
+            id,
+            Prepared {
+                sql: sql.to_string(),
+                stmt,
+                plan,
+                version: self.inst.schema_version.load(Ordering::Acquire),
+                params: c.param_count(),
+                order: c.param_order(),
+                columns,
+            },
+        );
+        self.inst
+            .counters
+            .prepared_count
+            .fetch_add(1, Ordering::Relaxed);
+        Ok(info)
+    }
+
+    /// Parameter count of a prepared statement.
+    pub fn prepared_params(&self, id: u32) -> Option<usize> {
+        self.prepared.get(&id).map(|p| p.params)
+    }
+
+    /// COM_STMT_EXECUTE.
+    pub fn execute(&mut self, id: u32, params: &[Value]) -> Result<Outcome, SqlError> {
+        self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
+        let Some(mut p) = self.prepared.remove(&id) else {
+            return Err(unknown_stmt(id));
+        };
+        let r = self.execute_prepared(&mut p, params);
+        self.prepared.insert(id, p);
+        r
+    }
+
+    fn execute_prepared(
+        &mut self,
+        p: &mut Prepared,
+        params: &[Value],
+    ) -> Result<Outcome, SqlError> {
+        if params.len() != p.params {
+            return Err(SqlError::new(
+                1210,
+                "HY000",
+                "Incorrect arguments to mysqld_stmt_execute",
+            ));
+        }
+        let version = self.inst.schema_version.load(Ordering::Acquire);
+        if p.plan.is_some() && p.version != version {
+            // A table changed since PREPARE: compile again (columns must not change shape).
+            let mut c = Compiler::new();
+            p.plan = Some(self.compile(&p.stmt, &mut c)?);
+            p.order = c.param_order();
+            p.version = version;
+            if let Some(Plan::Select(s)) = &p.plan {
+                if s.columns.len() != p.columns.len() {
+                    return Err(SqlError::new(
+                        1615,
+                        "HY000",
+                        format!("Prepared statement needs to be re-prepared: {}", p.sql),
+                    ));
+                }
+            }
+        }
+        let stmt = p.stmt.clone();
+        match &p.plan {
+            Some(plan) => self.run(&stmt, Some((plan, &p.order)), params),
+            None => self.run(&stmt, None, params),
+        }
+    }
+
+    /// COM_STMT_CLOSE.
+    pub fn close_statement(&mut self, id: u32) {
+        if self.prepared.remove(&id).is_some() {
+            self.inst
+                .counters
+                .prepared_count
+                .fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn has_statement(&self, id: u32) -> bool {
+        self.prepared.contains_key(&id)
+    }
+}
+
+pub(crate) fn unknown_stmt(id: u32) -> SqlError {
+    SqlError::new(
+        1243,
+        "HY000",
+        format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+    )
+}
+
+fn isolation_of(l: &ast::TransactionIsolationLevel) -> IsolationLevel {
+    match l {
+        ast::TransactionIsolationLevel::ReadCommitted
+        | ast::TransactionIsolationLevel::ReadUncommitted => IsolationLevel::ReadCommitted,
+        _ => IsolationLevel::RepeatableRead,
+    }
+}
