@@ -601,6 +601,7 @@ impl Database {
             id: TxnId(self.inner.next_txn.fetch_add(1, Ordering::Relaxed)),
             isolation,
             snapshot,
+            write_conflicts: true,
             flush: self.inner.options.flush_policy,
             writes: BTreeMap::new(),
             locked: Vec::new(),
@@ -1180,6 +1181,8 @@ pub struct Transaction {
     isolation: IsolationLevel,
     /// Repeatable read: the snapshot taken at begin.
     snapshot: Option<Ts>,
+    /// Repeatable read: whether writing a row changed since the snapshot fails.
+    write_conflicts: bool,
     flush: FlushPolicy,
     writes: BTreeMap<TreeId, (Tree, WriteSet)>,
     locked: Vec<(TreeId, Vec<u8>)>,
@@ -1233,6 +1236,18 @@ impl Transaction {
 
     pub fn isolation(&self) -> IsolationLevel {
         self.isolation
+    }
+
+    /// Under repeatable read, chooses what writing (or locking) a row that another
+    /// transaction changed after this one's snapshot does: fail with
+    /// [`Error::WriteConflict`] (`true`, the default: first updater wins, so no update is
+    /// lost), or lock the row and go on, as InnoDB does (`false`). With `false` the write
+    /// acts on the newest committed version: [`Transaction::get_for_update`] returns it, and
+    /// a caller that computes the new value from what it returns loses no update, while one
+    /// that computes it from a snapshot read can. Plain reads keep reading the snapshot
+    /// either way. MariaDB calls this `innodb_snapshot_isolation` (OFF by default in 10.11).
+    pub fn set_write_conflicts(&mut self, on: bool) {
+        self.write_conflicts = on;
     }
 
     /// When `commit` returns (see [`Options::flush_policy`]).
@@ -1316,7 +1331,7 @@ impl Transaction {
         }
         // Checked also when the lock was already held: a write retried after a conflict must
         // fail again, or the retry would commit a lost update.
-        if let Some(s) = self.snapshot {
+        if let Some(s) = self.snapshot.filter(|_| self.write_conflicts) {
             if self.db.mvcc.changed_since(tree.id(), key, s) {
                 return Err(Error::WriteConflict {
                     tree: tree.name().to_string(),

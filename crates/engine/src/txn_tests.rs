@@ -43,6 +43,11 @@
 //! never fail for conflicts; a blocked write proceeds when the lock is released; each read (a
 //! `get`, or a whole scan) sees one committed state.
 //!
+//! `Transaction::set_write_conflicts(false)` turns first-updater-wins off under repeatable
+//! read (InnoDB's behaviour, which the SQL layer uses by default as MariaDB 10.11 does): a write
+//! to a row changed since the snapshot locks it and succeeds, and `get_for_update` returns the
+//! newest version (`rr_without_write_conflicts_writes_act_on_the_newest_version`).
+//!
 //! The tests of each row are named `rr_<anomaly>_…` and `rc_<anomaly>_…` (for example
 //! `rr_g0_write_cycle_prevented`, `rc_p4_lost_update_allowed`).
 
@@ -581,6 +586,53 @@ fn rr_write_conflict_is_immediate_after_the_other_commit() {
     write(&mut t1, t, 5, 50).unwrap();
     t1.commit().unwrap();
     assert_eq!(committed(t), [(1, 12), (3, 30), (4, 40), (5, 50)]);
+}
+
+/// With write conflicts off (InnoDB's repeatable read, MariaDB's
+/// `innodb_snapshot_isolation=OFF`): plain reads keep the snapshot, but writes to rows changed
+/// since it succeed, and `get_for_update` returns the newest committed version, so an
+/// increment computed from it loses nothing. A blocked writer proceeds when the holder commits.
+#[test]
+fn rr_without_write_conflicts_writes_act_on_the_newest_version() {
+    let f = hermitage();
+    let (db, t) = (&f.db, &f.t);
+    let mut t1 = db.begin_with(RR);
+    t1.set_write_conflicts(false);
+    let mut t2 = db.begin_with(RR);
+    write(&mut t2, t, 1, 12).unwrap();
+    t2.delete(t, b"2").unwrap();
+    t2.commit().unwrap();
+    assert_eq!(
+        read(&t1, t, 1),
+        Some(10),
+        "plain reads still see the snapshot"
+    );
+    let newest = t1.get_for_update(t, b"1").unwrap();
+    assert_eq!(
+        newest.as_deref(),
+        Some(&b"12"[..]),
+        "locking read sees the newest"
+    );
+    write(&mut t1, t, 1, 13).unwrap();
+    assert_eq!(
+        t1.get_for_update(t, b"2").unwrap(),
+        None,
+        "deleted since the snapshot"
+    );
+    assert_eq!(read(&t1, t, 1), Some(13), "own write");
+    // A second writer blocks on t1's lock and, with conflicts off too, goes on after t1
+    // commits instead of failing.
+    let mut t3 = db.begin_with(RR);
+    t3.set_write_conflicts(false);
+    while_blocked(db, || write(&mut t3, t, 1, 14), || t1.commit().unwrap()).unwrap();
+    t3.commit().unwrap();
+    assert_eq!(committed(t), [(1, 14)]);
+    // The default is still first updater wins.
+    let mut t4 = db.begin_with(RR);
+    let mut t5 = db.begin_with(RR);
+    write(&mut t5, t, 1, 15).unwrap();
+    t5.commit().unwrap();
+    assert!(is_write_conflict(&write(&mut t4, t, 1, 16)));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -103,6 +103,7 @@ impl Instance {
             db: None,
             autocommit: true,
             isolation: IsolationLevel::RepeatableRead,
+            snapshot_isolation: false,
             txn: None,
             last_insert_id: 0,
             warnings: Vec::new(),
@@ -175,6 +176,10 @@ pub struct Session {
     pub(crate) db: Option<String>,
     pub(crate) autocommit: bool,
     pub(crate) isolation: IsolationLevel,
+    /// `innodb_snapshot_isolation`: whether a repeatable-read transaction that writes a row
+    /// changed since its snapshot gets error 1020 (first updater wins) or, as by default in
+    /// MariaDB 10.11 and in MySQL, locks the row and acts on its newest version.
+    pub(crate) snapshot_isolation: bool,
     txn: Option<OpenTxn>,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: Vec<Warning>,
@@ -417,8 +422,10 @@ impl Session {
 
     fn begin(&mut self, iso: IsolationLevel) {
         let gate = self.inst.gate.read_arc();
+        let mut txn = self.inst.db.begin_with(iso);
+        txn.set_write_conflicts(self.snapshot_isolation);
         self.txn = Some(OpenTxn {
-            txn: self.inst.db.begin_with(iso),
+            txn,
             explicit: true,
             _gate: gate,
         });
@@ -716,6 +723,7 @@ impl Session {
                 }
                 self.autocommit = on;
             }
+            "innodb_snapshot_isolation" => self.snapshot_isolation = truth(&v)?,
             "tx_isolation" | "transaction_isolation" => {
                 let s = v.to_string_lossy().unwrap_or_default().to_ascii_uppercase();
                 self.isolation = match s.replace(' ', "-").as_str() {

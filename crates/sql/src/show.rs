@@ -696,6 +696,7 @@ const VARIABLES: &[&str] = &[
     "have_ssl",
     "init_connect",
     "innodb_lock_wait_timeout",
+    "innodb_snapshot_isolation",
     "interactive_timeout",
     "license",
     "lower_case_table_names",
@@ -770,6 +771,7 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "innodb_lock_wait_timeout" | "lock_wait_timeout" => {
             int(inst.options.lock_wait_timeout.as_secs() as i64)
         }
+        "innodb_snapshot_isolation" => int(sess.snapshot_isolation as i64),
         "sql_select_limit" => Some(Value::UInt(u64::MAX)),
         "max_execution_time" => int(0),
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
