@@ -85,6 +85,8 @@ pub struct Table {
     pub next_id: AtomicU64,
     /// Index of the AUTO_INCREMENT column.
     pub auto_inc: Option<usize>,
+    /// An `information_schema` table: rows come from the session, not from `primary`.
+    pub virt: Option<crate::infoschema::Kind>,
 }
 
 impl std::fmt::Debug for Table {
@@ -94,6 +96,21 @@ impl std::fmt::Debug for Table {
 }
 
 impl Table {
+    /// This table with another definition and index trees (CREATE/DROP INDEX); the rows, the
+    /// AUTO_INCREMENT counter and the column types stay.
+    pub fn with_indexes(&self, def: TableDef, indexes: Vec<Tree>) -> Table {
+        debug_assert_eq!(def.indexes.len(), indexes.len());
+        Table {
+            def,
+            types: self.types.clone(),
+            primary: self.primary.clone(),
+            indexes,
+            next_id: AtomicU64::new(self.next_id.load(Ordering::Relaxed)),
+            auto_inc: self.auto_inc,
+            virt: self.virt,
+        }
+    }
+
     pub fn column(&self, name: &str) -> Option<usize> {
         self.def
             .columns
@@ -249,6 +266,7 @@ pub fn open_table(db: &Database, def: TableDef) -> Result<Table, SqlError> {
         indexes,
         next_id: AtomicU64::new(1),
         auto_inc,
+        virt: None,
     };
     let next = max_id(&t)?.saturating_add(1).max(1);
     t.next_id.store(next, Ordering::Relaxed);

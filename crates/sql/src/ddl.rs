@@ -15,7 +15,6 @@ use zipdb_engine::Codec;
 
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
 use crate::expr::Compiler;
-use crate::plan::split_name;
 use crate::result::Outcome;
 use crate::session::Session;
 use crate::value::{SqlType, Value};
@@ -448,7 +447,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
     if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
         return Err(SqlError::unsupported("CREATE TABLE ... SELECT/LIKE"));
     }
-    let (db, name) = split_name(&ct.name, s.db.as_deref())?;
+    let (db, name) = writable_name(&ct.name, s.db.as_deref())?;
     valid_name(&name, "table")?;
     if !s.inst.database_exists(&db) {
         return Err(SqlError::unknown_db(&db));
@@ -515,6 +514,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                                     conn_id: 0,
                                     last_insert_id: 0,
                                     version: "",
+                                    virtual_rows: None,
                                 },
                             )?;
                         col.default = Some(v);
@@ -740,7 +740,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
 }
 
 fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> Result<(), SqlError> {
-    let (db, tname) = split_name(name, s.db.as_deref())?;
+    let (db, tname) = writable_name(name, s.db.as_deref())?;
     let inst = s.inst.clone();
     let _ddl = inst.ddl.lock();
     let Some(t) = s.inst.catalog.read().table(&db, &tname).cloned() else {
@@ -770,7 +770,7 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> Resul
 }
 
 fn truncate(s: &mut Session, name: &ast::ObjectName) -> Result<(), SqlError> {
-    let (db, tname) = split_name(name, s.db.as_deref())?;
+    let (db, tname) = writable_name(name, s.db.as_deref())?;
     let t = s.inst.table(&db, &tname)?;
     // Same definition, new trees.
     let mut def = t.def.clone();
@@ -818,7 +818,7 @@ fn create_index(
     cols: &[String],
     unique: bool,
 ) -> Result<Outcome, SqlError> {
-    let (db, tname) = split_name(table, s.db.as_deref())?;
+    let (db, tname) = writable_name(table, s.db.as_deref())?;
     let inst = s.inst.clone();
     let _ddl = inst.ddl.lock();
     let t = s.inst.table(&db, &tname)?;
@@ -860,18 +860,9 @@ fn create_index(
         .create_tree(&tree_name, Some(def.codec))
         .map_err(SqlError::engine)?;
     // Build the index from the table's rows (no writer runs: the gate is held).
-    let new_t = catalog::Table {
-        def: def.clone(),
-        types: t.types.clone(),
-        primary: t.primary.clone(),
-        indexes: {
-            let mut v = t.indexes.clone();
-            v.push(tree.clone());
-            v
-        },
-        next_id: std::sync::atomic::AtomicU64::new(t.next_id.load(Ordering::Relaxed)),
-        auto_inc: t.auto_inc,
-    };
+    let mut indexes = t.indexes.clone();
+    indexes.push(tree.clone());
+    let new_t = t.with_indexes(def.clone(), indexes);
     let i = def.indexes.len() - 1;
     let build = || -> Result<(), SqlError> {
         let mut prev: Option<Vec<u8>> = None;
@@ -941,7 +932,7 @@ fn create_index(
 }
 
 fn drop_index(s: &mut Session, table: &ast::ObjectName, iname: &str) -> Result<(), SqlError> {
-    let (db, tname) = split_name(table, s.db.as_deref())?;
+    let (db, tname) = writable_name(table, s.db.as_deref())?;
     let inst = s.inst.clone();
     let _ddl = inst.ddl.lock();
     let t = s.inst.table(&db, &tname)?;
@@ -963,14 +954,7 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, iname: &str) -> Result<(
     write_catalog(s, &[(catalog::table_key(&db, &tname), Some(def.encode()))])?;
     let mut indexes = t.indexes.clone();
     indexes.remove(i);
-    let new_t = catalog::Table {
-        def,
-        types: t.types.clone(),
-        primary: t.primary.clone(),
-        indexes,
-        next_id: std::sync::atomic::AtomicU64::new(t.next_id.load(Ordering::Relaxed)),
-        auto_inc: t.auto_inc,
-    };
+    let new_t = t.with_indexes(def, indexes);
     s.inst
         .catalog
         .write()
@@ -983,4 +967,17 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, iname: &str) -> Result<(
         .drop_tree(&removed.tree)
         .map_err(SqlError::engine)?;
     Ok(())
+}
+
+/// `[db.]name` of a table DDL may change: never one in `information_schema`.
+fn writable_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, String), SqlError> {
+    let (d, t) = crate::plan::split_name(name, db)?;
+    if crate::infoschema::is_db(&d) {
+        return Err(SqlError::new(
+            1044,
+            "42000",
+            format!("Access denied to database '{}'", crate::infoschema::DB),
+        ));
+    }
+    Ok((d, t))
 }

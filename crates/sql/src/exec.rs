@@ -1079,6 +1079,16 @@ impl SelectPlan {
                 (None, _) => {
                     on_row(&[])?;
                 }
+                (Some(t), _) if t.virt.is_some() => {
+                    let rows = ctx.virtual_rows.ok_or_else(|| {
+                        SqlError::internal("information_schema rows were not computed")
+                    })?;
+                    for r in rows {
+                        if !on_row(r)? {
+                            break;
+                        }
+                    }
+                }
                 (Some(t), Some(txn)) => {
                     let reverse = self.ordered_scan == Some(true);
                     if self.for_update {

@@ -127,6 +127,9 @@ pub struct Ctx<'a> {
     pub conn_id: u64,
     pub last_insert_id: u64,
     pub version: &'a str,
+    /// The rows of the `information_schema` table the statement reads, computed by the
+    /// session before execution.
+    pub virtual_rows: Option<&'a [Vec<Value>]>,
 }
 
 /// Resolves names while compiling.

@@ -16,6 +16,7 @@ mod ddl;
 mod error;
 pub mod exec;
 pub mod expr;
+mod infoschema;
 mod parse;
 pub mod plan;
 pub mod result;

@@ -25,8 +25,21 @@ pub struct Env<'a> {
 }
 
 impl Env<'_> {
-    /// `[db.]table` to an open table.
+    /// `[db.]table` to an open table, for a statement that may write it.
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
+        let (db, t) = split_name(name, self.db)?;
+        if crate::infoschema::is_db(&db) {
+            return Err(SqlError::new(
+                1044,
+                "42000",
+                format!("Access denied to database '{}'", crate::infoschema::DB),
+            ));
+        }
+        (self.lookup)(&db, &t)
+    }
+
+    /// `[db.]table` to an open table or an `information_schema` table, for a SELECT.
+    pub fn table_for_select(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
         let (db, t) = split_name(name, self.db)?;
         (self.lookup)(&db, &t)
     }
@@ -125,7 +138,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             ast::TableFactor::Table { name, alias: a, .. } => {
                 let is_dual = name.to_string().eq_ignore_ascii_case("dual");
                 if !is_dual {
-                    table = Some(env.table(name)?);
+                    table = Some(env.table_for_select(name)?);
                     alias = a.as_ref().map(|a| a.name.value.clone());
                 }
             }
@@ -372,6 +385,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     let offset = lim(offset)?;
     let access = match t {
         None => Access::None,
+        Some(t) if t.virt.is_some() => Access::Full,
         Some(t) => choose_access(t, filter.as_ref()),
     };
     let mut wanted = vec![false; t.map_or(0, |t| t.types.len())];
@@ -392,7 +406,9 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     // Rows come out of a primary-key scan (or a full scan) in key order: an ORDER BY on a
     // prefix of the key, all in one direction, needs no sort.
     let ordered_scan = match (t, &access, group_by.is_some()) {
-        (Some(t), Access::Full | Access::Primary(_), false) if !order_desc.is_empty() => {
+        (Some(t), Access::Full | Access::Primary(_), false)
+            if !order_desc.is_empty() && t.virt.is_none() =>
+        {
             let same_dir = order_desc.iter().all(|d| *d == order_desc[0]);
             let on_pk = outputs[visible..]
                 .iter()
@@ -1309,7 +1325,8 @@ fn targets(
             }
         }
         out.push((k.to_vec(), row));
-        Ok(order.is_empty() && limit.is_none_or(|l| out.len() < l))
+        // With ORDER BY every match is needed before the sort; without, LIMIT stops the scan.
+        Ok(!order.is_empty() || limit.is_none_or(|l| out.len() < l))
     })?;
     if !order.is_empty() {
         let mut keyed: Vec<(Vec<Value>, (Vec<u8>, Vec<Value>))> = Vec::with_capacity(out.len());

@@ -247,7 +247,7 @@ impl Session {
 
     /// USE / COM_INIT_DB.
     pub fn use_db(&mut self, name: &str) -> Result<(), SqlError> {
-        if !self.inst.database_exists(name) {
+        if !self.inst.database_exists(name) && !crate::infoschema::is_db(name) {
             return Err(SqlError::unknown_db(name));
         }
         self.db = Some(name.to_string());
@@ -384,7 +384,13 @@ impl Session {
     }
 
     fn env_lookup(&self) -> impl Fn(&str, &str) -> Result<Arc<Table>, SqlError> + '_ {
-        move |d: &str, t: &str| self.inst.table(d, t)
+        move |d: &str, t: &str| {
+            if crate::infoschema::is_db(d) {
+                crate::infoschema::table(t, self.inst.sys.clone())
+            } else {
+                self.inst.table(d, t)
+            }
+        }
     }
 
     pub(crate) fn compile(
@@ -417,6 +423,7 @@ impl Session {
             conn_id: self.conn_id,
             last_insert_id: self.last_insert_id,
             version: &self.inst.options.server_version,
+            virtual_rows: None,
         }
     }
 
@@ -491,6 +498,13 @@ impl Session {
             }
         }
         let now = now_packed();
+        let virtual_rows = match plan {
+            Plan::Select(s) => match s.table.as_ref().and_then(|t| t.virt) {
+                Some(kind) => Some(crate::infoschema::rows(self, kind)?),
+                None => None,
+            },
+            _ => None,
+        };
         let mut open = self.txn.take().expect("a transaction was just ensured");
         let ctx = Ctx {
             params,
@@ -500,6 +514,7 @@ impl Session {
             conn_id: self.conn_id,
             last_insert_id: self.last_insert_id,
             version: &self.inst.options.server_version,
+            virtual_rows: virtual_rows.as_deref(),
         };
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         let r = match plan {

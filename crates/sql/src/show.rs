@@ -156,7 +156,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         "DATABASES" | "SCHEMAS" => {
             let pat = like_at(w, i + 1)?;
             let mut names: Vec<String> = inst.catalog.read().dbs.keys().cloned().collect();
-            names.push("information_schema".into());
+            names.push(crate::infoschema::DB.into());
             names.sort();
             let r = names
                 .into_iter()
@@ -171,15 +171,21 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
                 None => (sess.db.clone().ok_or_else(SqlError::no_db)?, i + 1),
             };
             let pat = like_at(w, next)?;
-            let cat = inst.catalog.read();
-            let tables = cat.dbs.get(&db).ok_or_else(|| SqlError::unknown_db(&db))?;
+            let (names, kind): (Vec<String>, &str) = if crate::infoschema::is_db(&db) {
+                let n = crate::infoschema::table_names().map(String::from);
+                (n.collect(), "SYSTEM VIEW")
+            } else {
+                let cat = inst.catalog.read();
+                let tables = cat.dbs.get(&db).ok_or_else(|| SqlError::unknown_db(&db))?;
+                (tables.keys().cloned().collect(), "BASE TABLE")
+            };
             let label = format!("Tables_in_{db}");
-            let r: Vec<Vec<Value>> = tables
-                .keys()
+            let r: Vec<Vec<Value>> = names
+                .iter()
                 .filter(|n| matches(n, &pat))
                 .map(|n| {
                     if full {
-                        vec![s(n.clone()), s("BASE TABLE")]
+                        vec![s(n.clone()), s(kind)]
                     } else {
                         vec![s(n.clone())]
                     }
@@ -550,51 +556,31 @@ fn table_status(sess: &mut Session, w: &[(String, bool)], i: usize) -> Result<Ou
             .collect()
     };
     let stats = inst.db.stats();
-    let tree = |name: &str| stats.trees.iter().find(|t| t.name == name);
     let mut r = Vec::new();
     for t in tables {
-        let (dp, dl) =
-            tree(&t.def.primary_tree).map_or((0, 0), |s| (s.physical_bytes, s.logical_bytes));
-        let (mut ip, mut il) = (0, 0);
-        for x in &t.def.indexes {
-            if let Some(s) = tree(&x.tree) {
-                ip += s.physical_bytes;
-                il += s.logical_bytes;
-            }
-        }
-        let ratio = if dp + ip > 0 {
-            format!("{:.2}", (dl + il) as f64 / (dp + ip) as f64)
-        } else {
-            "1.00".into()
-        };
-        let format = match t.def.codec {
-            zipdb_engine::Codec::None => "Dynamic",
-            _ => "Compressed",
-        };
+        let z = TableSizes::of(&t, &stats);
         r.push(vec![
             s(t.def.name.clone()),
             s("zipdb"),
             Value::Int(10),
-            s(format),
+            s(z.row_format(&t)),
             Value::Null,
             Value::Null,
-            Value::UInt(dp),
+            Value::UInt(z.data_physical),
             Value::Int(0),
-            Value::UInt(ip),
+            Value::UInt(z.index_physical),
             Value::Int(0),
-            t.auto_inc.map_or(Value::Null, |_| {
-                Value::UInt(t.next_id.load(Ordering::Relaxed))
-            }),
+            z.auto_increment(&t),
             Value::Null,
             Value::Null,
             Value::Null,
             s("utf8mb4_general_ci"),
             Value::Null,
-            s(format!("compression='{}'", codec_name(t.def.codec))),
+            s(z.create_options(&t)),
             s(t.def.options.comment.clone().unwrap_or_default()),
-            Value::UInt(dl),
-            Value::UInt(il),
-            s(ratio),
+            Value::UInt(z.data_logical),
+            Value::UInt(z.index_logical),
+            s(format!("{:.2}", z.ratio())),
         ]);
     }
     Ok(rows(
@@ -625,8 +611,65 @@ fn table_status(sess: &mut Session, w: &[(String, bool)], i: usize) -> Result<Ou
     ))
 }
 
+/// A table's sizes: physical (page images in the store) and logical (before compression),
+/// for its rows and for its secondary indexes.
+pub(crate) struct TableSizes {
+    pub data_physical: u64,
+    pub data_logical: u64,
+    pub index_physical: u64,
+    pub index_logical: u64,
+}
+
+impl TableSizes {
+    pub fn of(t: &crate::catalog::Table, stats: &zipdb_engine::Stats) -> TableSizes {
+        let tree = |name: &str| stats.trees.iter().find(|x| x.name == name);
+        let (data_physical, data_logical) =
+            tree(&t.def.primary_tree).map_or((0, 0), |s| (s.physical_bytes, s.logical_bytes));
+        let (mut index_physical, mut index_logical) = (0, 0);
+        for x in &t.def.indexes {
+            if let Some(s) = tree(&x.tree) {
+                index_physical += s.physical_bytes;
+                index_logical += s.logical_bytes;
+            }
+        }
+        TableSizes {
+            data_physical,
+            data_logical,
+            index_physical,
+            index_logical,
+        }
+    }
+
+    /// Logical bytes per physical byte (1 for an empty table).
+    pub fn ratio(&self) -> f64 {
+        let p = self.data_physical + self.index_physical;
+        if p == 0 {
+            1.0
+        } else {
+            (self.data_logical + self.index_logical) as f64 / p as f64
+        }
+    }
+
+    pub fn row_format(&self, t: &crate::catalog::Table) -> &'static str {
+        match t.def.codec {
+            zipdb_engine::Codec::None => "Dynamic",
+            _ => "Compressed",
+        }
+    }
+
+    pub fn create_options(&self, t: &crate::catalog::Table) -> String {
+        format!("compression='{}'", codec_name(t.def.codec))
+    }
+
+    pub fn auto_increment(&self, t: &crate::catalog::Table) -> Value {
+        t.auto_inc.map_or(Value::Null, |_| {
+            Value::UInt(t.next_id.load(Ordering::Relaxed))
+        })
+    }
+}
+
 /// SHOW STATUS: server counters and every pool/store/codec counter of the storage core.
-fn status_rows(sess: &Session) -> Vec<(String, String)> {
+pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
     let inst = &sess.inst;
     let c = &inst.counters;
     let ld = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
@@ -679,7 +722,7 @@ fn status_rows(sess: &Session) -> Vec<(String, String)> {
 }
 
 /// Names listed by SHOW VARIABLES.
-const VARIABLES: &[&str] = &[
+pub(crate) const VARIABLES: &[&str] = &[
     "auto_increment_increment",
     "auto_increment_offset",
     "autocommit",
