@@ -415,7 +415,8 @@ impl DateTime {
     }
 }
 
-fn days_in_month(year: u16, month: u8) -> u8 {
+/// Days in `month` (1–12) of `year`, by the Gregorian rule.
+pub fn days_in_month(year: u16, month: u8) -> u8 {
     match month {
         2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
             29

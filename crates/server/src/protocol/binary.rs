@@ -341,24 +341,13 @@ fn read_param(r: &mut Reader, code: u8, unsigned: bool) -> Result<Value, ProtoEr
     })
 }
 
-fn days_in_month(year: u16, month: u8) -> u8 {
-    match month {
-        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
-            29
-        }
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 /// Whether the fields are a DATE/DATETIME MySQL holds (zero dates, and zero months or days,
 /// included, as [`DateTime::parse`] accepts them).
 fn valid_datetime(d: &DateTime) -> bool {
     d.year <= 9999
         && d.month <= 12
         && d.day <= 31
-        && (d.month == 0 || d.day == 0 || d.day <= days_in_month(d.year, d.month))
+        && (d.month == 0 || d.day == 0 || d.day <= zipdb_sql::value::days_in_month(d.year, d.month))
         && d.hour <= 23
         && d.minute <= 59
         && d.second <= 59
