@@ -1083,3 +1083,80 @@ fn warm_restart_ignores_a_corrupt_list() {
     assert!(wait_warm_done(&db).warm_pages_loaded > 0);
     db.close().unwrap();
 }
+
+/// First point reads after a restart, with and without the warm-restart list, on a real file
+/// read with O_DIRECT (so the OS page cache does not hide the misses). Run with
+/// `ZIPDB_BENCH_DIR=/path/on/disk cargo test -p zipdb-engine --release bench_warm_restart --
+/// --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_warm_restart() {
+    let dir = std::path::PathBuf::from(
+        std::env::var("ZIPDB_BENCH_DIR").unwrap_or_else(|_| "target/zipdb-warm-bench".into()),
+    )
+    .join(format!("warm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = 400_000u64;
+    let o = |warm_restart| Options {
+        pool_bytes: 256 << 20,
+        direct_io: true,
+        warm_restart,
+        recovery_progress: false,
+        ..Options::default()
+    };
+    {
+        let db = Database::open(&dir, o(true)).unwrap();
+        let t = db.create_tree("b", None).unwrap();
+        let v = value(200, 1);
+        for i in 0..n {
+            t.upsert(&(i * 7919 % n).to_be_bytes(), &v).unwrap();
+        }
+        db.close().unwrap();
+    }
+    let mut rng = SmallRng::seed_from_u64(11);
+    let keys: Vec<[u8; 8]> = (0..1000)
+        .map(|_| rng.gen_range(0..n).to_be_bytes())
+        .collect();
+    let first_reads = |db: &Database| {
+        let t = db.open_tree("b").unwrap();
+        let miss0 = db.stats().pool.miss;
+        let start = std::time::Instant::now();
+        for k in &keys {
+            assert!(t.get_with(k, |v| v.len()).unwrap().is_some());
+        }
+        (start.elapsed(), db.stats().pool.miss - miss0)
+    };
+    for (name, warm, wait) in [
+        ("cold (warm_restart off)", false, false),
+        ("warm, reads start at once", true, false),
+        ("warm, after the loader finished", true, true),
+    ] {
+        let t0 = std::time::Instant::now();
+        let db = Database::open(&dir, o(warm)).unwrap();
+        let opened = t0.elapsed();
+        let loaded = if wait {
+            let s = wait_warm_done(&db);
+            format!(
+                "; loader: {} pages in {:.0} ms",
+                s.warm_pages_loaded,
+                t0.elapsed().as_secs_f64() * 1e3
+            )
+        } else {
+            String::new()
+        };
+        let (el, misses) = first_reads(&db);
+        println!(
+            "{name}: open {:.0} ms{loaded}; first 1000 random point reads {:.1} ms ({:.1} us/read), {misses} pool misses",
+            opened.as_secs_f64() * 1e3,
+            el.as_secs_f64() * 1e3,
+            el.as_secs_f64() * 1e6 / 1000.0,
+        );
+        // Keep the list as the first close left it: every run starts from the same list.
+        if warm {
+            drop(db);
+        } else {
+            db.close().unwrap();
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
