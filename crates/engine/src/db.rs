@@ -42,6 +42,7 @@ use zipdb_storage::io::{FileStorage, Storage};
 use zipdb_storage::pool::{BufferPool, PoolConfig, PoolStats};
 use zipdb_storage::store::{PageStore, StoreConfig};
 use zipdb_storage::wal::{RecoveryOptions, RecoveryReport, Wal, WalConfig, WalStats};
+use zipdb_storage::warm::{self, WarmFile};
 use zipdb_storage::{Codec, Lsn, TreeId};
 
 pub use zipdb_storage::wal::FlushPolicy;
@@ -87,6 +88,10 @@ pub struct Options {
     pub salvage_wal: bool,
     /// Print recovery progress to stderr.
     pub recovery_progress: bool,
+    /// Warm restart: save the ids of the pages in the buffer pool at [`Database::close`]
+    /// (file `zipdb.warm`), and at open load the saved pages back in a background thread, so
+    /// a restarted database does not have to fault its working set in one miss at a time.
+    pub warm_restart: bool,
 }
 
 impl Default for Options {
@@ -102,6 +107,7 @@ impl Default for Options {
             checkpoint_interval: Duration::from_secs(30),
             salvage_wal: false,
             recovery_progress: true,
+            warm_restart: true,
         }
     }
 }
@@ -165,6 +171,9 @@ struct DbInner {
     changes_since_ckpt: AtomicU64,
     /// What recovery found; None for a new database.
     recovery: Option<RecoveryReport>,
+    /// Where the warm-restart list lives; None when the database has no place for one
+    /// (opened on bare storage without one).
+    warm: Option<WarmFile>,
 }
 
 impl Drop for DbInner {
@@ -300,7 +309,12 @@ impl Database {
         let data = FileStorage::open(&data_path, options.direct_io)
             .map_err(zipdb_storage::StoreError::from)?;
         let wal = FileStorage::open(&wal_path, false).map_err(zipdb_storage::StoreError::from)?;
-        let db = Database::open_storage(Box::new(data), Box::new(wal), options)?;
+        let db = Database::open_inner(
+            Box::new(data),
+            Box::new(wal),
+            Some(WarmFile::in_dir(dir)),
+            options,
+        )?;
         if !data_exists {
             // The new files' directory entries must be durable too, or a crash could lose the
             // files themselves.
@@ -314,11 +328,48 @@ impl Database {
         Ok(db)
     }
 
+    /// The page size of the database in `dir`, or None if there is none yet. Reads only the
+    /// data file's superblock, so a caller can check its settings before a possibly long
+    /// open (which keeps the file's page size whatever [`Options::page_size`] says).
+    pub fn data_page_size(dir: &Path) -> Result<Option<usize>> {
+        let data_path = dir.join(DATA_FILE);
+        if !data_path.exists() {
+            return Ok(None);
+        }
+        let probe =
+            FileStorage::open(&data_path, false).map_err(zipdb_storage::StoreError::from)?;
+        if creation_unfinished(&probe)? {
+            return Ok(None);
+        }
+        Ok(Some(PageStore::probe_page_size(&probe)?))
+    }
+
     /// Opens a database on `data` and `wal` storage: creates it if `data` is empty, else
-    /// recovers it (the page size then comes from the file).
+    /// recovers it (the page size then comes from the file). Without a place for the
+    /// warm-restart list (see [`Database::open_storage_with_warm`]).
     pub fn open_storage(
         data: Box<dyn Storage>,
         wal: Box<dyn Storage>,
+        options: Options,
+    ) -> Result<Database> {
+        Database::open_inner(data, wal, None, options)
+    }
+
+    /// As [`Database::open_storage`], with the warm-restart list kept on `warm` (overwritten in
+    /// place; a torn write fails its checksum and the list is then ignored).
+    pub fn open_storage_with_warm(
+        data: Box<dyn Storage>,
+        wal: Box<dyn Storage>,
+        warm: Box<dyn Storage>,
+        options: Options,
+    ) -> Result<Database> {
+        Database::open_inner(data, wal, Some(WarmFile::Storage(warm)), options)
+    }
+
+    fn open_inner(
+        data: Box<dyn Storage>,
+        wal: Box<dyn Storage>,
+        warm: Option<WarmFile>,
         options: Options,
     ) -> Result<Database> {
         if options.pool_bytes == 0 {
@@ -460,6 +511,7 @@ impl Database {
             ckpt_wake: Arc::new((Mutex::new(false), Condvar::new())),
             changes_since_ckpt: AtomicU64::new(0),
             recovery: report,
+            warm,
         });
         let db = Database {
             _handles: Arc::new(HandleGuard {
@@ -479,7 +531,61 @@ impl Database {
             .spawn(move || checkpointer_loop(weak, wake))
             .map_err(|e| Error::Config(format!("cannot start the checkpointer: {e}")))?;
         *db._handles.thread.lock() = Some(handle);
+        db.start_warm_load();
         Ok(db)
+    }
+
+    /// After recovery: starts loading the pages of the warm-restart list, if there is a
+    /// usable one. A missing list is normal (first start, or after a crash); a damaged one is
+    /// ignored with a message, since it is only a hint.
+    fn start_warm_load(&self) {
+        let pool = &self.inner.pool;
+        let Some(file) = self
+            .inner
+            .warm
+            .as_ref()
+            .filter(|_| self.inner.options.warm_restart)
+        else {
+            pool.skip_warm_load();
+            return;
+        };
+        let ids = file.load().and_then(|bytes| match bytes {
+            Some(b) => warm::decode(&file.name(), self.page_size(), &b),
+            None => Ok(Vec::new()),
+        });
+        let started = match ids {
+            Ok(ids) => pool.start_warm_load(ids).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = started {
+            pool.skip_warm_load();
+            eprintln!("zipdb: warm restart skipped, the database starts cold: {e}");
+        }
+    }
+
+    /// Saves the warm-restart list now (also done by [`Database::close`]); returns the
+    /// number of pages listed, or None if this database has no place for a list or warm
+    /// restart is off.
+    pub fn save_warm_list(&self) -> Result<Option<usize>> {
+        let Some(file) = self
+            .inner
+            .warm
+            .as_ref()
+            .filter(|_| self.inner.options.warm_restart)
+        else {
+            return Ok(None);
+        };
+        let ids = self.inner.pool.resident_pages();
+        file.save(&warm::encode(self.page_size(), &ids))?;
+        Ok(Some(ids.len()))
+    }
+
+    /// The options the database was opened with (the page size is the file's).
+    pub fn options(&self) -> Options {
+        Options {
+            page_size: self.page_size(),
+            ..self.inner.options
+        }
     }
 
     /// What recovery did when this database was opened (None if it was created).
@@ -622,6 +728,11 @@ impl Database {
     pub fn close(self) -> Result<()> {
         self._handles.stop();
         let r = self.checkpoint();
+        // After the checkpoint, so the list sees the pool as the next start will find the
+        // data. Failing to save it costs only the next start's warm-up, not the close.
+        if let Err(e) = self.save_warm_list() {
+            eprintln!("zipdb: cannot save the warm-restart list (the next start is cold): {e}");
+        }
         let w = self.inner.wal.shutdown();
         r?;
         Ok(w?)

@@ -41,6 +41,18 @@ pub enum Error {
     StoreVerify(String),
     #[error("invalid options: {0}")]
     Config(String),
+    /// The warm-restart list could not be written (reading one never fails an open: a bad
+    /// list is ignored).
+    #[error(transparent)]
+    Warm(#[from] zipdb_storage::warm::WarmError),
+    /// The data file exists with another page size than the one required
+    /// ([`crate::Database::data_page_size`] lets a caller check before opening).
+    #[error("{file} has {existing}-byte pages, but {requested}-byte pages were asked for; the page size is fixed when a database is created")]
+    PageSizeMismatch {
+        file: String,
+        existing: usize,
+        requested: usize,
+    },
     /// The WAL could not be written, read or recovered.
     #[error(transparent)]
     Wal(#[from] WalError),

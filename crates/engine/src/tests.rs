@@ -308,6 +308,11 @@ fn file_database_roundtrip() {
         }
         db.close().unwrap();
     }
+    assert!(
+        dir.join("zipdb.warm").exists(),
+        "close saves the warm-restart list"
+    );
+    assert_eq!(Database::data_page_size(&dir).unwrap(), Some(16384));
     {
         let db = Database::open(&dir, opts(16384, Codec::DEFAULT)).unwrap();
         let t = db.open_tree("t").unwrap();
@@ -964,4 +969,194 @@ fn pool_lost_update_repro() {
     for h in hs {
         h.join().unwrap();
     }
+}
+
+/// Opens a database on `disks` with its warm-restart list on `warm`.
+fn open_warm(disks: &Disks, warm: &SimStorage, o: Options) -> Database {
+    Database::open_storage_with_warm(
+        Box::new(disks.data.clone()),
+        Box::new(disks.wal.clone()),
+        Box::new(warm.clone()),
+        o,
+    )
+    .unwrap()
+}
+
+fn wait_warm_done(db: &Database) -> zipdb_storage::pool::PoolStats {
+    let t0 = std::time::Instant::now();
+    loop {
+        let s = db.stats().pool;
+        if s.warm_load_done == 1 {
+            return s;
+        }
+        assert!(t0.elapsed().as_secs() < 30, "warm load hangs: {s:?}");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// Builds a database larger than its pool, reads a hot range until shutdown, and returns
+/// the disks and the hot keys.
+fn warm_fixture(warm: &SimStorage) -> (Disks, Vec<Vec<u8>>) {
+    let disks = Disks::new();
+    let db = open_warm(&disks, warm, opts(4096, Codec::Zstd(1)));
+    let t = db.create_tree("t", None).unwrap();
+    for i in 0..6000u32 {
+        t.insert(&i.to_be_bytes(), &value(300, i as u8)).unwrap();
+    }
+    db.checkpoint().unwrap();
+    let hot: Vec<Vec<u8>> = (0..600u32).map(|i| i.to_be_bytes().to_vec()).collect();
+    for _ in 0..3 {
+        for k in &hot {
+            assert!(t.get(k).unwrap().is_some());
+        }
+    }
+    let s = db.stats();
+    assert!(
+        s.trees[0].pages > 256,
+        "the data must not fit the pool: {:?}",
+        s.trees
+    );
+    db.close().unwrap();
+    (disks, hot)
+}
+
+/// Misses taken by reading `keys` once.
+fn misses_reading(db: &Database, keys: &[Vec<u8>]) -> u64 {
+    let t = db.open_tree("t").unwrap();
+    let before = db.stats().pool.miss;
+    for k in keys {
+        assert!(t.get(k).unwrap().is_some());
+    }
+    db.stats().pool.miss - before
+}
+
+/// After a clean shutdown and restart, the pages in use at shutdown are back in the pool
+/// before the first read: the hot range reads without misses. Without the list it does not.
+#[test]
+fn warm_restart_reloads_the_pages_in_use_at_shutdown() {
+    let warm = SimStorage::new("warm");
+    let (disks, hot) = warm_fixture(&warm);
+
+    let db = open_warm(&disks, &warm, opts(4096, Codec::Zstd(1)));
+    let s = wait_warm_done(&db);
+    assert!(s.warm_pages_listed > 0, "{s:?}");
+    assert!(s.warm_pages_loaded > 100, "{s:?}");
+    assert_eq!(s.warm_pages_skipped, 0, "{s:?}");
+    let warm_misses = misses_reading(&db, &hot);
+    db.close().unwrap();
+
+    let cold = Options {
+        warm_restart: false,
+        ..opts(4096, Codec::Zstd(1))
+    };
+    let db = open_warm(&disks, &warm, cold);
+    let s = db.stats().pool;
+    assert_eq!((s.warm_load_done, s.warm_pages_loaded), (1, 0), "{s:?}");
+    let cold_misses = misses_reading(&db, &hot);
+    db.close().unwrap();
+    eprintln!("hot range after restart: {warm_misses} misses warm, {cold_misses} cold");
+    assert!(cold_misses >= 40, "{cold_misses}");
+    assert!(
+        warm_misses * 10 <= cold_misses,
+        "{warm_misses} vs {cold_misses}"
+    );
+}
+
+/// A damaged list is ignored: the database opens, cold, with all its data.
+#[test]
+fn warm_restart_ignores_a_corrupt_list() {
+    let warm = SimStorage::new("warm");
+    let (disks, hot) = warm_fixture(&warm);
+    warm.corrupt(30, 0xFF);
+    let db = open_warm(&disks, &warm, opts(4096, Codec::Zstd(1)));
+    let s = db.stats().pool;
+    assert_eq!(
+        (s.warm_load_done, s.warm_pages_listed, s.warm_pages_loaded),
+        (1, 0, 0),
+        "{s:?}"
+    );
+    assert!(misses_reading(&db, &hot) > 0);
+    assert_eq!(db.open_tree("t").unwrap().range(..).unwrap().count(), 6000);
+    db.close().unwrap();
+    // The close wrote a fresh, valid list.
+    let db = open_warm(&disks, &warm, opts(4096, Codec::Zstd(1)));
+    assert!(wait_warm_done(&db).warm_pages_loaded > 0);
+    db.close().unwrap();
+}
+
+/// First point reads after a restart, with and without the warm-restart list, on a real file
+/// read with O_DIRECT (so the OS page cache does not hide the misses). Run with
+/// `ZIPDB_BENCH_DIR=/path/on/disk cargo test -p zipdb-engine --release bench_warm_restart --
+/// --ignored --nocapture`.
+#[test]
+#[ignore]
+fn bench_warm_restart() {
+    let dir = std::path::PathBuf::from(
+        std::env::var("ZIPDB_BENCH_DIR").unwrap_or_else(|_| "target/zipdb-warm-bench".into()),
+    )
+    .join(format!("warm-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let n = 400_000u64;
+    let o = |warm_restart| Options {
+        pool_bytes: 256 << 20,
+        direct_io: true,
+        warm_restart,
+        recovery_progress: false,
+        ..Options::default()
+    };
+    {
+        let db = Database::open(&dir, o(true)).unwrap();
+        let t = db.create_tree("b", None).unwrap();
+        let v = value(200, 1);
+        for i in 0..n {
+            t.upsert(&(i * 7919 % n).to_be_bytes(), &v).unwrap();
+        }
+        db.close().unwrap();
+    }
+    let mut rng = SmallRng::seed_from_u64(11);
+    let keys: Vec<[u8; 8]> = (0..1000)
+        .map(|_| rng.gen_range(0..n).to_be_bytes())
+        .collect();
+    let first_reads = |db: &Database| {
+        let t = db.open_tree("b").unwrap();
+        let miss0 = db.stats().pool.miss;
+        let start = std::time::Instant::now();
+        for k in &keys {
+            assert!(t.get_with(k, |v| v.len()).unwrap().is_some());
+        }
+        (start.elapsed(), db.stats().pool.miss - miss0)
+    };
+    for (name, warm, wait) in [
+        ("cold (warm_restart off)", false, false),
+        ("warm, reads start at once", true, false),
+        ("warm, after the loader finished", true, true),
+    ] {
+        let t0 = std::time::Instant::now();
+        let db = Database::open(&dir, o(warm)).unwrap();
+        let opened = t0.elapsed();
+        let loaded = if wait {
+            let s = wait_warm_done(&db);
+            format!(
+                "; loader: {} pages in {:.0} ms",
+                s.warm_pages_loaded,
+                t0.elapsed().as_secs_f64() * 1e3
+            )
+        } else {
+            String::new()
+        };
+        let (el, misses) = first_reads(&db);
+        println!(
+            "{name}: open {:.0} ms{loaded}; first 1000 random point reads {:.1} ms ({:.1} us/read), {misses} pool misses",
+            opened.as_secs_f64() * 1e3,
+            el.as_secs_f64() * 1e3,
+            el.as_secs_f64() * 1e6 / 1000.0,
+        );
+        // Keep the list as the first close left it: every run starts from the same list.
+        if warm {
+            drop(db);
+        } else {
+            db.close().unwrap();
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

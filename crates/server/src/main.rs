@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use zipdb_engine::{Database, Options};
+use zipdb_engine::{Codec, Database, FlushPolicy, Options};
+use zipdb_server::config::{self, Partial, Settings};
 use zipdb_server::{Server, ServerConfig};
 
 #[derive(Parser, Debug)]
@@ -21,38 +22,98 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Serve the MySQL protocol.
-    Serve {
-        /// Address to listen on. Only loopback addresses while root has no password.
-        #[arg(long, default_value = "127.0.0.1")]
-        listen: std::net::IpAddr,
-        #[arg(long, default_value_t = 3307)]
-        port: u16,
-        /// Data directory (created if missing).
-        #[arg(long, default_value = "./zipdb-data")]
-        data_dir: PathBuf,
-        /// Buffer pool size in MiB.
-        #[arg(long, default_value_t = 256)]
-        pool_mb: usize,
-        #[arg(long, default_value_t = 1000)]
-        max_connections: usize,
-        /// Largest packet accepted from a client, in bytes.
-        #[arg(long, default_value_t = 64 << 20)]
-        max_allowed_packet: usize,
-    },
+    /// Serve the MySQL protocol. Settings come from flags, else from the config file, else
+    /// from the defaults shown.
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    /// TOML config file with the same settings in snake_case (pool_mb = 512, ...). Without
+    /// it, ./zipdb.toml is read if it exists.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Address to listen on. Only loopback addresses while root has no password.
+    /// [default: 127.0.0.1]
+    #[arg(long)]
+    listen: Option<std::net::IpAddr>,
+    /// [default: 3307]
+    #[arg(long)]
+    port: Option<u16>,
+    /// Data directory (created if missing). [default: ./zipdb-data]
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Buffer pool size in MiB. [default: 256]
+    #[arg(long, value_parser = config::parse_positive)]
+    pool_mb: Option<usize>,
+    /// Codec of new tables and of ROW_FORMAT=COMPRESSED: none, lz4, zstd[:LEVEL], zlib[:LEVEL].
+    /// [default: zstd:1]
+    #[arg(long, value_parser = config::parse_codec)]
+    codec: Option<Codec>,
+    /// Page size in bytes of a new database (4096 to 65536, a power of two); an existing
+    /// database keeps its own, and a different explicit value is an error. [default: 16384]
+    #[arg(long, value_parser = config::parse_page_size)]
+    page_size: Option<usize>,
+    /// When a commit returns: sync (durable), write (in the OS, synced about once a second),
+    /// none (in memory). As innodb_flush_log_at_trx_commit 1, 2, 0. [default: sync]
+    #[arg(long, value_parser = config::parse_flush_policy)]
+    flush_policy: Option<FlushPolicy>,
+    /// [default: 1000]
+    #[arg(long, value_parser = config::parse_positive)]
+    max_connections: Option<usize>,
+    /// Largest packet accepted from a client, in bytes. [default: 67108864]
+    #[arg(long, value_parser = config::parse_packet)]
+    max_allowed_packet: Option<usize>,
+    /// Do not save the list of cached pages at shutdown nor reload it at startup.
+    #[arg(long)]
+    no_warm_restart: bool,
+}
+
+impl ServeArgs {
+    fn partial(&self) -> Partial {
+        Partial {
+            listen: self.listen,
+            port: self.port,
+            data_dir: self.data_dir.clone(),
+            pool_mb: self.pool_mb,
+            codec: self.codec,
+            page_size: self.page_size,
+            flush_policy: self.flush_policy,
+            max_connections: self.max_connections,
+            max_allowed_packet: self.max_allowed_packet,
+            warm_restart: self.no_warm_restart.then_some(false),
+        }
+    }
+}
+
+/// Flags over the config file over the defaults.
+fn settings(args: &ServeArgs) -> Result<Settings, config::ConfigError> {
+    let (file, path) = match config::locate(args.config.as_deref()) {
+        Some((path, implicit)) => {
+            if implicit {
+                eprintln!(
+                    "zipdb: reading {} (found in the current directory; --config names another)",
+                    path.display()
+                );
+            }
+            (config::read_file(&path)?, Some(path))
+        }
+        None => (Partial::default(), None),
+    };
+    Ok(Settings::merge(&args.partial(), &file, path))
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Serve {
-            listen,
-            port,
-            data_dir,
-            pool_mb,
-            max_connections,
-            max_allowed_packet,
-        } => {
+        Cmd::Serve(args) => {
+            let s = match settings(&args) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("zipdb: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
             // SIGINT or SIGTERM: stop accepting, then close the database with a checkpoint, so
             // that the next start has no log to replay. Installed first, so that a signal during
             // startup (or recovery) is honoured once the database is open.
@@ -64,11 +125,12 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
             let config = ServerConfig {
-                listen: SocketAddr::new(listen, port),
-                max_connections,
-                max_allowed_packet,
+                listen: SocketAddr::new(s.listen, s.port),
+                max_connections: s.max_connections,
+                max_allowed_packet: s.max_allowed_packet,
                 ..ServerConfig::default()
             };
+            let data_dir = s.data_dir.clone();
             // Check the address before opening (and maybe recovering) the database.
             let server = match Server::bind(config) {
                 Ok(s) => s,
@@ -77,8 +139,45 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
+            // The page size is fixed when a database is created: check it before opening (and
+            // maybe recovering) the database, from the data file's superblock alone.
+            let mut shown = s.clone();
+            match Database::data_page_size(&data_dir) {
+                Ok(Some(existing)) if existing != s.page_size => {
+                    if s.page_size_explicit {
+                        let e = zipdb_engine::Error::PageSizeMismatch {
+                            file: data_dir
+                                .join(zipdb_engine::db::DATA_FILE)
+                                .display()
+                                .to_string(),
+                            existing,
+                            requested: s.page_size,
+                        };
+                        eprintln!("zipdb: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                    shown.page_size = existing;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    eprintln!(
+                        "zipdb: cannot open the database in {}: {e}",
+                        data_dir.display()
+                    );
+                    return ExitCode::FAILURE;
+                }
+            }
+            eprintln!("zipdb: settings: {}", shown.summary());
+            let Some(pool_bytes) = s.pool_mb.checked_mul(1 << 20) else {
+                eprintln!("zipdb: pool_mb {} is too large", s.pool_mb);
+                return ExitCode::FAILURE;
+            };
             let options = Options {
-                pool_bytes: pool_mb << 20,
+                pool_bytes,
+                page_size: s.page_size,
+                codec: s.codec,
+                flush_policy: s.flush_policy,
+                warm_restart: s.warm_restart,
                 ..Options::default()
             };
             // Opening runs crash recovery (with progress) if the last run did not stop cleanly.
@@ -95,8 +194,9 @@ fn main() -> ExitCode {
             let instance = match zipdb_sql::Instance::open(
                 db.clone(),
                 zipdb_sql::InstanceOptions {
-                    max_allowed_packet: max_allowed_packet as u64,
-                    max_connections: max_connections as u64,
+                    default_codec: s.codec,
+                    max_allowed_packet: s.max_allowed_packet as u64,
+                    max_connections: s.max_connections as u64,
                     ..Default::default()
                 },
             ) {

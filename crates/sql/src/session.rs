@@ -739,6 +739,15 @@ impl Session {
                 self.autocommit = on;
             }
             "innodb_snapshot_isolation" => self.snapshot_isolation = truth(&v)?,
+            "innodb_flush_log_at_trx_commit" => {
+                return Err(SqlError::new(
+                    1238,
+                    "HY000",
+                    format!(
+                        "Variable '{name}' is a read only variable (set it with the server's --flush-policy)"
+                    ),
+                ))
+            }
             "tx_isolation" | "transaction_isolation" => {
                 let s = v.to_string_lossy().unwrap_or_default().to_ascii_uppercase();
                 self.isolation = match s.replace(' ', "-").as_str() {

@@ -738,6 +738,7 @@ pub(crate) const VARIABLES: &[&str] = &[
     "default_storage_engine",
     "have_ssl",
     "init_connect",
+    "innodb_flush_log_at_trx_commit",
     "innodb_lock_wait_timeout",
     "innodb_snapshot_isolation",
     "interactive_timeout",
@@ -815,6 +816,12 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
             int(inst.options.lock_wait_timeout.as_secs() as i64)
         }
         "innodb_snapshot_isolation" => int(sess.snapshot_isolation as i64),
+        // The server's --flush-policy, in InnoDB's numbers (read-only: it is chosen at start).
+        "innodb_flush_log_at_trx_commit" => int(match inst.db.options().flush_policy {
+            zipdb_engine::FlushPolicy::Sync => 1,
+            zipdb_engine::FlushPolicy::Write => 2,
+            zipdb_engine::FlushPolicy::None => 0,
+        }),
         "sql_select_limit" => Some(Value::UInt(u64::MAX)),
         "max_execution_time" => int(0),
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),

@@ -12,6 +12,7 @@ pub mod page;
 pub mod pool;
 pub mod store;
 pub mod wal;
+pub mod warm;
 
 pub use codec::Codec;
 pub use error::{Result, StoreError};

@@ -243,6 +243,10 @@ struct Counters {
     dirty_skips: AtomicU64,
     ckpt_writes: AtomicU64,
     ckpt_copies: AtomicU64,
+    warm_listed: AtomicU64,
+    warm_loaded: AtomicU64,
+    warm_skipped: AtomicU64,
+    warm_done: AtomicU64,
 }
 
 /// A snapshot of the pool's counters and tier sizes.
@@ -290,6 +294,15 @@ pub struct PoolStats {
     /// Measured averages that drive the policy.
     pub read_ns_avg: u64,
     pub decode_ns_avg: u64,
+    /// Warm restart (see [`BufferPool::start_warm_load`]): pages in the list read at start,
+    /// pages loaded from it, pages skipped (no longer existing, unreadable or failing their
+    /// checksum; pages already resident count in neither), and 1 once the loader has finished
+    /// or stopped (pool full, shutdown), or when there was nothing to load. Numbers, not a
+    /// bool, because SHOW STATUS turns these fields into counters.
+    pub warm_pages_listed: u64,
+    pub warm_pages_loaded: u64,
+    pub warm_pages_skipped: u64,
+    pub warm_load_done: u64,
 }
 
 /// The buffer pool.
@@ -337,6 +350,8 @@ pub struct BufferPool {
     ckpt: Mutex<Option<PoolCheckpoint>>,
     /// Pages still flagged [`CKPT`] or being written for the checkpoint.
     ckpt_pending: AtomicUsize,
+    /// The warm-restart loader, if one was started.
+    warm_loader: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// What the pool has saved for the checkpoint in progress.
@@ -510,6 +525,7 @@ impl BufferPool {
             writer_error: Mutex::new(None),
             ckpt: Mutex::new(None),
             ckpt_pending: AtomicUsize::new(0),
+            warm_loader: Mutex::new(None),
         });
         pool.refresh_model();
         let weak = Arc::downgrade(&pool);
@@ -1645,6 +1661,10 @@ impl BufferPool {
             compressed_bytes: log_frames * self.page_size as u64,
             read_ns_avg,
             decode_ns_avg,
+            warm_pages_listed: l(&c.warm_listed),
+            warm_pages_loaded: l(&c.warm_loaded),
+            warm_pages_skipped: l(&c.warm_skipped),
+            warm_load_done: l(&c.warm_done),
         }
     }
 
@@ -1710,14 +1730,145 @@ impl BufferPool {
         self.refresh_model();
     }
 
-    /// Stops the background writer (does not flush).
+    /// Stops the background writer and the warm-restart loader (does not flush).
     pub fn shutdown(&self) {
         self.shutdown.store(true, Ordering::Release);
         self.wake_writer();
-        if let Some(h) = self.writer.lock().take() {
+        for h in [self.writer.lock().take(), self.warm_loader.lock().take()]
+            .into_iter()
+            .flatten()
+        {
+            // The last handle of the pool may be dropped by one of its own threads.
             if h.thread().id() != std::thread::current().id() {
                 let _ = h.join();
             }
+        }
+    }
+
+    /// The pages in the pool, hottest first, for the warm-restart list: decoded inner nodes
+    /// (every lookup passes through them), then decoded pages used since the CLOCK hand last
+    /// passed, then the other decoded pages, then pages held only as compressed images (used
+    /// ones first). Dirty pages are listed like clean ones: what matters at the next start is
+    /// that they were in use. Call it when the pool is quiet (at shutdown); under load the
+    /// list is still valid, only approximate.
+    pub fn resident_pages(&self) -> Vec<PageId> {
+        let mut classes: [Vec<PageId>; 5] = Default::default();
+        for (f, owner) in self.owners.iter().enumerate() {
+            let owner = owner.load(Ordering::Acquire);
+            if owner == OWNER_FREE || owner == OWNER_LOG {
+                continue;
+            }
+            let Some(slot) = self.slots.get(owner) else {
+                continue;
+            };
+            let class = if slot.try_lock_shared() {
+                let class = if slot.frame() != Some(f) {
+                    None
+                } else {
+                    // SAFETY: we hold a shared latch on the page that owns the frame.
+                    let page = unsafe { self.frame_bytes(f) };
+                    Some(if page[0] == PageType::Inner as u8 {
+                        0
+                    } else if slot.flags.load(Ordering::Relaxed) & REFERENCED != 0 {
+                        1
+                    } else {
+                        2
+                    })
+                };
+                slot.unlock_shared();
+                class
+            } else {
+                // Latched exclusively right now: in use.
+                Some(1)
+            };
+            if let Some(c) = class {
+                classes[c].push(PageId(owner));
+            }
+        }
+        // Compressed-only pages are found through the page table: their images lie in the
+        // logs, but a log may still hold stale records of a page.
+        for id in 1..self.store.page_id_end() {
+            let Some(slot) = self.slots.get(id) else {
+                continue;
+            };
+            if slot.cpos.load(Ordering::Acquire) == 0 || slot.frame().is_some() {
+                continue;
+            }
+            let c = if slot.flags.load(Ordering::Relaxed) & C_REFERENCED != 0 {
+                3
+            } else {
+                4
+            };
+            classes[c].push(PageId(id));
+        }
+        classes.concat()
+    }
+
+    /// Starts a background thread that loads `ids` (a warm-restart list, hottest first) into
+    /// the pool. It stops at the end of the list, when loading more would evict something
+    /// (only free frames beyond the reserve kept for hot pages are used), or at shutdown.
+    /// Pages that no longer exist or cannot be read or verified are skipped and counted.
+    /// Progress is in [`PoolStats`]' `warm_*` fields.
+    pub fn start_warm_load(self: &Arc<Self>, ids: Vec<PageId>) -> Result<()> {
+        let c = &self.counters;
+        c.warm_listed.store(ids.len() as u64, Ordering::Relaxed);
+        if ids.is_empty() {
+            c.warm_done.store(1, Ordering::Release);
+            return Ok(());
+        }
+        let weak = Arc::downgrade(self);
+        let spawned = std::thread::Builder::new()
+            .name("zipdb-warm".into())
+            .spawn(move || warm_loop(weak, ids));
+        match spawned {
+            Ok(h) => {
+                *self.warm_loader.lock() = Some(h);
+                Ok(())
+            }
+            Err(e) => {
+                c.warm_done.store(1, Ordering::Release);
+                Err(StoreError::Config(format!(
+                    "cannot start the warm-restart loader: {e}"
+                )))
+            }
+        }
+    }
+
+    /// Marks that no warm-restart load will run (disabled, or no usable list).
+    pub fn skip_warm_load(&self) {
+        self.counters.warm_done.store(1, Ordering::Release);
+    }
+
+    /// Whether the pool has room for a warm-restart page without evicting anything.
+    fn warm_has_room(&self) -> bool {
+        self.free.len() > self.reserve_frames()
+    }
+
+    /// Loads page `id` for the warm-restart list unless it is resident or busy.
+    fn warm_one(&self, id: PageId) -> WarmOutcome {
+        if !self.store.page_exists(id) {
+            return WarmOutcome::Skipped;
+        }
+        let Ok(slot) = self.slots.ensure(id.0) else {
+            return WarmOutcome::Skipped;
+        };
+        // A page latched by someone is being used: it needs no help.
+        if slot.frame().is_some() || !slot.try_lock_exclusive() {
+            return WarmOutcome::Resident;
+        }
+        if slot.frame().is_some() {
+            slot.unlock_exclusive();
+            return WarmOutcome::Resident;
+        }
+        let r = self.load_locked(id, slot);
+        if r.is_ok() {
+            // Not used yet: let CLOCK take it first if the workload does not want it.
+            slot.flags.fetch_and(!REFERENCED, Ordering::Relaxed);
+        }
+        slot.unlock_exclusive();
+        match r {
+            Ok(_) => WarmOutcome::Loaded,
+            Err(_) => WarmOutcome::Skipped,
         }
     }
 }
@@ -1742,6 +1893,44 @@ enum Pass {
     All,
     DownTo(usize),
     Cold(usize),
+}
+
+/// What the warm-restart loader did with one page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WarmOutcome {
+    Loaded,
+    Resident,
+    Skipped,
+}
+
+/// Pages the warm-restart loader reads per batch, in disk order within the batch: the list
+/// is hottest first, but images lie out of place, so sorting a batch by offset turns scattered
+/// reads into mostly forward ones while the hottest pages still come first.
+const WARM_BATCH: usize = 256;
+
+fn warm_loop(pool: std::sync::Weak<BufferPool>, ids: Vec<PageId>) {
+    for chunk in ids.chunks(WARM_BATCH) {
+        let Some(p) = pool.upgrade() else { return };
+        let mut batch: Vec<(u64, PageId)> = chunk
+            .iter()
+            .map(|&id| (p.store.extent(id).offset_bytes(), id))
+            .collect();
+        batch.sort_unstable();
+        for (_, id) in batch {
+            if p.shutdown.load(Ordering::Acquire) || !p.warm_has_room() {
+                p.counters.warm_done.store(1, Ordering::Release);
+                return;
+            }
+            match p.warm_one(id) {
+                WarmOutcome::Loaded => p.counters.warm_loaded.fetch_add(1, Ordering::Relaxed),
+                WarmOutcome::Skipped => p.counters.warm_skipped.fetch_add(1, Ordering::Relaxed),
+                WarmOutcome::Resident => 0,
+            };
+        }
+    }
+    if let Some(p) = pool.upgrade() {
+        p.counters.warm_done.store(1, Ordering::Release);
+    }
 }
 
 fn record_len(image_len: usize) -> usize {
@@ -2154,5 +2343,116 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("below the minimum"), "{e}");
+    }
+
+    fn wait_warm(pool: &BufferPool) -> PoolStats {
+        let t0 = Instant::now();
+        loop {
+            let s = pool.stats();
+            if s.warm_load_done == 1 {
+                return s;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "warm load hangs: {s:?}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Pool of `frames` over a reopened copy of `disk` (what a restart sees).
+    fn reopen(disk: &SimStorage, frames: usize) -> Arc<BufferPool> {
+        let store = Arc::new(PageStore::open(Box::new(disk.crash())).unwrap());
+        BufferPool::new(
+            store,
+            PoolConfig {
+                budget_bytes: frames * PS,
+            },
+        )
+        .unwrap()
+    }
+
+    /// The pages listed at "shutdown" are back in the pool after a restart before anyone reads
+    /// them: reading them then hits without I/O. Pages that no longer exist or fail their
+    /// checksum are skipped and counted.
+    #[test]
+    fn warm_load_restores_the_listed_pages() {
+        let disk = SimStorage::new("sim");
+        let store = Arc::new(
+            PageStore::create(Box::new(disk.clone()), StoreConfig { page_size: PS }).unwrap(),
+        );
+        let pool = BufferPool::new(
+            store.clone(),
+            PoolConfig {
+                budget_bytes: 256 * PS,
+            },
+        )
+        .unwrap();
+        let ids = allocate_filled(&pool, 100, Codec::Zstd(1), 1);
+        pool.flush_all().unwrap();
+        store.checkpoint(&[]).unwrap();
+        let listed = pool.resident_pages();
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(sorted, ids);
+        // Damage one listed page on disk.
+        let damaged = ids[10];
+        disk.corrupt(store.extent(damaged).offset_bytes() + 100, 0x55);
+        pool.shutdown();
+        drop(pool);
+
+        let pool = reopen(&disk, 256);
+        let mut list = listed.clone();
+        list.push(PageId(1 << 20)); // never existed
+        pool.start_warm_load(list).unwrap();
+        let s = wait_warm(&pool);
+        assert_eq!(
+            (
+                s.warm_pages_listed,
+                s.warm_pages_loaded,
+                s.warm_pages_skipped
+            ),
+            (101, 99, 2),
+            "{s:?}"
+        );
+        for &id in &ids {
+            if id != damaged {
+                check(&pool.read(id).unwrap(), id);
+            }
+        }
+        let after = pool.stats();
+        assert_eq!(after.miss, s.miss, "every listed page was resident");
+        assert_eq!(after.hit_decoded - s.hit_decoded, 99);
+        assert!(pool.read(damaged).is_err());
+        pool.verify().unwrap();
+    }
+
+    /// The loader fills only free frames beyond the reserve: it never evicts, so a list longer
+    /// than the pool cannot push out what the workload already uses.
+    #[test]
+    fn warm_load_stops_when_the_pool_is_full() {
+        let disk = SimStorage::new("sim");
+        let store = Arc::new(
+            PageStore::create(Box::new(disk.clone()), StoreConfig { page_size: PS }).unwrap(),
+        );
+        let pool = BufferPool::new(
+            store.clone(),
+            PoolConfig {
+                budget_bytes: 512 * PS,
+            },
+        )
+        .unwrap();
+        let ids = allocate_filled(&pool, 400, Codec::None, 1);
+        pool.flush_all().unwrap();
+        store.checkpoint(&[]).unwrap();
+        drop(pool);
+        let pool = reopen(&disk, 128);
+        pool.start_warm_load(ids).unwrap();
+        let s = wait_warm(&pool);
+        assert!(s.warm_pages_loaded > 0, "{s:?}");
+        assert!(s.warm_pages_loaded < 128, "{s:?}");
+        assert_eq!((s.evictions, s.demotions), (0, 0), "{s:?}");
+        assert!(s.free_frames as usize >= pool.reserve_frames(), "{s:?}");
+        pool.verify().unwrap();
     }
 }

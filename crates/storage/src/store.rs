@@ -492,6 +492,34 @@ fn decode_superblock(b: &[u8]) -> std::result::Result<Superblock, String> {
     })
 }
 
+/// The newest valid superblock of the store on `storage`.
+fn read_superblock(storage: &dyn Storage) -> Result<Superblock> {
+    let file = storage.name().to_string();
+    let mut buf = AlignedBuf::new(SUPERBLOCK_LEN);
+    let mut best: Option<Superblock> = None;
+    let mut why = Vec::new();
+    for slot in 0..2u64 {
+        match storage.read_at(&mut buf, slot * SUPERBLOCK_SLOT as u64) {
+            Ok(()) => match decode_superblock(&buf) {
+                Ok(sb) => {
+                    if best.is_none_or(|b| sb.seq > b.seq) {
+                        best = Some(sb);
+                    }
+                }
+                Err(e) => why.push(format!("slot {slot}: {e}")),
+            },
+            Err(e) => why.push(format!("slot {slot}: {e}")),
+        }
+    }
+    let Some(sb) = best else {
+        return Err(StoreError::CorruptMeta {
+            file,
+            detail: format!("no valid superblock ({})", why.join("; ")),
+        });
+    };
+    Ok(sb)
+}
+
 impl PageStore {
     /// Creates a new, empty store on `storage` (which must be empty) and checkpoints it.
     pub fn create(storage: Box<dyn Storage>, config: StoreConfig) -> Result<PageStore> {
@@ -538,31 +566,16 @@ impl PageStore {
         }
     }
 
+    /// The page size of the store on `storage`, from its newest valid superblock, without
+    /// reading the page map (to check settings before a possibly long open).
+    pub fn probe_page_size(storage: &dyn Storage) -> Result<usize> {
+        Ok(read_superblock(storage)?.page_size as usize)
+    }
+
     /// Opens an existing store at its last durable checkpoint.
     pub fn open(storage: Box<dyn Storage>) -> Result<PageStore> {
         let file = storage.name().to_string();
-        let mut buf = AlignedBuf::new(SUPERBLOCK_LEN);
-        let mut best: Option<Superblock> = None;
-        let mut why = Vec::new();
-        for slot in 0..2u64 {
-            match storage.read_at(&mut buf, slot * SUPERBLOCK_SLOT as u64) {
-                Ok(()) => match decode_superblock(&buf) {
-                    Ok(sb) => {
-                        if best.is_none_or(|b| sb.seq > b.seq) {
-                            best = Some(sb);
-                        }
-                    }
-                    Err(e) => why.push(format!("slot {slot}: {e}")),
-                },
-                Err(e) => why.push(format!("slot {slot}: {e}")),
-            }
-        }
-        let Some(sb) = best else {
-            return Err(StoreError::CorruptMeta {
-                file,
-                detail: format!("no valid superblock ({})", why.join("; ")),
-            });
-        };
+        let sb = read_superblock(&*storage)?;
         let page_size = sb.page_size as usize;
         StoreConfig { page_size }.validate()?;
         // Read and verify the map blob.
@@ -724,6 +737,11 @@ impl PageStore {
         self.map.get(id.0).map_or(Extent::NONE, |e| {
             Extent::from_raw(e.load(Ordering::Acquire))
         })
+    }
+
+    /// One past the highest page id handed out so far (ids start at 1).
+    pub fn page_id_end(&self) -> u64 {
+        self.next_page_id.load(Ordering::Acquire)
     }
 
     /// Whether `id` is an allocated page id.

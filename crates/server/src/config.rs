@@ -1,0 +1,495 @@
+//! Server settings: command-line flags, a TOML config file and defaults, merged with the
+//! precedence flag > config file > default.
+//!
+//! The file takes the flags' names in snake_case:
+//!
+//! ```toml
+//! listen = "127.0.0.1"
+//! port = 3307
+//! data_dir = "./zipdb-data"
+//! pool_mb = 256
+//! codec = "zstd:1"          # none | lz4 | zstd[:level -7..=22, not 0] | zlib[:level 1..=9]
+//! page_size = 16384         # new databases only: 4096 | 8192 | 16384 | 32768 | 65536
+//! flush_policy = "sync"     # sync | write | none (innodb_flush_log_at_trx_commit 1 | 2 | 0)
+//! max_connections = 1000
+//! max_allowed_packet = 67108864
+//! warm_restart = true
+//! ```
+//!
+//! Unknown keys and bad values are errors that name the file, the key and what is allowed: a
+//! typo in a config file should stop the server, not be silently ignored.
+
+use std::fmt::Write as _;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use zipdb_engine::{Codec, FlushPolicy};
+
+/// Name of the config file read from the working directory when `--config` is not given.
+pub const DEFAULT_CONFIG_FILE: &str = "zipdb.toml";
+
+/// Defaults, shared by `--help` texts and the merge.
+pub const DEFAULT_LISTEN: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+pub const DEFAULT_PORT: u16 = 3307;
+pub const DEFAULT_DATA_DIR: &str = "./zipdb-data";
+pub const DEFAULT_POOL_MB: usize = 256;
+pub const DEFAULT_PAGE_SIZE: usize = 16 * 1024;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
+pub const DEFAULT_MAX_ALLOWED_PACKET: usize = 64 << 20;
+/// MySQL's bounds for max_allowed_packet.
+const PACKET_MIN: usize = 1024;
+const PACKET_MAX: usize = 1 << 30;
+
+pub const CODEC_ALLOWED: &str =
+    "none, lz4, zstd, zstd:LEVEL (-7..=22, not 0), zlib or zlib:LEVEL (1..=9)";
+pub const FLUSH_ALLOWED: &str = "sync (or 1), write (or 2) or none (or 0)";
+pub const PAGE_SIZE_ALLOWED: &str = "4096, 8192, 16384, 32768 or 65536";
+
+/// Settings given explicitly (by flags or by the file); `None` = not given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Partial {
+    pub listen: Option<IpAddr>,
+    pub port: Option<u16>,
+    pub data_dir: Option<PathBuf>,
+    pub pool_mb: Option<usize>,
+    pub codec: Option<Codec>,
+    pub page_size: Option<usize>,
+    pub flush_policy: Option<FlushPolicy>,
+    pub max_connections: Option<usize>,
+    pub max_allowed_packet: Option<usize>,
+    pub warm_restart: Option<bool>,
+}
+
+/// The effective settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub listen: IpAddr,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    pub pool_mb: usize,
+    pub codec: Codec,
+    /// The page size for a new database; `page_size_explicit` says whether it was asked for
+    /// (an existing database with another page size is then an error, not a surprise).
+    pub page_size: usize,
+    pub page_size_explicit: bool,
+    pub flush_policy: FlushPolicy,
+    pub max_connections: usize,
+    pub max_allowed_packet: usize,
+    pub warm_restart: bool,
+    /// The config file that was read, if any.
+    pub config_file: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Merges: `flags` over `file` over the defaults.
+    pub fn merge(flags: &Partial, file: &Partial, config_file: Option<PathBuf>) -> Settings {
+        fn pick<T: Clone>(a: &Option<T>, b: &Option<T>, d: T) -> T {
+            a.clone().or_else(|| b.clone()).unwrap_or(d)
+        }
+        let page_size = flags.page_size.or(file.page_size);
+        Settings {
+            listen: pick(&flags.listen, &file.listen, DEFAULT_LISTEN),
+            port: pick(&flags.port, &file.port, DEFAULT_PORT),
+            data_dir: pick(&flags.data_dir, &file.data_dir, DEFAULT_DATA_DIR.into()),
+            pool_mb: pick(&flags.pool_mb, &file.pool_mb, DEFAULT_POOL_MB),
+            codec: pick(&flags.codec, &file.codec, Codec::DEFAULT),
+            page_size: page_size.unwrap_or(DEFAULT_PAGE_SIZE),
+            page_size_explicit: page_size.is_some(),
+            flush_policy: pick(&flags.flush_policy, &file.flush_policy, FlushPolicy::Sync),
+            max_connections: pick(
+                &flags.max_connections,
+                &file.max_connections,
+                DEFAULT_MAX_CONNECTIONS,
+            ),
+            max_allowed_packet: pick(
+                &flags.max_allowed_packet,
+                &file.max_allowed_packet,
+                DEFAULT_MAX_ALLOWED_PACKET,
+            ),
+            warm_restart: pick(&flags.warm_restart, &file.warm_restart, true),
+            config_file,
+        }
+    }
+
+    /// One line with every effective setting, for the startup log.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "listen={} port={} data_dir={} pool_mb={} codec={} page_size={} flush_policy={} \
+             max_connections={} max_allowed_packet={} warm_restart={}",
+            self.listen,
+            self.port,
+            self.data_dir.display(),
+            self.pool_mb,
+            self.codec,
+            self.page_size,
+            flush_name(self.flush_policy),
+            self.max_connections,
+            self.max_allowed_packet,
+            if self.warm_restart { "on" } else { "off" },
+        );
+        match &self.config_file {
+            Some(f) => {
+                let _ = write!(s, " (config file {})", f.display());
+            }
+            None => s.push_str(" (no config file)"),
+        }
+        s
+    }
+}
+
+pub fn flush_name(p: FlushPolicy) -> &'static str {
+    match p {
+        FlushPolicy::Sync => "sync",
+        FlushPolicy::Write => "write",
+        FlushPolicy::None => "none",
+    }
+}
+
+/// Why the settings could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// TOML syntax, an unknown key or a value of the wrong type (toml's message names the key,
+    /// its line and, for unknown keys, the keys allowed).
+    #[error("config file {file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("config file {file}: key `{key}`: {detail}")]
+    Value {
+        file: String,
+        key: &'static str,
+        detail: String,
+    },
+}
+
+/// Parses a codec: `none`, `lz4`, `zstd`, `zstd:3`, `zlib:9`, ...
+pub fn parse_codec(s: &str) -> Result<Codec, String> {
+    Codec::parse(s.trim()).ok_or_else(|| format!("invalid codec {s:?}: expected {CODEC_ALLOWED}"))
+}
+
+/// Parses a flush policy: `sync`, `write`, `none`, or InnoDB's 1, 2, 0.
+pub fn parse_flush_policy(s: &str) -> Result<FlushPolicy, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "sync" | "1" => Ok(FlushPolicy::Sync),
+        "write" | "2" => Ok(FlushPolicy::Write),
+        "none" | "0" => Ok(FlushPolicy::None),
+        _ => Err(format!(
+            "invalid flush policy {s:?}: expected {FLUSH_ALLOWED}"
+        )),
+    }
+}
+
+pub fn parse_page_size(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid page size {s:?}: expected {PAGE_SIZE_ALLOWED}"))?;
+    check_page_size(n)
+}
+
+fn check_page_size(n: usize) -> Result<usize, String> {
+    if (4096..=65536).contains(&n) && n.is_power_of_two() {
+        Ok(n)
+    } else {
+        Err(format!(
+            "invalid page size {n}: expected {PAGE_SIZE_ALLOWED}"
+        ))
+    }
+}
+
+pub fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{s:?} is not a positive integer")),
+    }
+}
+
+pub fn parse_packet(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not an integer"))?;
+    check_packet(n)
+}
+
+fn check_packet(n: usize) -> Result<usize, String> {
+    if (PACKET_MIN..=PACKET_MAX).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "max_allowed_packet {n} is outside {PACKET_MIN}..={PACKET_MAX} bytes"
+        ))
+    }
+}
+
+/// The file's keys as TOML gives them; values are checked by [`parse_file`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileKeys {
+    listen: Option<String>,
+    port: Option<u16>,
+    data_dir: Option<PathBuf>,
+    pool_mb: Option<usize>,
+    codec: Option<String>,
+    /// A string or a number: `page_size = 16384` and `page_size = "16384"` both work.
+    page_size: Option<toml::Value>,
+    /// A string or InnoDB's number: `flush_policy = "write"` or `flush_policy = 2`.
+    flush_policy: Option<toml::Value>,
+    max_connections: Option<usize>,
+    max_allowed_packet: Option<usize>,
+    warm_restart: Option<bool>,
+}
+
+/// Parses the text of config file `file`.
+pub fn parse_file(file: &str, text: &str) -> Result<Partial, ConfigError> {
+    let keys: FileKeys = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        file: file.to_string(),
+        message: e.to_string().trim_end().to_string(),
+    })?;
+    let value = |key: &'static str, detail: String| ConfigError::Value {
+        file: file.to_string(),
+        key,
+        detail,
+    };
+    let scalar = |v: &toml::Value| match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let listen = match &keys.listen {
+        Some(s) => Some(s.trim().parse::<IpAddr>().map_err(|_| {
+            value(
+                "listen",
+                format!("{s:?} is not an IP address (e.g. \"127.0.0.1\" or \"::1\")"),
+            )
+        })?),
+        None => None,
+    };
+    let positive = |key: &'static str, v: Option<usize>| match v {
+        Some(0) => Err(value(key, "must be a positive integer".into())),
+        v => Ok(v),
+    };
+    Ok(Partial {
+        listen,
+        port: keys.port,
+        data_dir: keys.data_dir,
+        pool_mb: positive("pool_mb", keys.pool_mb)?,
+        codec: keys
+            .codec
+            .as_deref()
+            .map(parse_codec)
+            .transpose()
+            .map_err(|e| value("codec", e))?,
+        page_size: keys
+            .page_size
+            .as_ref()
+            .map(|v| parse_page_size(&scalar(v)))
+            .transpose()
+            .map_err(|e| value("page_size", e))?,
+        flush_policy: keys
+            .flush_policy
+            .as_ref()
+            .map(|v| parse_flush_policy(&scalar(v)))
+            .transpose()
+            .map_err(|e| value("flush_policy", e))?,
+        max_connections: positive("max_connections", keys.max_connections)?,
+        max_allowed_packet: keys
+            .max_allowed_packet
+            .map(check_packet)
+            .transpose()
+            .map_err(|e| value("max_allowed_packet", e))?,
+        warm_restart: keys.warm_restart,
+    })
+}
+
+/// Which config file to read: the one given, else `./zipdb.toml` if it exists (the bool says
+/// it was found implicitly, so that startup can say so), else none.
+pub fn locate(given: Option<&Path>) -> Option<(PathBuf, bool)> {
+    match given {
+        Some(p) => Some((p.to_path_buf(), false)),
+        None => {
+            let p = Path::new(".").join(DEFAULT_CONFIG_FILE);
+            p.is_file().then_some((p, true))
+        }
+    }
+}
+
+/// Reads and parses config file `path`.
+pub fn read_file(path: &Path) -> Result<Partial, ConfigError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        file: name.clone(),
+        source,
+    })?;
+    parse_file(&name, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        parse_file("conf/zipdb.toml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let p = parse_file(
+            "f",
+            r#"
+            listen = "0.0.0.0"
+            port = 3310
+            data_dir = "/var/lib/zipdb"
+            pool_mb = 1024
+            codec = "zstd:3"
+            page_size = 8192
+            flush_policy = "write"
+            max_connections = 50
+            max_allowed_packet = 1048576
+            warm_restart = false
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            p,
+            Partial {
+                listen: Some("0.0.0.0".parse().unwrap()),
+                port: Some(3310),
+                data_dir: Some("/var/lib/zipdb".into()),
+                pool_mb: Some(1024),
+                codec: Some(Codec::Zstd(3)),
+                page_size: Some(8192),
+                flush_policy: Some(FlushPolicy::Write),
+                max_connections: Some(50),
+                max_allowed_packet: Some(1 << 20),
+                warm_restart: Some(false),
+            }
+        );
+        // InnoDB's numbers for the flush policy; page size as a string.
+        let p = parse_file("f", "flush_policy = 0\npage_size = \"65536\"").unwrap();
+        assert_eq!(p.flush_policy, Some(FlushPolicy::None));
+        assert_eq!(p.page_size, Some(65536));
+        assert_eq!(parse_file("f", "").unwrap(), Partial::default());
+    }
+
+    #[test]
+    fn precedence_is_flag_then_file_then_default() {
+        let flags = Partial {
+            port: Some(4000),
+            codec: Some(Codec::Lz4),
+            warm_restart: Some(false),
+            ..Partial::default()
+        };
+        let file = Partial {
+            port: Some(5000),
+            pool_mb: Some(64),
+            codec: Some(Codec::None),
+            flush_policy: Some(FlushPolicy::Write),
+            ..Partial::default()
+        };
+        let s = Settings::merge(&flags, &file, Some("z.toml".into()));
+        assert_eq!(s.port, 4000, "flag beats file");
+        assert_eq!(s.codec, Codec::Lz4, "flag beats file");
+        assert_eq!(s.pool_mb, 64, "file beats default");
+        assert_eq!(s.flush_policy, FlushPolicy::Write, "file beats default");
+        assert!(!s.warm_restart);
+        assert_eq!(s.max_connections, DEFAULT_MAX_CONNECTIONS, "default");
+        assert_eq!(s.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
+        assert_eq!(
+            (s.page_size, s.page_size_explicit),
+            (DEFAULT_PAGE_SIZE, false)
+        );
+        let line = s.summary();
+        assert!(
+            line.contains("port=4000")
+                && line.contains("codec=lz4")
+                && line.contains("flush_policy=write")
+                && line.contains("warm_restart=off")
+                && line.contains("z.toml"),
+            "{line}"
+        );
+
+        let s = Settings::merge(&Partial::default(), &Partial::default(), None);
+        assert_eq!(s.codec, Codec::DEFAULT);
+        assert_eq!(s.flush_policy, FlushPolicy::Sync);
+        assert!(s.warm_restart);
+        let s = Settings::merge(
+            &Partial::default(),
+            &Partial {
+                page_size: Some(4096),
+                ..Partial::default()
+            },
+            None,
+        );
+        assert_eq!((s.page_size, s.page_size_explicit), (4096, true));
+    }
+
+    #[test]
+    fn unknown_keys_name_the_file_the_key_and_the_allowed_keys() {
+        let e = err("port = 3307\npool_size = 10\n");
+        assert!(
+            e.contains("conf/zipdb.toml") && e.contains("pool_size") && e.contains("pool_mb"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_file_the_key_and_what_is_allowed() {
+        for (text, key, allowed) in [
+            ("codec = \"brotli\"", "codec", "lz4"),
+            ("codec = \"zstd:40\"", "codec", "-7..=22"),
+            ("flush_policy = \"always\"", "flush_policy", "sync"),
+            ("flush_policy = 3", "flush_policy", "sync"),
+            ("page_size = 12000", "page_size", "16384"),
+            ("listen = \"localhost:1\"", "listen", "IP address"),
+            ("pool_mb = 0", "pool_mb", "positive"),
+            ("max_connections = 0", "max_connections", "positive"),
+            ("max_allowed_packet = 10", "max_allowed_packet", "1024"),
+        ] {
+            let e = err(text);
+            assert!(
+                e.contains("conf/zipdb.toml")
+                    && e.contains(&format!("`{key}`"))
+                    && e.contains(allowed),
+                "{text}: {e}"
+            );
+        }
+        // Wrong types and syntax are reported by the TOML parser, with the key and line.
+        for (text, key) in [
+            ("port = \"x\"", "port"),
+            ("port = 70000", "port"),
+            ("warm_restart = 1", "warm_restart"),
+        ] {
+            let e = err(text);
+            assert!(
+                e.contains("conf/zipdb.toml") && e.contains(key),
+                "{text}: {e}"
+            );
+        }
+        assert!(err("port = ").contains("conf/zipdb.toml"));
+    }
+
+    #[test]
+    fn flag_value_parsers() {
+        assert_eq!(parse_codec("ZSTD:5"), Ok(Codec::Zstd(5)));
+        assert_eq!(parse_codec("zlib"), Ok(Codec::Zlib(6)));
+        assert!(parse_codec("zlib:0").unwrap_err().contains("zlib:LEVEL"));
+        assert_eq!(parse_flush_policy("2"), Ok(FlushPolicy::Write));
+        assert_eq!(parse_page_size("32768"), Ok(32768));
+        assert!(parse_page_size("2048").is_err());
+        assert!(parse_positive("0").is_err());
+        assert!(parse_packet("1073741825").is_err());
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_naming_it() {
+        let e = read_file(Path::new("/nonexistent/zipdb.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/zipdb.toml"), "{e}");
+    }
+}
