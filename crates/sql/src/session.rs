@@ -511,13 +511,13 @@ impl Session {
                 }),
             Plan::Insert(p) => p
                 .execute(&mut open.txn, &ctx)
-                .map(|n| self.dml_outcome(n, true)),
+                .map(|n| self.dml_outcome(n, DmlKind::Insert)),
             Plan::Update(p) => p
                 .execute(&mut open.txn, &ctx)
-                .map(|n| self.dml_outcome(n, false)),
+                .map(|n| self.dml_outcome(n, DmlKind::Update)),
             Plan::Delete(p) => p
                 .execute(&mut open.txn, &ctx)
-                .map(|n| self.dml_outcome(n, false)),
+                .map(|n| self.dml_outcome(n, DmlKind::Delete)),
         };
         // Engine errors name trees; the client wants the table.
         let r = r.map_err(|mut e| {
@@ -568,23 +568,19 @@ impl Session {
         r
     }
 
-    fn dml_outcome(&mut self, n: DmlCount, insert: bool) -> Outcome {
-        let info = if insert {
-            if n.records > 1 {
-                format!(
-                    "Records: {}  Duplicates: {}  Warnings: {}",
-                    n.records, n.duplicates, n.warnings
-                )
-            } else {
-                String::new()
-            }
-        } else if n.matched > 0 || n.changed > 0 {
-            format!(
+    fn dml_outcome(&mut self, n: DmlCount, kind: DmlKind) -> Outcome {
+        // MySQL's info strings: multi-row INSERT, and every UPDATE (even one that matched
+        // nothing); none for DELETE.
+        let info = match kind {
+            DmlKind::Insert if n.records > 1 => format!(
+                "Records: {}  Duplicates: {}  Warnings: {}",
+                n.records, n.duplicates, n.warnings
+            ),
+            DmlKind::Update => format!(
                 "Rows matched: {}  Changed: {}  Warnings: {}",
                 n.matched, n.changed, n.warnings
-            )
-        } else {
-            String::new()
+            ),
+            DmlKind::Insert | DmlKind::Delete => String::new(),
         };
         for _ in 0..n.duplicates {
             self.warn(1062, "Duplicate entry ignored");
@@ -892,4 +888,11 @@ fn isolation_of(l: &ast::TransactionIsolationLevel) -> IsolationLevel {
         | ast::TransactionIsolationLevel::ReadUncommitted => IsolationLevel::ReadCommitted,
         _ => IsolationLevel::RepeatableRead,
     }
+}
+/// Which statement a `DmlCount` came from (for the OK packet's info string).
+#[derive(Clone, Copy)]
+enum DmlKind {
+    Insert,
+    Update,
+    Delete,
 }
