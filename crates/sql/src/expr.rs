@@ -378,6 +378,13 @@ impl Compiler {
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr, scope)?]),
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr, scope)?]),
             A::Function(f) => self.function(f, scope)?,
+            // A charset introducer: `_binary'..'` is a binary string, `_utf8mb4'..'` a string.
+            A::Prefixed { prefix, value } => match self.compile(value, scope)? {
+                Expr::Const(Value::Str(s)) if prefix.value.eq_ignore_ascii_case("_binary") => {
+                    Expr::Const(Value::Bytes(s.into_bytes()))
+                }
+                e => e,
+            },
             other => {
                 let text = other.to_string();
                 let head: String = text.chars().take(40).collect();
