@@ -1,5 +1,5 @@
 //! What a session answers, as a client sees it: OK packet info strings and the scale of
-//! decimal aggregates, column names (all found by tests/clients/mariadb_session.sh against MariaDB 10.11).
+//! decimal aggregates, column names, SHOW WARNINGS (all found by tests/clients/mariadb_session.sh against MariaDB 10.11).
 
 use zipdb_sql::{Instance, Outcome, Session};
 
@@ -114,4 +114,23 @@ fn string_literals_name_their_column_by_their_value() {
     };
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["it's", "say \"hi\"", "1 + 1", "y"]);
+}
+
+#[test]
+fn show_warnings_lists_them_without_counting_them_again() {
+    let mut s = session("warnings");
+    run(&mut s, "CREATE DATABASE d");
+    s.use_db("d").unwrap();
+    run(&mut s, "CREATE TABLE t (id INT PRIMARY KEY) ENGINE=InnoDB");
+    assert_eq!(s.warning_count(), 1);
+    // MariaDB prints "1 row in set", not "1 row in set, 1 warning"; the list stays.
+    for _ in 0..2 {
+        let Outcome::Rows { rows, .. } = run(&mut s, "SHOW WARNINGS") else {
+            panic!("no rows")
+        };
+        assert_eq!(rows.len(), 1);
+        assert_eq!(s.warning_count(), 0);
+    }
+    run(&mut s, "SELECT 1");
+    assert_eq!(s.warning_count(), 0);
 }
