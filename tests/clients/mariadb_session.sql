@@ -3,6 +3,7 @@
 SELECT 1 + 1 AS two, 'zipdb' AS name, NULL AS nothing;
 CREATE DATABASE shop;
 CREATE DATABASE shop;
+USE nosuchdb;
 USE shop;
 SELECT DATABASE();
 CREATE TABLE items (
@@ -20,6 +21,7 @@ CREATE TABLE items (
     KEY k_name (name),
     KEY k_cat_price (category, price)
 ) ENGINE=InnoDB ROW_FORMAT=COMPRESSED;
+SHOW WARNINGS;
 CREATE TABLE log (id BIGINT PRIMARY KEY, msg VARCHAR(50)) COMPRESSION='lz4';
 SHOW TABLES;
 SHOW COLUMNS FROM items;
@@ -38,6 +40,8 @@ INSERT INTO items (sku, name, price) VALUES ('A-1', 'duplicate apple', 1.00);
 INSERT INTO items (sku, name, price, qty) VALUES ('N-1', 'negative', 1.00, -5);
 INSERT INTO items (sku, name) VALUES ('N-2', 'no price');
 SELECT id, sku, name, category, price, qty, weight, added, updated, note FROM items ORDER BY id;
+SELECT * FROM items WHERE sku = 'C-2'\G
+SELECT 'it''s', "say \"hi\"", 'back\\slash', CONCAT('a', NULL), COALESCE(NULL, 'x');
 SELECT name, price FROM items WHERE category = 'fruit' AND price < 1 ORDER BY price DESC;
 SELECT name FROM items WHERE name LIKE 'c%' ORDER BY name;
 SELECT sku, name FROM items WHERE sku IN ('B-2', 'C-1', 'X-0') ORDER BY sku;
