@@ -252,7 +252,7 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
                 }
             }
             command::QUERY => {
-                let sql = String::from_utf8_lossy(arg);
+                let sql = zipdb_sql::sql_from_bytes(arg);
                 let results = session.query(&sql);
                 let n = results.len();
                 for (i, r) in results.iter().enumerate() {
@@ -294,7 +294,7 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
                 io.write(text.as_bytes());
             }
             command::STMT_PREPARE => {
-                let sql = String::from_utf8_lossy(arg);
+                let sql = zipdb_sql::sql_from_bytes(arg);
                 match session.prepare(&sql) {
                     Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
                     Ok(info) => {

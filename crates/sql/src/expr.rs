@@ -381,6 +381,13 @@ impl Compiler {
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr, scope)?]),
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr, scope)?]),
             A::Function(f) => self.function(f, scope)?,
+            // A charset introducer: `_binary'..'` is a binary string, `_utf8mb4'..'` a string.
+            A::Prefixed { prefix, value } => match self.compile(value, scope)? {
+                Expr::Const(Value::Str(s)) if prefix.value.eq_ignore_ascii_case("_binary") => {
+                    Expr::Const(Value::Bytes(s.into_bytes()))
+                }
+                e => e,
+            },
             other => {
                 let text = other.to_string();
                 let head: String = text.chars().take(40).collect();
@@ -902,23 +909,24 @@ impl Expr {
                 let (x, y) = (a.result_type(row_types), b.result_type(row_types));
                 let is_int = |t: SqlType| t.is_integer();
                 let is_dec = |t: SqlType| matches!(t, SqlType::Decimal { .. }) || t.is_integer();
+                let scale = |t: SqlType| match t {
+                    SqlType::Decimal { scale, .. } => scale,
+                    _ => 0,
+                };
+                // The scale the value gets (`Decimal::add`, `mul`, `div`), as in MySQL: what
+                // SUM() of the expression and the column metadata use.
+                let (sx, sy) = (scale(x), scale(y));
+                let dec = |scale: u8| SqlType::Decimal {
+                    precision: 38,
+                    scale: scale.min(30),
+                };
                 match op {
-                    Arith::Div => {
-                        if is_dec(x) && is_dec(y) {
-                            SqlType::Decimal {
-                                precision: 38,
-                                scale: 4,
-                            }
-                        } else {
-                            SqlType::Double
-                        }
-                    }
+                    Arith::Div if is_dec(x) && is_dec(y) => dec(sx + 4),
+                    Arith::Div => SqlType::Double,
                     Arith::IntDiv => BIGINT,
                     _ if is_int(x) && is_int(y) => BIGINT,
-                    _ if is_dec(x) && is_dec(y) => SqlType::Decimal {
-                        precision: 38,
-                        scale: 6,
-                    },
+                    Arith::Mul if is_dec(x) && is_dec(y) => dec(sx + sy),
+                    _ if is_dec(x) && is_dec(y) => dec(sx.max(sy)),
                     _ => SqlType::Double,
                 }
             }
@@ -1393,5 +1401,35 @@ mod tests {
                 .to_i64(),
             Some(-1)
         );
+    }
+
+    #[test]
+    fn decimal_arithmetic_types_have_the_scale_of_their_values() {
+        // DECIMAL(10,2) * INT is DECIMAL(.., 2): SUM(price * qty) prints 346.30, as in MySQL.
+        let dec = |scale| SqlType::Decimal {
+            precision: 10,
+            scale,
+        };
+        let int = SqlType::Int {
+            bytes: 4,
+            unsigned: false,
+        };
+        let types = [dec(2), int, dec(3)];
+        let row = |i: usize| types.get(i).copied();
+        let col = |i| Box::new(Expr::Col(i));
+        let scale_of = |op, a, b| match Expr::Arith(op, col(a), col(b)).result_type(&row) {
+            SqlType::Decimal { scale, .. } => scale,
+            t => panic!("{t:?}"),
+        };
+        assert_eq!(scale_of(Arith::Mul, 0, 1), 2);
+        assert_eq!(scale_of(Arith::Mul, 0, 2), 5);
+        assert_eq!(scale_of(Arith::Add, 0, 2), 3);
+        assert_eq!(scale_of(Arith::Sub, 1, 0), 2);
+        assert_eq!(scale_of(Arith::Div, 0, 1), 6);
+        assert_eq!(scale_of(Arith::Div, 1, 1), 4);
+        // The values agree.
+        let d = |s: &str| Decimal::parse(s).unwrap();
+        assert_eq!(d("1.10").mul(d("2")).unwrap().scale, 2);
+        assert_eq!(d("1.10").div(d("2")).unwrap().scale, 6);
     }
 }

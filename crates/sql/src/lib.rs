@@ -25,7 +25,7 @@ mod show;
 pub mod value;
 
 pub use error::SqlError;
-pub use parse::{parse, Statement};
+pub use parse::{parse, sql_from_bytes, Statement};
 pub use result::{ColumnMeta, Outcome};
 pub use session::{Instance, InstanceOptions, PreparedInfo, Session, Warning};
 pub use value::{Decimal, SqlType, Value};

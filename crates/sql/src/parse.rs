@@ -81,9 +81,132 @@ fn location(msg: &str) -> Option<(u64, u64)> {
     Some((line.trim().parse().ok()?, col.parse().ok()?))
 }
 
+/// The text of a query that arrived as bytes. Clients send binary strings inside text queries
+/// (PyMySQL and mysqlclient send `_binary'...'` with the raw bytes, only quotes, backslashes,
+/// NUL, CR, LF and ^Z escaped), so a query need not be valid UTF-8. Each string literal that
+/// is not valid UTF-8 becomes a hex literal of its (unescaped) bytes, dropping a charset
+/// introducer before it (`_binary'\xff'` is `X'FF'`); anything else invalid outside string
+/// literals becomes U+FFFD, as before.
+pub fn sql_from_bytes(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(b) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() * 2);
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let rest = &b[i..];
+        let skip_to = |end: &[u8], from: usize| {
+            b[from..]
+                .windows(end.len())
+                .position(|w| w == end)
+                .map_or(b.len(), |p| from + p + end.len())
+        };
+        let next = if c == b'\'' || c == b'"' {
+            let (value, end, closed) = string_literal(b, i);
+            if closed && std::str::from_utf8(&b[i..end]).is_err() {
+                // Drop an introducer (`_binary`, `_latin1`, ...) right before the literal.
+                let mut k = out.len();
+                while k > 0 && out[k - 1].is_ascii_whitespace() {
+                    k -= 1;
+                }
+                let word_start = out[..k]
+                    .iter()
+                    .rposition(|&x| !(x.is_ascii_alphanumeric() || x == b'_'))
+                    .map_or(0, |p| p + 1);
+                if out.get(word_start) == Some(&b'_') && word_start < k {
+                    out.truncate(word_start);
+                }
+                out.extend_from_slice(b"X'");
+                for byte in value {
+                    out.extend_from_slice(format!("{byte:02X}").as_bytes());
+                }
+                out.push(b'\'');
+                i = end;
+                continue;
+            }
+            end
+        } else if c == b'`' {
+            skip_to(&b"`"[..], i + 1)
+        } else if c == b'#'
+            || (rest.starts_with(b"--") && rest.get(2).is_none_or(|x| x.is_ascii_whitespace()))
+        {
+            skip_to(&b"\n"[..], i)
+        } else if rest.starts_with(b"/*") {
+            skip_to(&b"*/"[..], i + 2)
+        } else {
+            i + 1
+        };
+        out.extend_from_slice(&b[i..next]);
+        i = next;
+    }
+    std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The string literal whose opening quote is at `b[start]`: its value with MySQL's escapes
+/// undone, where it ends (after the closing quote), and whether it was closed.
+fn string_literal(b: &[u8], start: usize) -> (Vec<u8>, usize, bool) {
+    let q = b[start];
+    let mut v = Vec::new();
+    let mut j = start + 1;
+    while j < b.len() {
+        let c = b[j];
+        if c == b'\\' && j + 1 < b.len() {
+            match b[j + 1] {
+                b'0' => v.push(0),
+                b'b' => v.push(8),
+                b'n' => v.push(b'\n'),
+                b'r' => v.push(b'\r'),
+                b't' => v.push(b'\t'),
+                b'Z' => v.push(26),
+                // LIKE's wildcards keep their backslash.
+                x @ (b'%' | b'_') => v.extend_from_slice(&[b'\\', x]),
+                x => v.push(x),
+            }
+            j += 2;
+        } else if c == q {
+            if b.get(j + 1) == Some(&q) {
+                v.push(q);
+                j += 2;
+            } else {
+                return (v, j + 1, true);
+            }
+        } else {
+            v.push(c);
+            j += 1;
+        }
+    }
+    (v, b.len(), false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binary_string_literals_in_a_query_survive_as_hex() {
+        // Valid UTF-8 is passed through untouched.
+        assert_eq!(sql_from_bytes("SELECT 'café'".as_bytes()), "SELECT 'café'");
+        // What PyMySQL sends for b"\xff\x00'\\\n" and a string around it.
+        let q = b"INSERT INTO t VALUES (1, _binary'\xff\\0\\'\\\\\\n', 'a\\'b', `c``d`) # \xfe";
+        assert_eq!(
+            sql_from_bytes(q),
+            "INSERT INTO t VALUES (1, X'FF00275C0A', 'a\\'b', `c``d`) # \u{fffd}"
+        );
+        assert_eq!(sql_from_bytes(b"SELECT \"\x80\"\"\""), "SELECT X'8022'");
+        // Doubled quotes, other introducers, unterminated literals, comments.
+        assert_eq!(
+            sql_from_bytes(b"SELECT _latin1  'a''\xe9'"),
+            "SELECT X'6127E9'"
+        );
+        assert_eq!(
+            sql_from_bytes(b"SELECT 1 /* it's \xff */"),
+            "SELECT 1 /* it's \u{fffd} */"
+        );
+        assert_eq!(sql_from_bytes(b"SELECT '\xff"), "SELECT '\u{fffd}");
+        // The LIKE escapes keep their backslash.
+        assert_eq!(sql_from_bytes(b"SELECT '\\%\xff'"), "SELECT X'5C25FF'");
+    }
 
     fn kinds(sql: &str) -> Vec<String> {
         parse(sql).unwrap().iter().map(Statement::kind).collect()

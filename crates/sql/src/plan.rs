@@ -164,6 +164,12 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                 let label = match e {
                     ast::Expr::Identifier(i) => i.value.clone(),
                     ast::Expr::CompoundIdentifier(ids) => ids[ids.len() - 1].value.clone(),
+                    // A string literal is named by its value: `SELECT 'it''s'` has a
+                    // column `it's`, as in MySQL.
+                    ast::Expr::Value(ast::ValueWithSpan {
+                        value: ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s),
+                        ..
+                    }) => s.clone(),
                     other => other.to_string(),
                 };
                 items.push((label, e.clone(), None));

@@ -107,6 +107,7 @@ impl Instance {
             txn: None,
             last_insert_id: 0,
             warnings: Vec::new(),
+            warnings_shown: false,
             prepared: HashMap::new(),
             next_stmt_id: 1,
             vars: HashMap::new(),
@@ -183,6 +184,9 @@ pub struct Session {
     txn: Option<OpenTxn>,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: Vec<Warning>,
+    /// The last statement was SHOW WARNINGS/ERRORS: it keeps the list but, as in MySQL,
+    /// reports no warnings of its own.
+    pub(crate) warnings_shown: bool,
     prepared: HashMap<u32, Prepared>,
     next_stmt_id: u32,
     pub(crate) vars: HashMap<String, Value>,
@@ -267,6 +271,9 @@ impl Session {
     }
 
     pub fn warning_count(&self) -> u16 {
+        if self.warnings_shown {
+            return 0;
+        }
         self.warnings.len().min(65535) as u16
     }
 
@@ -288,6 +295,7 @@ impl Session {
 
     /// Runs a COM_QUERY: each `;`-separated statement in turn, stopping at the first error.
     pub fn query(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
+        self.warnings_shown = false;
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         // SHOW is parsed here: the parser reads most SHOW forms as one opaque variable name.
         if let Some(r) = show::try_show(self, sql) {
@@ -526,13 +534,13 @@ impl Session {
                 }),
             Plan::Insert(p) => p
                 .execute(&mut open.txn, &ctx)
-                .map(|n| self.dml_outcome(n, true)),
+                .map(|n| self.dml_outcome(n, DmlKind::Insert)),
             Plan::Update(p) => p
                 .execute(&mut open.txn, &ctx)
-                .map(|n| self.dml_outcome(n, false)),
+                .map(|n| self.dml_outcome(n, DmlKind::Update)),
             Plan::Delete(p) => p
                 .execute(&mut open.txn, &ctx)
-                .map(|n| self.dml_outcome(n, false)),
+                .map(|n| self.dml_outcome(n, DmlKind::Delete)),
         };
         // Engine errors name trees; the client wants the table.
         let r = r.map_err(|mut e| {
@@ -583,23 +591,19 @@ impl Session {
         r
     }
 
-    fn dml_outcome(&mut self, n: DmlCount, insert: bool) -> Outcome {
-        let info = if insert {
-            if n.records > 1 {
-                format!(
-                    "Records: {}  Duplicates: {}  Warnings: {}",
-                    n.records, n.duplicates, n.warnings
-                )
-            } else {
-                String::new()
-            }
-        } else if n.matched > 0 || n.changed > 0 {
-            format!(
+    fn dml_outcome(&mut self, n: DmlCount, kind: DmlKind) -> Outcome {
+        // MySQL's info strings: multi-row INSERT, and every UPDATE (even one that matched
+        // nothing); none for DELETE.
+        let info = match kind {
+            DmlKind::Insert if n.records > 1 => format!(
+                "Records: {}  Duplicates: {}  Warnings: {}",
+                n.records, n.duplicates, n.warnings
+            ),
+            DmlKind::Update => format!(
                 "Rows matched: {}  Changed: {}  Warnings: {}",
                 n.matched, n.changed, n.warnings
-            )
-        } else {
-            String::new()
+            ),
+            DmlKind::Insert | DmlKind::Delete => String::new(),
         };
         for _ in 0..n.duplicates {
             self.warn(1062, "Duplicate entry ignored");
@@ -842,6 +846,7 @@ impl Session {
 
     /// COM_STMT_EXECUTE.
     pub fn execute(&mut self, id: u32, params: &[Value]) -> Result<Outcome, SqlError> {
+        self.warnings_shown = false;
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         let Some(mut p) = self.prepared.remove(&id) else {
             return Err(unknown_stmt(id));
@@ -916,4 +921,11 @@ fn isolation_of(l: &ast::TransactionIsolationLevel) -> IsolationLevel {
         | ast::TransactionIsolationLevel::ReadUncommitted => IsolationLevel::ReadCommitted,
         _ => IsolationLevel::RepeatableRead,
     }
+}
+/// Which statement a `DmlCount` came from (for the OK packet's info string).
+#[derive(Clone, Copy)]
+enum DmlKind {
+    Insert,
+    Update,
+    Delete,
 }

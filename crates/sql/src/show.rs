@@ -366,6 +366,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
             Ok(rows(&["Variable_name", "Value"], r))
         }
         "WARNINGS" | "ERRORS" => {
+            sess.warnings_shown = true;
             let r = sess
                 .warnings
                 .iter()
