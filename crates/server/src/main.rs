@@ -23,7 +23,8 @@ struct Cli {
 enum Cmd {
     /// Serve the MySQL protocol.
     Serve {
-        /// Address to listen on. Only loopback addresses while root has no password.
+        /// Address to listen on. A non-loopback address only once every account has a
+        /// password (ALTER USER 'root'@'localhost' IDENTIFIED BY '...').
         #[arg(long, default_value = "127.0.0.1")]
         listen: std::net::IpAddr,
         #[arg(long, default_value_t = 3307)]
@@ -69,7 +70,9 @@ fn main() -> ExitCode {
                 max_allowed_packet,
                 ..ServerConfig::default()
             };
-            // Check the address before opening (and maybe recovering) the database.
+            // Bind before opening (and maybe recovering) the database, so that a busy port is
+            // reported at once; whether the address may be served depends on the accounts,
+            // which `spawn` checks once the catalog is open.
             let server = match Server::bind(config) {
                 Ok(s) => s,
                 Err(e) => {
@@ -109,7 +112,12 @@ fn main() -> ExitCode {
             let running = match server.spawn(instance) {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("zipdb: cannot start the server: {e}");
+                    eprintln!("zipdb: {e}");
+                    // Nothing was served: close the database cleanly (checkpoint), so that the
+                    // next start has no log to replay.
+                    if let Err(e) = db.close() {
+                        eprintln!("zipdb: closing the database failed: {e}");
+                    }
                     return ExitCode::FAILURE;
                 }
             };
