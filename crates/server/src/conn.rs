@@ -99,11 +99,27 @@ fn connect(
     let account = match shared.instance.login_account(&resp.user, peer) {
         Ok(a) => a,
         Err(_) => {
-            deny(io, &resp.auth_response);
+            // Go through the same exchange as for an account with a password in the client's
+            // plugin, so that the answer says truly whether a password was used (a client may
+            // hold it back until asked) and does not reveal that the user does not exist.
+            let plugin = resp
+                .auth_plugin
+                .as_deref()
+                .and_then(Plugin::from_name)
+                .unwrap_or(Plugin::Native);
+            let auth = auth_data(io, &resp, plugin, true, &scramble, &mut buf)?;
+            deny(io, &auth);
             return Ok(None);
         }
     };
-    let auth = auth_data(io, &resp, account.plugin, &scramble, &mut buf)?;
+    let auth = auth_data(
+        io,
+        &resp,
+        account.plugin,
+        account.has_password(),
+        &scramble,
+        &mut buf,
+    )?;
     if !account.plugin.check(&scramble, &account.verifier, &auth) {
         deny(io, &auth);
         return Ok(None);
@@ -133,12 +149,20 @@ fn auth_data(
     io: &mut PacketIo<TcpStream>,
     resp: &HandshakeResponse,
     plugin: Plugin,
+    has_password: bool,
     scramble: &[u8; SCRAMBLE_LEN],
     buf: &mut Vec<u8>,
 ) -> Result<Vec<u8>, ProtoError> {
     // A client without CLIENT_PLUGIN_AUTH names no plugin and speaks native only.
     let client_plugin = resp.auth_plugin.as_deref().unwrap_or(NATIVE_PASSWORD);
-    if client_plugin == plugin.name() {
+    // A client whose plugin is not the one the handshake announced may hold its answer back
+    // (libmariadb with --default-auth=caching_sha2_password sends nothing): for an account
+    // with a password, an empty first answer is asked again, switching to the same plugin,
+    // as MySQL's server does.
+    let withheld = client_plugin != NATIVE_PASSWORD
+        && has_password
+        && (resp.auth_response.is_empty() || resp.auth_response == [0]);
+    if client_plugin == plugin.name() && !withheld {
         return Ok(resp.auth_response.clone());
     }
     if resp.caps & caps::PLUGIN_AUTH == 0 {

@@ -57,6 +57,17 @@ fn spawn_with(dir: &Path, extra: &[&str]) -> Proc {
     }
 }
 
+impl Drop for Proc {
+    /// A test that fails while the server runs must not leave it behind (a no-op after
+    /// [`stop`], which has waited for it).
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill(2) on the pid of our own child, which has not been reaped yet.
     let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
@@ -77,12 +88,12 @@ fn stop(mut p: Proc, sig: i32) -> String {
         assert!(t.elapsed() < Duration::from_secs(30), "server did not stop");
         std::thread::sleep(Duration::from_millis(20));
     };
-    for line in p.stderr.lines() {
+    for line in (&mut p.stderr).lines() {
         p.log.push_str(&line.unwrap());
         p.log.push('\n');
     }
     assert!(status.success(), "exit {status:?}: {}", p.log);
-    p.log
+    std::mem::take(&mut p.log)
 }
 
 #[test]
