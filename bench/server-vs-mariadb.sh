@@ -58,7 +58,8 @@ mkdir -p "$(dirname "$OUT")"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-start_zipdb() { # name
+# The start functions run in this shell (not in $(...)), so that PIDS reaches the cleanup trap.
+start_zipdb() { # name: sets PORT[name]
     local dir=$BASE/$1 port
     port=$(free_port)
     mkdir -p "$dir"
@@ -69,10 +70,10 @@ start_zipdb() { # name
         sleep 0.1
     done
     grep -q "listening on" "$dir/log" || { cat "$dir/log"; exit 1; }
-    echo "$port"
+    PORT[$1]=$port
 }
 
-start_mariadb() { # name
+start_mariadb() { # name: sets PORT[name]
     local dir=$BASE/$1 port
     port=$(free_port)
     mkdir -p "$dir/data"
@@ -89,16 +90,16 @@ start_mariadb() { # name
         sleep 0.1
     done
     mariadb -h 127.0.0.1 -P "$port" -u root -e "SELECT 1" >/dev/null || { cat "$dir/log"; exit 1; }
-    echo "$port"
+    PORT[$1]=$port
 }
 
 # name → port, table options
 declare -A PORT ENGINE
-PORT[zipdb_none]=$(start_zipdb zipdb_none)
+start_zipdb zipdb_none
 ENGINE[zipdb_none]="innodb COMPRESSION='none'"
-PORT[zipdb_compressed]=$(start_zipdb zipdb_compressed)
+start_zipdb zipdb_compressed
 ENGINE[zipdb_compressed]="innodb ROW_FORMAT=COMPRESSED"
-PORT[innodb_dynamic]=$(start_mariadb innodb_dynamic)
+start_mariadb innodb_dynamic
 ENGINE[innodb_dynamic]="innodb ROW_FORMAT=DYNAMIC"
 NAMES="zipdb_none zipdb_compressed innodb_dynamic"
 

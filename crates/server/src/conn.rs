@@ -9,9 +9,11 @@ use std::collections::HashMap;
 use zipdb_sql::{ColumnMeta, Outcome, Session, SqlError};
 
 use crate::protocol::binary::{self, ParamTypes};
+use zipdb_sql::accounts::Plugin;
+
 use crate::protocol::handshake::{self, HandshakeResponse, NATIVE_PASSWORD, SCRAMBLE_LEN};
 use crate::protocol::packet::PacketIo;
-use crate::protocol::{command, put_lenenc, put_lenenc_bytes, reply, status, ProtoError};
+use crate::protocol::{caps, command, put_lenenc, put_lenenc_bytes, reply, status, ProtoError};
 use crate::server::Shared;
 
 /// Error codes used here (MySQL's numbers and SQLSTATEs).
@@ -78,23 +80,56 @@ fn connect(
         return Ok(None);
     }
     let resp = handshake::parse_response(&buf)?;
-    let auth = auth_data(io, &resp, &scramble, &mut buf)?;
-    let host = peer.map_or_else(|| "unknown".to_string(), |p| p.to_string());
-    // The only account until CREATE USER exists: root without a password, from loopback only.
-    let loopback = peer.is_some_and(|p| p.is_loopback());
-    if resp.user != "root" || !loopback || !handshake::native_password_ok(&scramble, None, &auth) {
+    let host = peer.map_or_else(|| "unknown".to_string(), |p| p.to_canonical().to_string());
+    let deny = |io: &mut PacketIo<TcpStream>, auth: &[u8]| {
+        // Clients send nothing (or a lone NUL) for an empty password.
+        let used = !(auth.is_empty() || auth == [0]);
         send_err(
             io,
             code::ACCESS_DENIED,
             &format!(
                 "Access denied for user '{}'@'{host}' (using password: {})",
                 resp.user,
-                if auth.is_empty() { "NO" } else { "YES" }
+                if used { "YES" } else { "NO" }
             ),
         );
+    };
+    // An unknown user, and an account without a password reached from the network, get the
+    // same answer as a wrong password.
+    let account = match shared.instance.login_account(&resp.user, peer) {
+        Ok(a) => a,
+        Err(_) => {
+            // Go through the same exchange as for an account with a password in the client's
+            // plugin, so that the answer says truly whether a password was used (a client may
+            // hold it back until asked) and does not reveal that the user does not exist.
+            let plugin = resp
+                .auth_plugin
+                .as_deref()
+                .and_then(Plugin::from_name)
+                .unwrap_or(Plugin::Native);
+            let auth = auth_data(io, &resp, plugin, true, &scramble, &mut buf)?;
+            deny(io, &auth);
+            return Ok(None);
+        }
+    };
+    let auth = auth_data(
+        io,
+        &resp,
+        account.plugin,
+        account.has_password(),
+        &scramble,
+        &mut buf,
+    )?;
+    if !account.plugin.check(&scramble, &account.verifier, &auth) {
+        deny(io, &auth);
         return Ok(None);
     }
+    if account.plugin == Plugin::CachingSha2 && account.has_password() {
+        // The fast path's success marker; the client then waits for the OK below.
+        io.write(&handshake::CACHING_SHA2_FAST_AUTH_OK);
+    }
     let mut session = shared.instance.session(&resp.user, u64::from(id));
+    session.set_account_host(&account.host);
     if let Some(db) = resp.database.as_deref().filter(|d| !d.is_empty()) {
         if let Err(e) = session.use_db(db) {
             send_sql_err(io, &e);
@@ -106,30 +141,41 @@ fn connect(
     Ok(Some(session))
 }
 
-/// The client's `mysql_native_password` response, switching the client to that plugin first
-/// when it started with another (MySQL 8 clients default to `caching_sha2_password`).
+/// The client's response for the account's plugin, switching the client to that plugin
+/// first when it answered the handshake with another (MySQL 8 clients start with
+/// `caching_sha2_password`, MariaDB's with `mysql_native_password`; the handshake announces
+/// the latter). The scramble stays the same across the switch.
 fn auth_data(
     io: &mut PacketIo<TcpStream>,
     resp: &HandshakeResponse,
+    plugin: Plugin,
+    has_password: bool,
     scramble: &[u8; SCRAMBLE_LEN],
     buf: &mut Vec<u8>,
 ) -> Result<Vec<u8>, ProtoError> {
-    match resp.auth_plugin.as_deref() {
-        None | Some(NATIVE_PASSWORD) => Ok(resp.auth_response.clone()),
-        Some(_) => {
-            let mut p = vec![0xfe];
-            p.extend_from_slice(NATIVE_PASSWORD.as_bytes());
-            p.push(0);
-            p.extend_from_slice(scramble);
-            p.push(0);
-            io.write(&p);
-            io.flush()?;
-            if !io.read(buf)? {
-                return Err(ProtoError::Truncated("authentication switch"));
-            }
-            Ok(buf.clone())
-        }
+    // A client without CLIENT_PLUGIN_AUTH names no plugin and speaks native only.
+    let client_plugin = resp.auth_plugin.as_deref().unwrap_or(NATIVE_PASSWORD);
+    // A client whose plugin is not the one the handshake announced may hold its answer back
+    // (libmariadb with --default-auth=caching_sha2_password sends nothing): for an account
+    // with a password, an empty first answer is asked again, switching to the same plugin,
+    // as MySQL's server does.
+    let withheld = client_plugin != NATIVE_PASSWORD
+        && has_password
+        && (resp.auth_response.is_empty() || resp.auth_response == [0]);
+    if client_plugin == plugin.name() && !withheld {
+        return Ok(resp.auth_response.clone());
     }
+    if resp.caps & caps::PLUGIN_AUTH == 0 {
+        // It cannot switch: its native response is checked as it is, and fails unless the
+        // account has no password and the client sent none.
+        return Ok(resp.auth_response.clone());
+    }
+    io.write(&handshake::auth_switch_request(plugin.name(), scramble));
+    io.flush()?;
+    if !io.read(buf)? {
+        return Err(ProtoError::Truncated("authentication switch"));
+    }
+    Ok(buf.clone())
 }
 
 fn send_sql_err(io: &mut PacketIo<TcpStream>, e: &SqlError) {

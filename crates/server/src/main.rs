@@ -33,8 +33,8 @@ struct ServeArgs {
     /// it, ./zipdb.toml is read if it exists.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Address to listen on. Only loopback addresses while root has no password.
-    /// [default: 127.0.0.1]
+    /// Address to listen on. A non-loopback address only once every account has a password
+    /// (ALTER USER 'root'@'localhost' IDENTIFIED BY '...'). [default: 127.0.0.1]
     #[arg(long)]
     listen: Option<std::net::IpAddr>,
     /// [default: 3307]
@@ -131,7 +131,9 @@ fn main() -> ExitCode {
                 ..ServerConfig::default()
             };
             let data_dir = s.data_dir.clone();
-            // Check the address before opening (and maybe recovering) the database.
+            // Bind before opening (and maybe recovering) the database, so that a busy port is
+            // reported at once; whether the address may be served depends on the accounts,
+            // which `spawn` checks once the catalog is open.
             let server = match Server::bind(config) {
                 Ok(s) => s,
                 Err(e) => {
@@ -209,7 +211,12 @@ fn main() -> ExitCode {
             let running = match server.spawn(instance) {
                 Ok(r) => r,
                 Err(e) => {
-                    eprintln!("zipdb: cannot start the server: {e}");
+                    eprintln!("zipdb: {e}");
+                    // Nothing was served: close the database cleanly (checkpoint), so that the
+                    // next start has no log to replay.
+                    if let Err(e) = db.close() {
+                        eprintln!("zipdb: closing the database failed: {e}");
+                    }
                     return ExitCode::FAILURE;
                 }
             };

@@ -35,11 +35,16 @@ pub enum ServerError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    /// The listen address is not loopback and some accounts have no password (the rule:
+    /// an account without a password is for local use only).
     #[error(
-        "refusing to listen on {0}, which is not a loopback address, while the root account has \
-         no password"
+        "refusing to listen on {addr}, which is not a loopback address, while these accounts \
+         have no password: {accounts}; give them one first (for example, start on 127.0.0.1 \
+         and run ALTER USER 'root'@'localhost' IDENTIFIED BY '...'), or drop them"
     )]
-    OpenRoot(SocketAddr),
+    OpenAccounts { addr: SocketAddr, accounts: String },
+    #[error("cannot start the accept thread: {0}")]
+    Spawn(std::io::Error),
 }
 
 /// Stack of each connection thread.
@@ -67,11 +72,9 @@ pub struct Running {
 }
 
 impl Server {
+    /// Binds the listen address. Whether it may be served is decided by [`Server::spawn`],
+    /// which knows the accounts.
     pub fn bind(config: ServerConfig) -> Result<Server, ServerError> {
-        // The only account is root without a password (until CREATE USER exists).
-        if !config.listen.ip().is_loopback() {
-            return Err(ServerError::OpenRoot(config.listen));
-        }
         let listener = TcpListener::bind(config.listen).map_err(|source| ServerError::Bind {
             addr: config.listen,
             source,
@@ -84,8 +87,20 @@ impl Server {
     }
 
     /// Starts the accept loop on its own thread, serving SQL from `instance`.
-    pub fn spawn(self, instance: Arc<zipdb_sql::Instance>) -> std::io::Result<Running> {
-        let addr = self.listener.local_addr()?;
+    ///
+    /// On a non-loopback address this fails while any account has no password, and from
+    /// then on the instance refuses statements that would leave an account without one
+    /// ([`zipdb_sql::Instance::require_passwords`]).
+    pub fn spawn(self, instance: Arc<zipdb_sql::Instance>) -> Result<Running, ServerError> {
+        let addr = self.listener.local_addr().map_err(ServerError::Spawn)?;
+        if !addr.ip().to_canonical().is_loopback() {
+            instance
+                .require_passwords()
+                .map_err(|open| ServerError::OpenAccounts {
+                    addr,
+                    accounts: open.join(", "),
+                })?;
+        }
         let shared = Arc::new(Shared {
             config: self.config,
             instance,
@@ -97,7 +112,8 @@ impl Server {
         let listener = self.listener;
         let thread = std::thread::Builder::new()
             .name("zipdb-accept".into())
-            .spawn(move || accept_loop(listener, accept_shared))?;
+            .spawn(move || accept_loop(listener, accept_shared))
+            .map_err(ServerError::Spawn)?;
         Ok(Running {
             addr,
             shared,

@@ -18,9 +18,15 @@ struct Proc {
 }
 
 fn spawn(dir: &Path) -> Proc {
+    spawn_with(dir, &[])
+}
+
+/// [`spawn`] with more arguments.
+fn spawn_with(dir: &Path, extra: &[&str]) -> Proc {
     let mut child = Command::new(env!("CARGO_BIN_EXE_zipdb"))
         .args(["serve", "--port", "0", "--pool-mb", "16", "--data-dir"])
         .arg(dir)
+        .args(extra)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -34,7 +40,11 @@ fn spawn(dir: &Path) -> Proc {
             "server exited before listening: {log}"
         );
         log.push_str(&line);
-        if let Some(rest) = line.split("listening on 127.0.0.1:").nth(1) {
+        if let Some(rest) = line
+            .split("listening on 127.0.0.1:")
+            .nth(1)
+            .or_else(|| line.split("listening on 0.0.0.0:").nth(1))
+        {
             let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
             break digits.parse().unwrap();
         }
@@ -44,6 +54,17 @@ fn spawn(dir: &Path) -> Proc {
         stderr,
         log,
         port,
+    }
+}
+
+impl Drop for Proc {
+    /// A test that fails while the server runs must not leave it behind (a no-op after
+    /// [`stop`], which has waited for it).
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 
@@ -67,12 +88,12 @@ fn stop(mut p: Proc, sig: i32) -> String {
         assert!(t.elapsed() < Duration::from_secs(30), "server did not stop");
         std::thread::sleep(Duration::from_millis(20));
     };
-    for line in p.stderr.lines() {
+    for line in (&mut p.stderr).lines() {
         p.log.push_str(&line.unwrap());
         p.log.push('\n');
     }
     assert!(status.success(), "exit {status:?}: {}", p.log);
-    p.log
+    std::mem::take(&mut p.log)
 }
 
 #[test]
@@ -96,10 +117,9 @@ fn serve_starts_announces_itself_and_stops_cleanly_on_sigterm_and_sigint() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The stock client, when installed (CI installs it and sets ZIPDB_REQUIRE_MARIADB=1, which
-/// turns a missing client into a failure).
-#[test]
-fn the_mariadb_client_connects_and_sees_mysql_error_codes() {
+/// Whether the stock client is installed (CI installs it and sets ZIPDB_REQUIRE_MARIADB=1,
+/// which turns a missing client into a failure).
+fn have_mariadb() -> bool {
     let have = Command::new("mariadb").arg("--version").output().is_ok();
     if !have {
         assert!(
@@ -107,6 +127,144 @@ fn the_mariadb_client_connects_and_sees_mysql_error_codes() {
             "the mariadb client is required but not installed"
         );
         eprintln!("skipped: the mariadb client is not installed");
+    }
+    have
+}
+
+/// Runs the `mariadb` client against 127.0.0.1:`port`: (exit code, stdout, stderr).
+fn mariadb(port: u16, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new("mariadb")
+        .args(["-h", "127.0.0.1", "-P", &port.to_string()])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn the_mariadb_client_logs_in_to_accounts_of_both_plugins_across_a_restart() {
+    if !have_mariadb() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("zipdb-accounts-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let p = spawn(&dir);
+    let port = p.port;
+    let (code, _, err) = mariadb(
+        port,
+        &[
+            "-u",
+            "root",
+            "-e",
+            "CREATE USER nat IDENTIFIED BY 'n-pw'; \
+             CREATE USER 'sha'@'localhost' IDENTIFIED WITH caching_sha2_password BY 'sha pw'",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    // Logs in as `user` with `pw`, the client starting with `plugin`; Ok(CURRENT_USER()).
+    let login = |port: u16, user: &str, pw: &str, plugin: &str| {
+        let (code, out, err) = mariadb(
+            port,
+            &[
+                "-u",
+                user,
+                &format!("-p{pw}"),
+                &format!("--default-auth={plugin}"),
+                "-N",
+                "-e",
+                "select current_user()",
+            ],
+        );
+        if code == Some(0) {
+            Ok(out.trim().to_string())
+        } else {
+            Err(err)
+        }
+    };
+    let check = |port: u16| {
+        for plugin in ["mysql_native_password", "caching_sha2_password"] {
+            assert_eq!(login(port, "nat", "n-pw", plugin), Ok("nat@%".to_string()));
+            assert_eq!(
+                login(port, "sha", "sha pw", plugin),
+                Ok("sha@localhost".to_string())
+            );
+            for (user, pw) in [("nat", "wrong"), ("sha", "wrong"), ("nobody", "x")] {
+                let e = login(port, user, pw, plugin).expect_err("a wrong password");
+                assert!(e.contains("ERROR 1045 (28000)"), "{e}");
+                assert!(e.contains("(using password: YES)"), "{e}");
+            }
+        }
+    };
+    check(port);
+    stop(p, SIGTERM);
+    // The accounts are in the data directory.
+    let p = spawn(&dir);
+    let port = p.port;
+    check(port);
+    let (code, _, err) = mariadb(port, &["-u", "root", "-e", "DROP USER nat"]);
+    assert_eq!(code, Some(0), "{err}");
+    let e = login(port, "nat", "n-pw", "mysql_native_password").expect_err("dropped");
+    assert!(e.contains("ERROR 1045 (28000)"), "{e}");
+    stop(p, SIGTERM);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn serve_refuses_a_non_loopback_address_while_an_account_has_no_password() {
+    let dir = std::env::temp_dir().join(format!("zipdb-listen-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_zipdb"))
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--pool-mb",
+            "16",
+            "--listen",
+            "0.0.0.0",
+        ])
+        .arg("--data-dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refusing to listen on 0.0.0.0:") && err.contains("'root'@'localhost'"),
+        "{err}"
+    );
+    if !have_mariadb() {
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+    // Give root a password on loopback; then the address is served.
+    let p = spawn(&dir);
+    let (code, _, err) = mariadb(
+        p.port,
+        &[
+            "-u",
+            "root",
+            "-e",
+            "ALTER USER root@localhost IDENTIFIED BY 'r'",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    stop(p, SIGTERM);
+    let p = spawn_with(&dir, &["--listen", "0.0.0.0"]);
+    let (code, out, err) = mariadb(p.port, &["-u", "root", "-pr", "-N", "-e", "select 1"]);
+    assert_eq!((code, out.trim()), (Some(0), "1"), "{err}");
+    stop(p, SIGTERM);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The stock client, when installed.
+#[test]
+fn the_mariadb_client_connects_and_sees_mysql_error_codes() {
+    if !have_mariadb() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("zipdb-client-test-{}", std::process::id()));

@@ -6,13 +6,15 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use zipdb_server::protocol::handshake::{native_password_response, NATIVE_PASSWORD};
+use zipdb_server::protocol::handshake::{
+    caching_sha2_response, native_password_response, CACHING_SHA2_PASSWORD, NATIVE_PASSWORD,
+};
 use zipdb_server::protocol::{caps, put_lenenc_bytes};
 use zipdb_server::{Running, Server, ServerConfig};
 
-/// A server on a fresh database in a temporary directory (kept alive by the server's handles
-/// until the test process ends; each test has its own directory).
-fn start(max_allowed_packet: usize) -> Running {
+/// A fresh instance in a temporary directory (kept alive by the server's handles until the
+/// test process ends; each test has its own directory).
+fn instance() -> std::sync::Arc<zipdb_sql::Instance> {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(
         "zipdb-wire-{}-{}",
@@ -30,7 +32,12 @@ fn start(max_allowed_packet: usize) -> Running {
         },
     )
     .unwrap();
-    let inst = zipdb_sql::Instance::open(db, Default::default()).unwrap();
+    zipdb_sql::Instance::open(db, Default::default()).unwrap()
+}
+
+/// A server on a fresh instance, on loopback.
+fn start(max_allowed_packet: usize) -> Running {
+    let inst = instance();
     let config = ServerConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         max_allowed_packet,
@@ -83,7 +90,18 @@ fn login(
     db: Option<&str>,
     plugin: &str,
 ) -> (Client, Vec<u8>) {
-    let s = TcpStream::connect(r.addr()).unwrap();
+    login_to(r.addr(), user, password, db, plugin)
+}
+
+/// [`login`] to an address. The client starts with `plugin` and follows a switch.
+fn login_to(
+    addr: std::net::SocketAddr,
+    user: &str,
+    password: &[u8],
+    db: Option<&str>,
+    plugin: &str,
+) -> (Client, Vec<u8>) {
+    let s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut c = Client { s, seq: 0 };
     let hs = c.recv().expect("handshake");
@@ -109,11 +127,7 @@ fn login(
     p.extend_from_slice(&[0; 23]);
     p.extend_from_slice(user.as_bytes());
     p.push(0);
-    let first = if plugin == NATIVE_PASSWORD {
-        native_password_response(&scramble, password)
-    } else {
-        b"not-for-this-plugin".to_vec()
-    };
+    let first = response_for(plugin, &scramble, password);
     put_lenenc_bytes(&mut p, &first);
     if let Some(d) = db {
         p.extend_from_slice(d.as_bytes());
@@ -123,15 +137,46 @@ fn login(
     p.push(0);
     c.send(&p);
     let mut answer = c.recv().expect("login answer");
+    let mut plugin = plugin.to_string();
     if answer[0] == 0xfe {
-        // Auth switch to mysql_native_password, with a new scramble.
+        // Auth switch: the plugin to use, and the scramble (NUL-terminated).
         let name_end = answer.iter().position(|&b| b == 0).unwrap();
-        assert_eq!(&answer[1..name_end], NATIVE_PASSWORD.as_bytes());
+        plugin = String::from_utf8(answer[1..name_end].to_vec()).unwrap();
         let s2 = answer[name_end + 1..name_end + 21].to_vec();
-        c.send(&native_password_response(&s2, password));
+        c.send(&response_for(&plugin, &s2, password));
         answer = c.recv().expect("answer after the switch");
     }
+    if plugin == CACHING_SHA2_PASSWORD && answer == [1, 3] {
+        // caching_sha2_password's fast-auth success; the OK follows.
+        answer = c.recv().expect("OK after fast auth");
+    }
     (c, answer)
+}
+
+/// A plugin's response; for a plugin the test does not know, something no check accepts.
+fn response_for(plugin: &str, scramble: &[u8], password: &[u8]) -> Vec<u8> {
+    match plugin {
+        NATIVE_PASSWORD => native_password_response(scramble, password),
+        CACHING_SHA2_PASSWORD => caching_sha2_response(scramble, password),
+        _ => b"not-for-this-plugin".to_vec(),
+    }
+}
+
+/// Sends a query and returns the answer's first packet.
+fn query(c: &mut Client, sql: &str) -> Vec<u8> {
+    c.command(0x03, sql.as_bytes()).expect("an answer")
+}
+
+/// Whether a login as `user` with `password`, starting with `plugin`, succeeds.
+fn logs_in(r: &Running, user: &str, password: &str, plugin: &str) -> bool {
+    let (_c, answer) = login(r, user, password.as_bytes(), None, plugin);
+    match answer[0] {
+        0 => true,
+        _ => {
+            assert_eq!(err_code(&answer), Some(1045), "{answer:?}");
+            false
+        }
+    }
 }
 
 fn err_code(p: &[u8]) -> Option<u16> {
@@ -258,10 +303,118 @@ fn connections_beyond_the_limit_get_error_1040() {
 }
 
 #[test]
-fn a_non_loopback_address_is_refused_while_root_has_no_password() {
+fn accounts_log_in_with_both_plugins_until_changed_or_dropped() {
+    let r = start(1 << 20);
+    let (mut root, ok) = login(&r, "root", b"", None, NATIVE_PASSWORD);
+    assert_eq!(ok[0], 0);
+    let ok = query(
+        &mut root,
+        "CREATE USER 'nat'@'%' IDENTIFIED BY 'n1', 'sha'@'localhost' IDENTIFIED WITH \
+         caching_sha2_password BY 's1'",
+    );
+    assert_eq!(ok[0], 0, "{}", String::from_utf8_lossy(&ok));
+    for start_with in [NATIVE_PASSWORD, CACHING_SHA2_PASSWORD] {
+        // Each account logs in whichever plugin the client starts with (the server switches
+        // it to the account's), with the right password only.
+        assert!(
+            logs_in(&r, "nat", "n1", start_with),
+            "nat from {start_with}"
+        );
+        assert!(
+            logs_in(&r, "sha", "s1", start_with),
+            "sha from {start_with}"
+        );
+        assert!(!logs_in(&r, "nat", "n2", start_with));
+        assert!(!logs_in(&r, "sha", "S1", start_with));
+        assert!(!logs_in(&r, "sha", "", start_with));
+        assert!(!logs_in(&r, "nobody", "", start_with));
+    }
+    // The answers name the account and whether a password was used.
+    let (_c, e) = login(&r, "sha", b"", None, CACHING_SHA2_PASSWORD);
+    let text = String::from_utf8_lossy(&e);
+    assert!(
+        text.contains("Access denied for user 'sha'@'127.0.0.1' (using password: NO)"),
+        "{text}"
+    );
+    let (_c, e) = login(&r, "nat", b"x", None, NATIVE_PASSWORD);
+    assert!(String::from_utf8_lossy(&e).contains("(using password: YES)"));
+    // The session knows its account.
+    let (mut sha, _) = login(&r, "sha", b"s1", None, CACHING_SHA2_PASSWORD);
+    assert_eq!(query(&mut sha, "SELECT CURRENT_USER()"), [1], "one column");
+    sha.recv().expect("column definition");
+    sha.recv().expect("EOF");
+    let row = sha.recv().expect("the row");
+    assert_eq!(&row[1..], b"sha@localhost");
+    // ALTER USER changes password and plugin; the old password stops working.
+    let ok = query(
+        &mut root,
+        "ALTER USER nat IDENTIFIED WITH caching_sha2_password BY 'n2'",
+    );
+    assert_eq!(ok[0], 0, "{}", String::from_utf8_lossy(&ok));
+    assert!(!logs_in(&r, "nat", "n1", NATIVE_PASSWORD));
+    assert!(logs_in(&r, "nat", "n2", NATIVE_PASSWORD));
+    assert!(logs_in(&r, "nat", "n2", CACHING_SHA2_PASSWORD));
+    assert_eq!(
+        query(&mut root, "SET PASSWORD FOR 'sha'@'localhost' = 's2'")[0],
+        0
+    );
+    assert!(!logs_in(&r, "sha", "s1", CACHING_SHA2_PASSWORD));
+    assert!(logs_in(&r, "sha", "s2", CACHING_SHA2_PASSWORD));
+    // Errors with MySQL's codes.
+    assert_eq!(err_code(&query(&mut root, "CREATE USER nat")), Some(1396));
+    assert_eq!(
+        err_code(&query(
+            &mut root,
+            "CREATE USER x IDENTIFIED WITH nope BY 'x'"
+        )),
+        Some(1524)
+    );
+    assert_eq!(err_code(&query(&mut root, "CREATE USER 'x'@")), Some(1064));
+    assert_eq!(
+        err_code(&query(&mut root, "REVOKE ALL ON *.* FROM nat")),
+        Some(1235)
+    );
+    // DROP USER: the account can no longer log in; IF EXISTS turns the error into a note.
+    assert_eq!(query(&mut root, "DROP USER nat, 'sha'@'localhost'")[0], 0);
+    assert!(!logs_in(&r, "nat", "n2", CACHING_SHA2_PASSWORD));
+    assert!(!logs_in(&r, "sha", "s2", CACHING_SHA2_PASSWORD));
+    assert_eq!(err_code(&query(&mut root, "DROP USER nat")), Some(1396));
+    let ok = query(&mut root, "DROP USER IF EXISTS nat");
+    assert_eq!(ok[0], 0);
+    // OK: header, affected rows, last id, status (2 bytes), then the warning count.
+    assert_eq!(u16::from_le_bytes([ok[5], ok[6]]), 1, "one note: {ok:?}");
+}
+
+#[test]
+fn a_non_loopback_address_is_served_only_once_every_account_has_a_password() {
+    let inst = instance();
     let config = ServerConfig {
         listen: "0.0.0.0:0".parse().unwrap(),
         ..ServerConfig::default()
     };
-    assert!(Server::bind(config).is_err());
+    let e = Server::bind(config.clone())
+        .unwrap()
+        .spawn(inst.clone())
+        .err()
+        .expect("refused while root has no password");
+    assert!(e.to_string().contains("'root'@'localhost'"), "{e}");
+    let mut s = inst.session("root", 1);
+    let r = s.query("ALTER USER 'root'@'localhost' IDENTIFIED BY 'rootpw'");
+    assert!(r[0].is_ok(), "{r:?}");
+    let r = Server::bind(config).unwrap().spawn(inst).unwrap();
+    // Served (here reached through loopback); root now needs its password.
+    let local = std::net::SocketAddr::from(([127, 0, 0, 1], r.addr().port()));
+    let (mut c, ok) = login_to(local, "root", b"rootpw", None, NATIVE_PASSWORD);
+    assert_eq!(ok[0], 0, "{ok:?}");
+    let (_c, e) = login_to(local, "root", b"", None, NATIVE_PASSWORD);
+    assert_eq!(err_code(&e), Some(1045));
+    // An account without a password would not be served from here on: refused.
+    assert_eq!(
+        err_code(&query(&mut c, "CREATE USER 'open'@'%'")),
+        Some(1819)
+    );
+    assert_eq!(
+        query(&mut c, "CREATE USER 'closed'@'%' IDENTIFIED BY 'x'")[0],
+        0
+    );
 }

@@ -11,6 +11,7 @@
 //! - `D\0<db>` → empty: a database.
 //! - `T\0<db>\0<table>` → a table definition ([`TableDef::encode`]).
 //! - `N` → the next object id (u64 LE).
+//! - `U\0<user>\0<host>` → an account ([`crate::accounts`] documents the value).
 //!
 //! DDL writes the catalog in one synchronous engine transaction after creating its trees; a
 //! crash in between leaves trees no definition names, which [`Catalog::load`] drops.
@@ -178,6 +179,8 @@ impl Table {
 pub struct Catalog {
     pub dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>>,
     pub next_object_id: u64,
+    /// Accounts as stored (moved into the instance's [`crate::accounts::Accounts`] at open).
+    pub accounts: Vec<crate::accounts::Account>,
 }
 
 impl Catalog {
@@ -216,6 +219,15 @@ impl Catalog {
                         String::from_utf8_lossy(&k)
                     ))
                 })?),
+                Some(&crate::accounts::KEY_PREFIX) => {
+                    cat.accounts
+                        .push(crate::accounts::Account::decode(&k, &v).map_err(|e| {
+                            SqlError::corrupt(format!(
+                                "catalog entry {:?}: {e}",
+                                String::from_utf8_lossy(&k)
+                            ))
+                        })?)
+                }
                 Some(b'N') if v.len() == 8 => {
                     cat.next_object_id = u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));
                 }

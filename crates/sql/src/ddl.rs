@@ -23,30 +23,6 @@ use crate::SqlError;
 /// Largest key a table accepts is the engine's; column counts are bounded like MySQL's.
 const COLUMNS_MAX: usize = 4096;
 
-/// CREATE USER and friends are not in the parser's MySQL grammar; they are answered here.
-pub fn try_user_statement(_s: &mut Session, sql: &str) -> Option<Result<Outcome, SqlError>> {
-    let head: Vec<String> = sql
-        .split_whitespace()
-        .take(2)
-        .map(|w| w.to_ascii_uppercase())
-        .collect();
-    match head
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["CREATE" | "ALTER" | "DROP", "USER"] | ["GRANT", _] | ["REVOKE", _] => {
-            Some(Err(SqlError::unsupported(&format!(
-                "{} {} (accounts other than root)",
-                head[0], head[1]
-            ))))
-        }
-        ["FLUSH", _] => Some(Ok(Outcome::done(0))),
-        _ => None,
-    }
-}
-
 pub fn execute(s: &mut Session, stmt: &ast::Statement) -> Result<Outcome, SqlError> {
     use ast::Statement as S;
     match stmt {
@@ -151,7 +127,10 @@ fn ddl_gate(s: &Session) -> Result<parking_lot::RwLockWriteGuard<'_, ()>, SqlErr
         })
 }
 
-fn write_catalog(s: &Session, puts: &[(Vec<u8>, Option<Vec<u8>>)]) -> Result<(), SqlError> {
+pub(crate) fn write_catalog(
+    s: &Session,
+    puts: &[(Vec<u8>, Option<Vec<u8>>)],
+) -> Result<(), SqlError> {
     let mut txn = s.inst.db.begin();
     txn.set_flush_policy(zipdb_engine::FlushPolicy::Sync);
     for (k, v) in puts {

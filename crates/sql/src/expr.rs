@@ -123,6 +123,7 @@ pub struct Ctx<'a> {
     /// Statement start time (packed [`DateTime`]).
     pub now: i64,
     pub db: Option<&'a str>,
+    /// `user@host` of the session's account (what USER() and CURRENT_USER() return).
     pub user: &'a str,
     pub conn_id: u64,
     pub last_insert_id: u64,
@@ -1307,7 +1308,7 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
             )
         }
         Func::Database => ctx.db.map_or(Value::Null, |d| Value::Str(d.to_string())),
-        Func::User => Value::Str(format!("{}@localhost", ctx.user)),
+        Func::User => Value::Str(ctx.user.to_string()),
         Func::Version => Value::Str(ctx.version.to_string()),
         Func::ConnectionId => Value::UInt(ctx.conn_id),
         Func::LastInsertId => Value::UInt(ctx.last_insert_id),

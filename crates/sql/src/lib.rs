@@ -10,6 +10,7 @@
 // pattern where that reads better.
 #![allow(clippy::type_complexity, clippy::collapsible_match)]
 
+pub mod accounts;
 pub mod catalog;
 pub mod codec;
 mod ddl;
@@ -22,6 +23,7 @@ pub mod plan;
 pub mod result;
 mod session;
 mod show;
+mod user;
 pub mod value;
 
 pub use error::SqlError;

@@ -2,7 +2,7 @@
 //! dispatch, transactions, prepared statements, session variables.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use parking_lot::{Mutex, RawRwLock, RwLock};
 use sqlparser::ast;
 use zipdb_engine::{Codec, Database, IsolationLevel, Transaction, Tree};
 
+use crate::accounts::{Account, Accounts, LoginRefusal};
 use crate::catalog::{Catalog, Table};
 use crate::expr::{Compiler, Ctx};
 use crate::plan::{self, DmlCount, Env, Plan};
@@ -72,12 +73,18 @@ pub struct Instance {
     /// Bumped by every DDL; prepared statements recompile when it moved.
     pub(crate) schema_version: AtomicU64,
     pub(crate) started: std::time::Instant,
+    /// User accounts; changed under `ddl`, written to the catalog tree first.
+    pub(crate) accounts: RwLock<Accounts>,
+    /// Set once the server listens on a non-loopback address: from then on every account
+    /// must keep a password (see [`Instance::require_passwords`]).
+    pub(crate) network_exposed: AtomicBool,
 }
 
 impl Instance {
     /// Opens the SQL catalog of `db` (creating it in a new database).
     pub fn open(db: Database, options: InstanceOptions) -> Result<Arc<Instance>, SqlError> {
-        let (cat, sys) = Catalog::load(&db)?;
+        let (mut cat, sys) = Catalog::load(&db)?;
+        let accounts = Accounts::from_stored(std::mem::take(&mut cat.accounts));
         Ok(Arc::new(Instance {
             db,
             catalog: RwLock::new(cat),
@@ -88,7 +95,44 @@ impl Instance {
             counters: Counters::default(),
             schema_version: AtomicU64::new(1),
             started: std::time::Instant::now(),
+            accounts: RwLock::new(accounts),
+            network_exposed: AtomicBool::new(false),
         }))
+    }
+
+    /// The account a login as `user` from `peer` is checked against (see
+    /// [`Accounts::login`]).
+    pub fn login_account(
+        &self,
+        user: &str,
+        peer: Option<std::net::IpAddr>,
+    ) -> Result<Account, LoginRefusal> {
+        self.accounts.read().login(user, peer).cloned()
+    }
+
+    /// A copy of all accounts.
+    pub fn accounts(&self) -> Accounts {
+        self.accounts.read().clone()
+    }
+
+    /// For a server about to listen on a non-loopback address: fails, naming them, if any
+    /// account has no password; otherwise makes every later statement that would leave an
+    /// account without a password fail (error 1819), so that the rule still holds at the next
+    /// start.
+    pub fn require_passwords(&self) -> Result<(), Vec<String>> {
+        // Under the DDL lock, so that no CREATE USER slips between the check and the flag.
+        let _ddl = self.ddl.lock();
+        let open: Vec<String> = self
+            .accounts
+            .read()
+            .passwordless()
+            .map(|a| a.to_string())
+            .collect();
+        if !open.is_empty() {
+            return Err(open);
+        }
+        self.network_exposed.store(true, Ordering::Release);
+        Ok(())
     }
 
     pub fn session(self: &Arc<Instance>, user: &str, conn_id: u64) -> Session {
@@ -99,6 +143,8 @@ impl Instance {
         Session {
             inst: self.clone(),
             user: user.to_string(),
+            host: "localhost".to_string(),
+            user_at: format!("{user}@localhost"),
             conn_id,
             db: None,
             autocommit: true,
@@ -173,6 +219,10 @@ pub struct Warning {
 pub struct Session {
     pub(crate) inst: Arc<Instance>,
     pub(crate) user: String,
+    /// Host pattern of the account the session logged in as (SET PASSWORD without FOR).
+    pub(crate) host: String,
+    /// `user@host` for USER() and CURRENT_USER().
+    user_at: String,
     pub(crate) conn_id: u64,
     pub(crate) db: Option<String>,
     pub(crate) autocommit: bool,
@@ -245,6 +295,13 @@ impl Session {
         self.db.as_deref()
     }
 
+    /// Records the host pattern of the account the session logged in as (the default,
+    /// `localhost`, suits embedded use).
+    pub fn set_account_host(&mut self, host: &str) {
+        self.host = host.to_string();
+        self.user_at = format!("{}@{host}", self.user);
+    }
+
     pub fn instance(&self) -> &Arc<Instance> {
         &self.inst
     }
@@ -301,7 +358,7 @@ impl Session {
         if let Some(r) = show::try_show(self, sql) {
             return vec![r];
         }
-        if let Some(r) = ddl::try_user_statement(self, sql) {
+        if let Some(r) = crate::user::try_user_statement(self, sql) {
             return vec![r];
         }
         let stmts = match crate::parse::parse_ast(sql) {
@@ -427,7 +484,7 @@ impl Session {
             params,
             now: now_packed(),
             db: self.db.as_deref(),
-            user: &self.user,
+            user: &self.user_at,
             conn_id: self.conn_id,
             last_insert_id: self.last_insert_id,
             version: &self.inst.options.server_version,
@@ -518,7 +575,7 @@ impl Session {
             params,
             now,
             db: self.db.as_deref(),
-            user: &self.user,
+            user: &self.user_at,
             conn_id: self.conn_id,
             last_insert_id: self.last_insert_id,
             version: &self.inst.options.server_version,
