@@ -1,5 +1,6 @@
-//! zipdb's MySQL-protocol server (work in progress: the wire protocol and connection handling
-//! exist; SQL execution does not yet, so every query is answered with error 1235).
+//! zipdb's MySQL-protocol server: the wire protocol (handshake, both password plugins, text and
+//! binary protocols), one thread per connection, settings (`config`); SQL itself is executed by
+//! `zipdb_sql`.
 
 pub mod config;
 pub mod protocol;
