@@ -95,6 +95,40 @@ pub(crate) fn model_range(
     }
 }
 
+/// Keys inserted in ascending order (a sysbench prepare, an AUTO_INCREMENT load) fill their
+/// leaves to about 15/16 instead of half: the split of the last leaf keeps the left page full.
+/// Random order still splits balanced.
+#[test]
+fn ascending_inserts_fill_leaves() {
+    let (_disk, db) = sim_db(4096, Codec::None);
+    let asc = db.create_tree("asc", None).unwrap();
+    let rnd = db.create_tree("rnd", None).unwrap();
+    let n = 20_000u32;
+    for i in 0..n {
+        let k = format!("key{i:08}");
+        assert!(asc.insert(k.as_bytes(), &value(40, i as u8)).unwrap());
+        let k = format!("key{:08}", (i * 7919) % n);
+        assert!(rnd.insert(k.as_bytes(), &value(40, i as u8)).unwrap());
+    }
+    let a = asc.verify().unwrap();
+    let r = rnd.verify().unwrap();
+    assert_eq!((a.entries, r.entries), (n as u64, n as u64));
+    let payload = a.key_bytes + a.value_bytes;
+    // Bytes of keys and values per leaf, against the page size.
+    let fill = |leaves: u64| payload as f64 / (leaves as f64 * 4096.0);
+    assert!(
+        fill(a.leaves) > 0.7,
+        "ascending: {a:?}, fill {:.2}",
+        fill(a.leaves)
+    );
+    assert!(
+        fill(r.leaves) < 0.65,
+        "random: {r:?}, fill {:.2}",
+        fill(r.leaves)
+    );
+    assert!(a.leaves * 10 < r.leaves * 8, "ascending {a:?} random {r:?}");
+}
+
 #[test]
 fn basic_ops_splits_merges_and_collapse() {
     let (_disk, db) = sim_db(4096, Codec::None);

@@ -55,8 +55,8 @@ pub use cursor::Cursor;
 use node::{
     build_node, collect_cells, inner_cell, insert_cell, insert_raw, raw_cell_child, raw_cell_key,
     read_overflow, remove_cell, replace_cell_same_len, set_page_type, shortest_separator,
-    split_point, write_leaf_cell_head, write_overflow, LeafValue, Limits, Node, INNER_CELL_HDR,
-    SLOT_LEN, VALUE_INLINE, VALUE_OVERFLOW,
+    split_point, split_point_append, write_leaf_cell_head, write_overflow, LeafValue, Limits, Node,
+    INNER_CELL_HDR, SLOT_LEN, VALUE_INLINE, VALUE_OVERFLOW,
 };
 pub use verify::VerifyReport;
 
@@ -744,17 +744,19 @@ impl BTree {
         let n = self.node(id, &cur, Some(0))?;
         let mut cells = collect_cells(&n)?;
         cells.insert(pos, node::leaf_cell(key, val));
-        self.split(path, cur, cells)?;
+        self.split(path, cur, cells, pos)?;
         Ok(outcome)
     }
 
     /// `cur` must come to hold `cells`, which do not fit in one page: split it, push the
-    /// separator up the latched `path`, splitting ancestors as needed.
+    /// separator up the latched `path`, splitting ancestors as needed. `inserted` is the index
+    /// of the cell that did not fit: when it is the last, the split favours appends.
     fn split<'a>(
         &'a self,
         mut path: Path<'a>,
         mut cur: PageWriteGuard<'a>,
         mut cells: Vec<Vec<u8>>,
+        mut inserted: usize,
     ) -> Result<()> {
         loop {
             let id = cur.id();
@@ -769,7 +771,11 @@ impl BTree {
                 PageType::Inner
             };
             let refs: Vec<&[u8]> = cells.iter().map(|c| c.as_slice()).collect();
-            let m = split_point(&refs, leaf, self.limits.usable);
+            let append = inserted + 1 == refs.len();
+            let m = append
+                .then(|| split_point_append(&refs, leaf, self.limits.usable))
+                .flatten()
+                .unwrap_or_else(|| split_point(&refs, leaf, self.limits.usable));
             let sep: Vec<u8> = if leaf {
                 shortest_separator(raw_cell_key(refs[m - 1], true), raw_cell_key(refs[m], true))
                     .to_vec()
@@ -815,6 +821,7 @@ impl BTree {
             let pn = self.node(pid, &parent, Some(level + 1))?;
             cells = collect_cells(&pn)?;
             cells.insert(idx, sep_cell);
+            inserted = idx;
             cur = parent;
         }
     }

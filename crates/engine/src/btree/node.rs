@@ -760,6 +760,41 @@ pub fn split_point(cells: &[&[u8]], leaf: bool, usable: usize) -> usize {
     best
 }
 
+/// Where to split `cells` when the cell that overflowed the node is the last one (an append,
+/// as in loading rows in key order): the left part keeps as much as fits in 15/16 of the page,
+/// leaving room for rows that grow, and the rest goes right. Balanced splits would leave every
+/// page of an ascending load half empty for good. `None` when no such split keeps both parts
+/// within a page (the caller then splits balanced). Same index convention as
+/// [`split_point`].
+pub fn split_point_append(cells: &[&[u8]], leaf: bool, usable: usize) -> Option<usize> {
+    let n = cells.len();
+    if n < 2 || (!leaf && n < 3) {
+        return None;
+    }
+    let target = usable - usable / 16;
+    let total = cells_size(cells);
+    let mut left = 0usize;
+    let mut best = None;
+    for (i, c) in cells.iter().enumerate() {
+        let last_allowed = if leaf { n - 1 } else { n - 2 };
+        if i >= 1 && i <= last_allowed {
+            let right = if leaf {
+                total - left
+            } else {
+                total - left - c.len() - SLOT_LEN
+            };
+            if left > target {
+                break;
+            }
+            if right <= usable {
+                best = Some(i);
+            }
+        }
+        left += c.len() + SLOT_LEN;
+    }
+    best
+}
+
 /// The shortest separator `s` with `left < s <= right` (requires `left < right`).
 pub fn shortest_separator<'b>(left: &[u8], right: &'b [u8]) -> &'b [u8] {
     let common = left.iter().zip(right).take_while(|(a, b)| a == b).count();
@@ -917,6 +952,17 @@ mod tests {
         let refs: Vec<&[u8]> = cells.iter().map(|c| c.as_slice()).collect();
         assert_eq!(split_point(&refs, true, 4000), 5);
         assert!([4, 5].contains(&split_point(&refs, false, 4000)));
+        // An append keeps the left part up to 15/16 full: 900 - 900 / 16 = 844 bytes hold 8
+        // cells of 100 + SLOT_LEN bytes, not 9.
+        let a = split_point_append(&refs, true, 900).expect("a split exists");
+        assert_eq!(a, 844 / (100 + SLOT_LEN));
+        assert!(cells_size(&refs[..a]) <= 844 && cells_size(&refs[a..]) <= 900);
+        let a = split_point_append(&refs, false, 900).expect("a split exists");
+        assert!(a >= 1 && a + 1 < refs.len());
+        assert!(cells_size(&refs[..a]) <= 844 && cells_size(&refs[a + 1..]) <= 900);
+        // Too few cells to keep both sides non-empty.
+        assert_eq!(split_point_append(&refs[..1], true, 900), None);
+        assert_eq!(split_point_append(&refs[..2], false, 900), None);
     }
 
     #[test]
