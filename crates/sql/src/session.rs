@@ -237,7 +237,9 @@ pub struct Session {
     /// The last statement was SHOW WARNINGS/ERRORS: it keeps the list but, as in MySQL,
     /// reports no warnings of its own.
     pub(crate) warnings_shown: bool,
-    prepared: HashMap<u32, Prepared>,
+    /// Boxed: EXECUTE takes a statement out of the map and puts it back, and the parsed
+    /// statement inside is large.
+    prepared: HashMap<u32, Box<Prepared>>,
     next_stmt_id: u32,
     pub(crate) vars: HashMap<String, Value>,
 }
@@ -879,7 +881,7 @@ impl Session {
         };
         self.prepared.insert(
             id,
-            Prepared {
+            Box::new(Prepared {
                 sql: sql.to_string(),
                 stmt,
                 plan,
@@ -887,7 +889,7 @@ impl Session {
                 params: c.param_count(),
                 order: c.param_order(),
                 columns,
-            },
+            }),
         );
         self.inst
             .counters
@@ -942,10 +944,10 @@ impl Session {
                 }
             }
         }
-        let stmt = p.stmt.clone();
+        // `p` is out of the session's map while it runs, so no copy of the statement is needed.
         match &p.plan {
-            Some(plan) => self.run(&stmt, Some((plan, &p.order)), params),
-            None => self.run(&stmt, None, params),
+            Some(plan) => self.run(&p.stmt, Some((plan, &p.order)), params),
+            None => self.run(&p.stmt, None, params),
         }
     }
 
