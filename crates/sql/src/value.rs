@@ -689,26 +689,62 @@ pub fn fold_char(c: char) -> char {
 }
 
 /// Comparison under the default collation: case-insensitive, trailing spaces ignored (PAD
-/// SPACE).
+/// SPACE): the strings without their trailing spaces, compared by folded characters, a prefix
+/// first.
 pub fn collate_cmp(a: &str, b: &str) -> Ordering {
-    let a = a.trim_end_matches(' ');
-    let b = b.trim_end_matches(' ');
-    if a.is_ascii() && b.is_ascii() {
-        let (x, y) = (a.as_bytes(), b.as_bytes());
-        for (p, q) in x.iter().zip(y) {
-            let o = p.to_ascii_uppercase().cmp(&q.to_ascii_uppercase());
-            if o != Ordering::Equal {
-                return o;
+    // Hot in ORDER BY, DISTINCT and GROUP BY over text: walk the common ASCII prefix once,
+    // without trimming or checking the whole strings first. The rest is compared by
+    // `collate_cmp_suffix`, which is exact for suffixes that start after an equal ASCII prefix
+    // (a char boundary in both): the prefix cannot change the order, and trimming the whole
+    // string cuts into the prefix only when the suffix is all spaces, which the suffix
+    // comparison treats as empty too.
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    let n = x.len().min(y.len());
+    let mut i = 0;
+    while i < n {
+        let (p, q) = (x[i], y[i]);
+        if p >= 0x80 || q >= 0x80 {
+            break;
+        }
+        if p != q {
+            let (fp, fq) = (p.to_ascii_uppercase(), q.to_ascii_uppercase());
+            if fp != fq {
+                if p == b' ' || q == b' ' {
+                    // Maybe the start of trailing spaces: only the suffixes can tell.
+                    break;
+                }
+                return fp.cmp(&fq);
             }
         }
-        return x.len().cmp(&y.len());
+        i += 1;
     }
+    collate_cmp_suffix(&a[i..], &b[i..])
+}
+
+/// [`collate_cmp`] by its definition, one character at a time.
+fn collate_cmp_suffix(a: &str, b: &str) -> Ordering {
+    let a = a.trim_end_matches(' ');
+    let b = b.trim_end_matches(' ');
     a.chars().map(fold_char).cmp(b.chars().map(fold_char))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The fast path agrees with the definition, on strings made of the characters where
+        /// it could go wrong: spaces (trailing or not), bytes below a space, both cases,
+        /// non-ASCII letters with and without case.
+        #[test]
+        fn collate_cmp_matches_its_definition(
+            a in "[ aAbB\\t!éÉß]{0,8}",
+            b in "[ aAbB\\t!éÉß]{0,8}",
+        ) {
+            proptest::prop_assert_eq!(collate_cmp(&a, &b), collate_cmp_suffix(&a, &b));
+            proptest::prop_assert_eq!(collate_cmp(&b, &a), collate_cmp(&a, &b).reverse());
+        }
+    }
 
     #[test]
     fn decimals_parse_print_and_compute() {
