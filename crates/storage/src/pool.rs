@@ -1204,6 +1204,7 @@ impl BufferPool {
                     if keep {
                         let dst = log.head_pos;
                         self.log_copy(&log, pos, dst, rec as usize);
+                        self.note_record_span(&log, dst, rec);
                         log.head_pos += rec;
                         slot.cpos.store(dst + 1, Ordering::Release);
                         slot.flags.fetch_and(!C_REFERENCED, Ordering::Relaxed);
@@ -1274,6 +1275,25 @@ impl BufferPool {
         }
     }
 
+    /// A record was written at log position `pos`, `rec` bytes long: every frame it reaches
+    /// into past its first starts its own first record where this one ends (a whole frame
+    /// covered by it holds no record start). Reclaiming a tail frame walks its records from
+    /// there, so this must be exact: a wrong start skips records whose pages would then keep
+    /// pointing into a frame that is gone.
+    fn note_record_span(&self, log: &Log, pos: u64, rec: u64) {
+        let fs = self.page_size as u64;
+        let end = pos + rec;
+        let mut b = (pos / fs + 1) * fs;
+        while b < end {
+            let idx = (b / fs - log.tail_seq) as usize;
+            debug_assert!(idx < log.frames.len(), "record past the log's frames");
+            if let Some(&f) = log.frames.get(idx) {
+                self.first_record[f as usize].store((end - b).min(fs) as u32, Ordering::Relaxed);
+            }
+            b += fs;
+        }
+    }
+
     fn log_copy(&self, log: &Log, from: u64, to: u64, len: usize) {
         let mut buf = [0u8; 512];
         let mut done = 0;
@@ -1315,18 +1335,10 @@ impl BufferPool {
                 if log.frames.is_empty() {
                     log.head_pos = log.tail_seq * fs;
                 }
-                // A record that reaches into the new frame sets where that frame's first
-                // record starts.
-                let new_start = cap_end;
-                let first = (log.head_pos + rec).saturating_sub(new_start);
-                self.first_record[f].store(
-                    if log.head_pos >= new_start {
-                        0
-                    } else {
-                        first as u32
-                    },
-                    Ordering::Relaxed,
-                );
+                // No record reaches into the new frame yet; the record that will is written
+                // later (the shard mutex is let go in between, and another thread's record
+                // may come first), and `note_record_span` sets this then.
+                self.first_record[f].store(0, Ordering::Relaxed);
                 self.owners[f].store(OWNER_LOG, Ordering::Release);
                 log.frames.push_back(f as u32);
                 self.log_frames.fetch_add(1, Ordering::Relaxed);
@@ -1339,6 +1351,7 @@ impl BufferPool {
             hdr[8..12].copy_from_slice(&(image.len() as u32).to_le_bytes());
             self.log_write(&log, pos, &hdr);
             self.log_write(&log, pos + RECORD_HEADER as u64, image);
+            self.note_record_span(&log, pos, rec);
             log.head_pos += rec;
             slot.cpos.store(pos + 1, Ordering::Release);
             slot.flags.fetch_and(!C_REFERENCED, Ordering::Relaxed);
