@@ -4,8 +4,10 @@ use std::sync::Arc;
 
 use crate::value::{SqlType, Value};
 
-/// `MYSQL_TYPE_*` codes used in column metadata.
+/// `MYSQL_TYPE_*` codes: those used in column metadata, and the others a client may bind
+/// prepared-statement parameters as.
 pub mod wire_type {
+    pub const DECIMAL: u8 = 0x00;
     pub const TINY: u8 = 0x01;
     pub const SHORT: u8 = 0x02;
     pub const LONG: u8 = 0x03;
@@ -16,11 +18,22 @@ pub mod wire_type {
     pub const LONGLONG: u8 = 0x08;
     pub const INT24: u8 = 0x09;
     pub const DATE: u8 = 0x0a;
+    pub const TIME: u8 = 0x0b;
     pub const DATETIME: u8 = 0x0c;
+    pub const YEAR: u8 = 0x0d;
+    pub const VARCHAR: u8 = 0x0f;
+    pub const BIT: u8 = 0x10;
+    pub const JSON: u8 = 0xf5;
     pub const NEWDECIMAL: u8 = 0xf6;
+    pub const ENUM: u8 = 0xf7;
+    pub const SET: u8 = 0xf8;
+    pub const TINY_BLOB: u8 = 0xf9;
+    pub const MEDIUM_BLOB: u8 = 0xfa;
+    pub const LONG_BLOB: u8 = 0xfb;
     pub const BLOB: u8 = 0xfc;
     pub const VAR_STRING: u8 = 0xfd;
     pub const STRING: u8 = 0xfe;
+    pub const GEOMETRY: u8 = 0xff;
 }
 
 /// Column flags (`*_FLAG`).

@@ -21,37 +21,7 @@ use zipdb_sql::{ColumnMeta, Decimal, Value};
 
 use super::{put_lenenc_bytes, ProtoError, Reader};
 
-/// `MYSQL_TYPE_*` codes a client may bind parameters as (and a few column types beyond
-/// [`wire_type`] that [`write_row`] can still encode).
-mod ty {
-    pub const DECIMAL: u8 = 0x00;
-    pub const TINY: u8 = 0x01;
-    pub const SHORT: u8 = 0x02;
-    pub const LONG: u8 = 0x03;
-    pub const FLOAT: u8 = 0x04;
-    pub const DOUBLE: u8 = 0x05;
-    pub const NULL: u8 = 0x06;
-    pub const TIMESTAMP: u8 = 0x07;
-    pub const LONGLONG: u8 = 0x08;
-    pub const INT24: u8 = 0x09;
-    pub const DATE: u8 = 0x0a;
-    pub const TIME: u8 = 0x0b;
-    pub const DATETIME: u8 = 0x0c;
-    pub const YEAR: u8 = 0x0d;
-    pub const VARCHAR: u8 = 0x0f;
-    pub const BIT: u8 = 0x10;
-    pub const JSON: u8 = 0xf5;
-    pub const NEWDECIMAL: u8 = 0xf6;
-    pub const ENUM: u8 = 0xf7;
-    pub const SET: u8 = 0xf8;
-    pub const TINY_BLOB: u8 = 0xf9;
-    pub const MEDIUM_BLOB: u8 = 0xfa;
-    pub const LONG_BLOB: u8 = 0xfb;
-    pub const BLOB: u8 = 0xfc;
-    pub const VAR_STRING: u8 = 0xfd;
-    pub const STRING: u8 = 0xfe;
-    pub const GEOMETRY: u8 = 0xff;
-}
+use zipdb_sql::result::wire_type as ty;
 
 /// The unsigned flag in the second byte of a bound parameter type.
 const PARAM_UNSIGNED: u8 = 0x80;

@@ -1,6 +1,7 @@
 //! The MySQL client/server protocol, as much of it as zipdb speaks: packet framing
-//! ([`packet`]), the connection phase ([`handshake`]), generic replies ([`reply`]), text
-//! result sets ([`resultset`]) and prepared statements' binary protocol ([`binary`]).
+//! ([`packet`]), the connection phase ([`handshake`]), generic replies ([`reply`]) and
+//! prepared statements' binary protocol ([`binary`]); text result sets are built in `conn.rs`
+//! from `zipdb_sql::ColumnMeta`.
 //!
 //! Written here rather than taken from a crate: the candidates measured in FIELD-NOTES either
 //! hang clients that name a database at connect, panic on malformed parameters or lack
@@ -11,7 +12,6 @@ pub mod binary;
 pub mod handshake;
 pub mod packet;
 pub mod reply;
-pub mod resultset;
 
 /// Capability flags (`CLIENT_*`).
 pub mod caps {
