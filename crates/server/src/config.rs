@@ -14,6 +14,7 @@
 //! max_connections = 1000
 //! max_allowed_packet = 67108864
 //! warm_restart = true
+//! direct_io = false       # open the data file with O_DIRECT (the OS page cache then holds no copy)
 //! ```
 //!
 //! Unknown keys and bad values are errors that name the file, the key and what is allowed: a
@@ -59,6 +60,7 @@ pub struct Partial {
     pub max_connections: Option<usize>,
     pub max_allowed_packet: Option<usize>,
     pub warm_restart: Option<bool>,
+    pub direct_io: Option<bool>,
 }
 
 /// The effective settings.
@@ -77,6 +79,7 @@ pub struct Settings {
     pub max_connections: usize,
     pub max_allowed_packet: usize,
     pub warm_restart: bool,
+    pub direct_io: bool,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
 }
@@ -108,6 +111,7 @@ impl Settings {
                 DEFAULT_MAX_ALLOWED_PACKET,
             ),
             warm_restart: pick(&flags.warm_restart, &file.warm_restart, true),
+            direct_io: pick(&flags.direct_io, &file.direct_io, false),
             config_file,
         }
     }
@@ -116,7 +120,7 @@ impl Settings {
     pub fn summary(&self) -> String {
         let mut s = format!(
             "listen={} port={} data_dir={} pool_mb={} codec={} page_size={} flush_policy={} \
-             max_connections={} max_allowed_packet={} warm_restart={}",
+             max_connections={} max_allowed_packet={} warm_restart={} direct_io={}",
             self.listen,
             self.port,
             self.data_dir.display(),
@@ -127,6 +131,7 @@ impl Settings {
             self.max_connections,
             self.max_allowed_packet,
             if self.warm_restart { "on" } else { "off" },
+            if self.direct_io { "on" } else { "off" },
         );
         match &self.config_file {
             Some(f) => {
@@ -243,6 +248,7 @@ struct FileKeys {
     max_connections: Option<usize>,
     max_allowed_packet: Option<usize>,
     warm_restart: Option<bool>,
+    direct_io: Option<bool>,
 }
 
 /// Parses the text of config file `file`.
@@ -303,6 +309,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Partial, ConfigError> {
             .transpose()
             .map_err(|e| value("max_allowed_packet", e))?,
         warm_restart: keys.warm_restart,
+        direct_io: keys.direct_io,
     })
 }
 
@@ -351,6 +358,7 @@ mod tests {
             max_connections = 50
             max_allowed_packet = 1048576
             warm_restart = false
+            direct_io = true
             "#,
         )
         .unwrap();
@@ -367,6 +375,7 @@ mod tests {
                 max_connections: Some(50),
                 max_allowed_packet: Some(1 << 20),
                 warm_restart: Some(false),
+                direct_io: Some(true),
             }
         );
         // InnoDB's numbers for the flush policy; page size as a string.
@@ -397,6 +406,7 @@ mod tests {
         assert_eq!(s.pool_mb, 64, "file beats default");
         assert_eq!(s.flush_policy, FlushPolicy::Write, "file beats default");
         assert!(!s.warm_restart);
+        assert!(!s.direct_io, "default");
         assert_eq!(s.max_connections, DEFAULT_MAX_CONNECTIONS, "default");
         assert_eq!(s.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
         assert_eq!(

@@ -67,6 +67,11 @@ struct ServeArgs {
     /// Do not save the list of cached pages at shutdown nor reload it at startup.
     #[arg(long)]
     no_warm_restart: bool,
+    /// Open the data file with O_DIRECT, as innodb_flush_method=O_DIRECT: reads and writes
+    /// bypass the OS page cache, so the buffer pool budget is the only cache. Needs a file
+    /// system that supports it (not every tmpfs does). The WAL stays buffered.
+    #[arg(long)]
+    direct_io: bool,
 }
 
 impl ServeArgs {
@@ -82,6 +87,7 @@ impl ServeArgs {
             max_connections: self.max_connections,
             max_allowed_packet: self.max_allowed_packet,
             warm_restart: self.no_warm_restart.then_some(false),
+            direct_io: self.direct_io.then_some(true),
         }
     }
 }
@@ -180,6 +186,7 @@ fn main() -> ExitCode {
                 codec: s.codec,
                 flush_policy: s.flush_policy,
                 warm_restart: s.warm_restart,
+                direct_io: s.direct_io,
                 ..Options::default()
             };
             // Opening runs crash recovery (with progress) if the last run did not stop cleanly.
