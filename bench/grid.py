@@ -59,7 +59,8 @@ RUN_FIELDS = [
     "rand_type", "round", "secs", "tps", "qps", "p95_ms", "errors", "reconnects",
 ]
 LOAD_FIELDS = [
-    "experiment", "disk", "format", "tables", "rows", "load_s", "size_bytes", "file_bytes",
+    "experiment", "disk", "format", "tables", "rows", "round", "load_s", "size_bytes",
+    "file_bytes",
 ]
 SIZE_FIELDS = [
     "disk", "format", "rows", "insert_s", "size_bytes", "scan_ms", "point_select_us",
@@ -230,7 +231,9 @@ class Runner:
         self.started = time.time()
         self.steps_done = 0
         self.steps_total = 0
-        self.step_secs = []
+        self.steps_left = {}  # kind -> [steps left, guessed seconds each]
+        self.step_secs = {}  # kind -> [seconds of each step done]
+        self.current_kind = None
         os.makedirs(args.out, exist_ok=True)
         self.base = {"ram": tempfile.mkdtemp(prefix="zipdb-grid.", dir="/dev/shm")}
         if "disk" in args.disks:
@@ -255,19 +258,24 @@ class Runner:
         for d in self.base.values():
             shutil.rmtree(d, ignore_errors=True)
 
-    def progress(self, what, expect_s):
-        """One line per step: what runs now, and an estimate of what is left."""
+    def progress(self, what, kind):
+        """One line per step: what runs now, and an estimate of what is left (from the mean
+        time of the steps of each kind so far: loads and measured points differ tenfold)."""
         self.steps_done += 1
-        left = self.steps_total - self.steps_done + 1
-        per = statistics.mean(self.step_secs) if self.step_secs else expect_s
+        self.current_kind = kind
         el = time.time() - self.started
-        log(f"[{self.steps_done}/{self.steps_total}  {el / 60:5.1f} min, ~{left * per / 60:.1f} min"
+        left = 0.0
+        for k, (n_left, guess) in self.steps_left.items():
+            done = self.step_secs.get(k, [])
+            left += n_left * (statistics.mean(done) if done else guess)
+        self.steps_left[kind][0] -= 1
+        log(f"[{self.steps_done}/{self.steps_total}  {el / 60:5.1f} min, ~{left / 60:.1f} min"
             f" left] {what}")
 
     def timed_step(self, fn):
         t0 = time.time()
         r = fn()
-        self.step_secs.append(time.time() - t0)
+        self.step_secs.setdefault(self.current_kind, []).append(time.time() - t0)
         return r
 
     # -- one format on one disk -------------------------------------------------------------
@@ -278,9 +286,10 @@ class Runner:
         self.servers.append(s)
         return s
 
-    def load(self, experiment, disk, fmt, budget_mb):
-        """Creates and loads the sysbench tables; records load time and size."""
-        s = self.server(experiment, disk, fmt)
+    def load(self, experiment, disk, fmt, budget_mb, rnd=1):
+        """Creates and loads the sysbench tables; records load time and size. Rounds after the
+        first load into a throwaway directory, removed afterwards (they only time the load)."""
+        s = self.server(experiment, disk, fmt, None if rnd == 1 else f"{fmt}-load{rnd}")
         s.create()
         s.start(budget_mb)
         s.sql("CREATE DATABASE sbtest")
@@ -293,10 +302,13 @@ class Runner:
         s.stop()
         size, file_bytes = s.size_bytes()
         self.record("loads", dict(experiment=experiment, disk=disk, format=fmt,
-                                  tables=self.args.tables, rows=self.args.rows,
+                                  tables=self.args.tables, rows=self.args.rows, round=rnd,
                                   load_s=f"{load_s:.2f}", size_bytes=size,
                                   file_bytes=file_bytes))
         log(f"    load {fmt} ({disk}): {load_s:.2f} s, {size / 2**20:.1f} MiB")
+        if rnd > 1:
+            self.servers.remove(s)
+            shutil.rmtree(s.datadir, ignore_errors=True)
         return s
 
     def measure(self, experiment, s, budget_mb, test, threads, rnd, rand_type="special"):
@@ -326,37 +338,46 @@ class Runner:
         return self.args.time + self.args.warmup + 6
 
     def plan(self, exps):
-        """Counts the steps, for the progress line."""
+        """Counts the steps of each kind, for the progress line."""
         a = self.args
-        n = 0
+        n = {"load": 0, "run": 0, "bigload": 0, "size": 0}
         if "grid" in exps:
-            n += len(a.disks) * len(a.formats) * (1 + a.rounds * len(a.budgets))
+            n["load"] += len(a.disks) * len(a.formats) * a.load_rounds
+            n["run"] += len(a.disks) * len(a.formats) * a.rounds * len(a.budgets)
         if "pareto" in exps:
-            n += len(a.disks) * len(a.formats) * (1 + a.rounds)
+            n["load"] += len(a.disks) * len(a.formats)
+            n["run"] += len(a.disks) * len(a.formats) * a.rounds
         if "scaling" in exps:
-            n += len(a.pair_formats) * (1 + a.rounds * len(a.clients))
+            n["load"] += len(a.pair_formats)
+            n["run"] += len(a.pair_formats) * a.rounds * len(a.clients)
         if "readonly" in exps:
-            n += len(a.pair_formats) * (1 + a.rounds)
+            n["bigload"] += len(a.pair_formats)
+            n["run"] += len(a.pair_formats) * a.rounds
         if "sizes" in exps:
-            n += len(a.size_formats)
-        self.steps_total = n
+            n["size"] += len(a.size_formats)
+        guess = {"load": 10, "run": self.point_s(), "bigload": 120, "size": 20}
+        self.steps_left = {k: [v, guess[k]] for k, v in n.items()}
+        self.steps_total = sum(n.values())
 
     def grid(self, experiment="grid", budgets=None, rand_type="special"):
         a = self.args
         budgets = budgets or a.budgets
         servers = {}
-        for disk in a.disks:
-            for fmt in a.formats:
-                self.progress(f"{experiment}: load {fmt} on {disk}", 10)
-                servers[disk, fmt] = self.timed_step(
-                    lambda: self.load(experiment, disk, fmt, max(budgets)))
+        load_rounds = a.load_rounds if experiment == "grid" else 1
+        for lrnd in range(1, load_rounds + 1):
+            for disk in a.disks:
+                for fmt in a.formats:
+                    self.progress(f"{experiment}: load {fmt} on {disk}, round {lrnd}", "load")
+                    s = self.timed_step(
+                        lambda: self.load(experiment, disk, fmt, max(budgets), lrnd))
+                    servers.setdefault((disk, fmt), s)
         for rnd in range(1, a.rounds + 1):
             for disk in a.disks:
                 for budget in budgets:
                     for fmt in a.formats:
                         self.progress(f"{experiment}: oltp_read_write {fmt} on {disk}, {budget} MB,"
                                       f" {a.threads} threads, {rand_type}, round {rnd}",
-                                      self.point_s())
+                                      "run")
                         self.timed_step(lambda: self.measure(
                             experiment, servers[disk, fmt], budget, "oltp_read_write",
                             a.threads, rnd, rand_type))
@@ -365,13 +386,13 @@ class Runner:
         a = self.args
         servers = {}
         for fmt in a.pair_formats:
-            self.progress(f"scaling: load {fmt} on ram", 10)
+            self.progress(f"scaling: load {fmt} on ram", "load")
             servers[fmt] = self.timed_step(lambda: self.load("scaling", "ram", fmt, a.budgets[0]))
         for rnd in range(1, a.rounds + 1):
             for c in a.clients:
                 for fmt in a.pair_formats:
                     self.progress(f"scaling: oltp_read_write {fmt}, {c} clients, "
-                                  f"{a.budgets[0]} MB, round {rnd}", self.point_s())
+                                  f"{a.budgets[0]} MB, round {rnd}", "run")
                     self.timed_step(lambda: self.measure(
                         "scaling", servers[fmt], a.budgets[0], "oltp_read_write", c, rnd))
 
@@ -383,13 +404,13 @@ class Runner:
         try:
             servers = {}
             for fmt in a.pair_formats:
-                self.progress(f"readonly: load {fmt}, {a.tables} x {a.rows} rows", 60)
+                self.progress(f"readonly: load {fmt}, {a.tables} x {a.rows} rows", "bigload")
                 servers[fmt] = self.timed_step(
                     lambda: self.load("readonly", "ram", fmt, a.ro_budget))
             for rnd in range(1, a.rounds + 1):
                 for fmt in a.pair_formats:
                     self.progress(f"readonly: oltp_read_only {fmt}, {a.ro_budget} MB, "
-                                  f"round {rnd}", self.point_s())
+                                  f"round {rnd}", "run")
                     self.timed_step(lambda: self.measure(
                         "readonly", servers[fmt], a.ro_budget, "oltp_read_only", a.threads, rnd))
         finally:
@@ -406,7 +427,7 @@ class Runner:
                 for i in range(1, a.size_rows + 1)]
         lookups = [rng.randint(1, a.size_rows) for _ in range(5000)]
         for label in a.size_formats:
-            self.progress(f"sizes: {label}", 15)
+            self.progress(f"sizes: {label}", "size")
             t_step = time.time()
             fmt, opts = SIZE_VARIANTS[label]
             s = self.server("sizes", "ram", fmt, label)
@@ -447,7 +468,7 @@ class Runner:
                                       point_select_us=f"{point_us:.0f}"))
             log(f"    {label}: insert {insert_s:.2f} s, {size / 1024:.0f} KiB, scan "
                 f"{statistics.median(scans) * 1000:.1f} ms, point select {point_us:.0f} us")
-            self.step_secs.append(time.time() - t_step)
+            self.step_secs.setdefault("size", []).append(time.time() - t_step)
 
 
 # The size table's variants: label -> (format that gives the server, table options).
@@ -510,6 +531,8 @@ def main():
     p.add_argument("--rows", type=int, default=10000)
     p.add_argument("--threads", type=int, default=16)
     p.add_argument("--load-threads", type=int, default=4)
+    p.add_argument("--load-rounds", type=int, default=3,
+                   help="loads of each grid format (interleaved; the first is kept for the runs)")
     p.add_argument("--time", type=int, default=30, help="seconds of each measured run")
     p.add_argument("--warmup", type=int, default=10, help="seconds of warm-up before each")
     p.add_argument("--rounds", type=int, default=2, help="repetitions of every point")
@@ -522,7 +545,7 @@ def main():
         a.formats = ["zipdb_zstd", "innodb_dynamic"]
         a.disks = ["ram"]
         a.budgets = [32]
-        a.time, a.warmup, a.rounds = 10, 3, 1
+        a.time, a.warmup, a.rounds, a.load_rounds = 10, 3, 1, 1
     exps = [] if a.no_grid else ["grid"]
     for e in EXPERIMENTS[1:]:
         if a.all or getattr(a, e):

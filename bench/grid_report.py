@@ -61,7 +61,18 @@ def report(out):
         k = (r["experiment"], r["disk"], r["format"], int(r["budget_mb"]), int(r["threads"]))
         qps[k].append(float(r["qps"]))
         p95[k].append(float(r["p95_ms"]))
-    load = {(r["experiment"], r["disk"], r["format"]): r for r in loads}
+    # Load time: median of the load rounds; size: from the first load (the one measured).
+    load = {}
+    load_s = defaultdict(list)
+    for r in loads:
+        k = (r["experiment"], r["disk"], r["format"])
+        load_s[k].append(float(r["load_s"]))
+        if r.get("round", "1") == "1":
+            load[k] = dict(r)
+    for k, v in load_s.items():
+        if k in load:
+            load[k]["load_s"] = f"{statistics.median(v):.2f}"
+            load[k]["load_spread"] = spread(v, "{:.2f}")
 
     def med(k):
         return statistics.median(qps[k]) if qps.get(k) else None
@@ -73,7 +84,9 @@ def report(out):
         threads = int(grid[0]["threads"])
         md += ["## The grid: oltp_read_write, "
                f"{grid[0]['tables']} x {grid[0]['rows']} rows, {threads} threads", "",
-               "QPS: median of the rounds (min..max); p95 latency in ms: median of the rounds.",
+               "QPS: median of the rounds (min..max); p95 latency in ms: median of the rounds. "
+               "Load: sysbench prepare, median (min..max) of the load rounds. Size: MiB "
+               "allocated on disk by the tables' data and indexes after a clean shutdown.",
                ""]
         head = "| disk | format | load s | size MiB | " + " | ".join(
             f"{b} MB QPS" for b in budgets) + " | " + " | ".join(
@@ -83,7 +96,7 @@ def report(out):
             for fmt in ordered(grid, "format"):
                 ld = load.get(("grid", disk, fmt))
                 cells = [DISKS.get(disk, disk), LABELS.get(fmt, fmt),
-                         ld["load_s"] if ld else "—", mib(ld["size_bytes"]) if ld else "—"]
+                         ld["load_spread"] if ld else "—", mib(ld["size_bytes"]) if ld else "—"]
                 cells += [spread(qps.get(("grid", disk, fmt, b, threads), [])) for b in budgets]
                 cells += [spread(p95.get(("grid", disk, fmt, b, threads), []), "{:.1f}")
                           for b in budgets]
@@ -158,7 +171,7 @@ def report(out):
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
-    plots(out, runs, loads, sizes)
+    plots(out, runs, load)
 
 
 def targets(grid, med, load, budgets, threads):
@@ -198,7 +211,8 @@ def targets(grid, med, load, budgets, threads):
     return lines
 
 
-def plots(out, runs, loads, sizes):
+def plots(out, runs, load):
+    """`load`: (experiment, disk, format) -> first load's row, load_s the median of rounds."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -218,9 +232,10 @@ def plots(out, runs, loads, sizes):
                         pts[int(r["budget_mb"])].append(float(r["qps"]))
                 xs = sorted(pts)
                 style = "-o" if fmt.startswith("zipdb") else "--s"
-                ax.plot(xs, [statistics.median(pts[x]) for x in xs], style,
-                        label=LABELS.get(fmt, fmt))
-                ax.vlines(xs, [min(pts[x]) for x in xs], [max(pts[x]) for x in xs], alpha=0.4)
+                (line,) = ax.plot(xs, [statistics.median(pts[x]) for x in xs], style,
+                                  label=LABELS.get(fmt, fmt))
+                ax.vlines(xs, [min(pts[x]) for x in xs], [max(pts[x]) for x in xs], alpha=0.4,
+                          color=line.get_color())
             ax.set_xscale("log", base=2)
             ax.set_xticks(xs)
             ax.set_xticklabels([str(x) for x in xs])
@@ -234,9 +249,9 @@ def plots(out, runs, loads, sizes):
         fig.savefig(os.path.join(out, "grid-qps.png"), dpi=110)
         plt.close(fig)
 
-        gl = [r for r in loads if r["experiment"] == "grid"]
+        gl = [r for k, r in load.items() if k[0] == "grid"]
         for what, fname, ylabel in (("size_bytes", "grid-size.png", "MiB on disk (data + index)"),
-                                    ("load_s", "grid-load.png", "sysbench prepare, s")):
+                                    ("load_s", "grid-load.png", "sysbench prepare, s (median)")):
             fmts = ordered(gl, "format")
             disks = ordered(gl, "disk")
             fig, ax = plt.subplots(figsize=(9, 4.5))

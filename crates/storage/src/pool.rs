@@ -343,6 +343,10 @@ pub struct BufferPool {
     counters: Counters,
     writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     writer_wake: (Mutex<bool>, Condvar),
+    /// Held by the background writer for each pass, and by [`BufferPool::verify`], so that
+    /// verify never sees a frame in flight between two logs or between the free queue and a
+    /// page (a write-back caches its image, which may reclaim a frame from another shard).
+    writer_busy: Mutex<()>,
     shutdown: AtomicBool,
     /// First background write-back error: the store has fail-stopped; surfaced on flush.
     writer_error: Mutex<Option<String>>,
@@ -521,6 +525,7 @@ impl BufferPool {
             counters: Counters::default(),
             writer: Mutex::new(None),
             writer_wake: (Mutex::new(false), Condvar::new()),
+            writer_busy: Mutex::new(()),
             shutdown: AtomicBool::new(false),
             writer_error: Mutex::new(None),
             ckpt: Mutex::new(None),
@@ -1681,10 +1686,12 @@ impl BufferPool {
         }
     }
 
-    /// Checks the pool's invariants (call with no page latched): every frame is owned by
-    /// exactly one of free list, a log, or a resident page whose slot points back at it; log
-    /// positions are within their logs.
+    /// Checks the pool's invariants: every frame is owned by exactly one of free list, a log,
+    /// or a resident page whose slot points back at it; log positions are within their logs.
+    /// Call it with no page latched and no other thread using the pool; it pauses the
+    /// background writer itself (whose write-backs move frames between logs).
     pub fn verify(&self) -> std::result::Result<(), String> {
+        let _writer = self.writer_busy.lock();
         let mut seen = vec![0u8; self.frame_count];
         let mut free_n = 0;
         for (f, owner) in self.owners.iter().enumerate() {
@@ -1972,6 +1979,7 @@ fn writer_loop(pool: std::sync::Weak<BufferPool>) {
         if p.shutdown.load(Ordering::Acquire) {
             return;
         }
+        let _busy = p.writer_busy.lock();
         p.refresh_model();
         p.adapt_bias();
         if p.writer_error.lock().is_some() {
