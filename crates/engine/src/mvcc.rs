@@ -44,8 +44,46 @@ pub(crate) struct TreeVersions {
 }
 
 impl TreeVersions {
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len.load(Ordering::Acquire) == 0
+    }
+
+    /// What snapshot `s` sees for `key` (read the tree first, then call this).
+    pub(crate) fn visible(&self, key: &[u8], s: Ts) -> Visible {
+        if self.is_empty() {
+            return Visible::Tree;
+        }
+        let m = self.map.read();
+        match m.get(key).and_then(|c| c.iter().find(|(t, _)| *t > s)) {
+            Some((_, v)) => Visible::Old(v.as_ref().map(|b| b.to_vec())),
+            None => Visible::Tree,
+        }
+    }
+
+    /// The first key strictly between `lo` and `hi` (in scan direction) that snapshot `s`
+    /// must see from before-images, with what it sees.
+    pub(crate) fn next_old(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        reverse: bool,
+        s: Ts,
+    ) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+        if self.is_empty() {
+            return None;
+        }
+        let m = self.map.read();
+        let pick = |k: &[u8], c: &Chain| -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+            c.iter()
+                .find(|(t, _)| *t > s)
+                .map(|(_, v)| (k.to_vec(), v.as_ref().map(|b| b.to_vec())))
+        };
+        let r = m.range::<[u8], _>((lo, hi));
+        if reverse {
+            r.rev().find_map(|(k, c)| pick(k, c))
+        } else {
+            r.into_iter().find_map(|(k, c)| pick(k, c))
+        }
     }
 }
 
@@ -246,17 +284,17 @@ impl Mvcc {
 
     /// What snapshot `s` sees for `key` (read the tree first, then call this).
     pub fn visible(&self, tree: TreeId, key: &[u8], s: Ts) -> Visible {
-        let Some(tv) = self.tree(tree) else {
-            return Visible::Tree;
-        };
-        if tv.is_empty() {
-            return Visible::Tree;
-        }
-        let m = tv.map.read();
-        match m.get(key).and_then(|c| c.iter().find(|(t, _)| *t > s)) {
-            Some((_, v)) => Visible::Old(v.as_ref().map(|b| b.to_vec())),
+        match self.tree(tree) {
+            Some(tv) => tv.visible(key, s),
             None => Visible::Tree,
         }
+    }
+
+    /// The before-images of `tree`, once it has had any. The map keeps the same `Arc` for a
+    /// tree until [`Mvcc::drop_tree`], so a scan may hold it instead of looking it up for
+    /// every row; `None` means none yet, and must be asked again (a commit may add some).
+    pub(crate) fn tree_versions(&self, tree: TreeId) -> Option<Arc<TreeVersions>> {
+        self.tree(tree)
     }
 
     /// Whether a commit after snapshot `s` changed `key` (first-updater-wins check; the caller
@@ -272,7 +310,9 @@ impl Mvcc {
     }
 
     /// The first key strictly between `after` and `before` (in scan direction) that snapshot
-    /// `s` must see from before-images, with what it sees.
+    /// `s` must see from before-images, with what it sees. (Scans hold the tree's
+    /// [`TreeVersions`] and ask it directly; this is the by-id form the tests use.)
+    #[cfg(test)]
     pub fn next_old(
         &self,
         tree: TreeId,
@@ -281,27 +321,7 @@ impl Mvcc {
         reverse: bool,
         s: Ts,
     ) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-        let tv = self.tree(tree)?;
-        if tv.is_empty() {
-            return None;
-        }
-        let m = tv.map.read();
-        let pick = |k: &[u8], c: &Chain| -> Option<(Vec<u8>, Option<Vec<u8>>)> {
-            c.iter()
-                .find(|(t, _)| *t > s)
-                .map(|(_, v)| (k.to_vec(), v.as_ref().map(|b| b.to_vec())))
-        };
-        let r = m.range::<[u8], _>((lo, hi));
-        if reverse {
-            r.rev().find_map(|(k, c)| pick(k, c))
-        } else {
-            r.into_iter().find_map(|(k, c)| pick(k, c))
-        }
-    }
-
-    /// Whether any before-image of `tree` exists (scans skip the merge when none does).
-    pub fn tree_has_versions(&self, tree: TreeId) -> bool {
-        self.tree(tree).is_some_and(|t| !t.is_empty())
+        self.tree(tree)?.next_old(lo, hi, reverse, s)
     }
 
     /// Drops before-images no running or future snapshot can need; at most `budget` of them.
