@@ -211,6 +211,29 @@ def targets(grid, med, load, budgets, threads):
     return lines
 
 
+def qps_lines(ax, rows, xkey, xlabel, title):
+    """One line per format: median QPS against `xkey` (log 2 axis), min..max as a bar."""
+    for fmt in ordered(rows, "format"):
+        pts = defaultdict(list)
+        for r in rows:
+            if r["format"] == fmt:
+                pts[int(r[xkey])].append(float(r["qps"]))
+        xs = sorted(pts)
+        style = "-o" if fmt.startswith("zipdb") else "--s"
+        (line,) = ax.plot(xs, [statistics.median(pts[x]) for x in xs], style,
+                          label=LABELS.get(fmt, fmt))
+        ax.vlines(xs, [min(pts[x]) for x in xs], [max(pts[x]) for x in xs], alpha=0.4,
+                  color=line.get_color())
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("QPS (oltp_read_write)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+
+
 def plots(out, runs, load):
     """`load`: (experiment, disk, format) -> first load's row, load_s the median of rounds."""
     try:
@@ -225,25 +248,8 @@ def plots(out, runs, load):
         disks = ordered(grid, "disk")
         fig, axes = plt.subplots(1, len(disks), figsize=(6.5 * len(disks), 4.5), squeeze=False)
         for ax, disk in zip(axes[0], disks):
-            for fmt in ordered(grid, "format"):
-                pts = defaultdict(list)
-                for r in grid:
-                    if r["disk"] == disk and r["format"] == fmt:
-                        pts[int(r["budget_mb"])].append(float(r["qps"]))
-                xs = sorted(pts)
-                style = "-o" if fmt.startswith("zipdb") else "--s"
-                (line,) = ax.plot(xs, [statistics.median(pts[x]) for x in xs], style,
-                                  label=LABELS.get(fmt, fmt))
-                ax.vlines(xs, [min(pts[x]) for x in xs], [max(pts[x]) for x in xs], alpha=0.4,
-                          color=line.get_color())
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(xs)
-            ax.set_xticklabels([str(x) for x in xs])
-            ax.set_xlabel("memory budget, MB")
-            ax.set_ylabel("QPS (oltp_read_write)")
-            ax.set_ylim(bottom=0)
-            ax.set_title(DISKS.get(disk, disk))
-            ax.grid(alpha=0.3)
+            qps_lines(ax, [r for r in grid if r["disk"] == disk], "budget_mb",
+                      "memory budget, MB", DISKS.get(disk, disk))
         axes[0][0].legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(os.path.join(out, "grid-qps.png"), dpi=110)
@@ -277,22 +283,8 @@ def plots(out, runs, load):
     sc = [r for r in runs if r["experiment"] == "scaling"]
     if sc:
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        for fmt in ordered(sc, "format"):
-            pts = defaultdict(list)
-            for r in sc:
-                if r["format"] == fmt:
-                    pts[int(r["threads"])].append(float(r["qps"]))
-            xs = sorted(pts)
-            style = "-o" if fmt.startswith("zipdb") else "--s"
-            ax.plot(xs, [statistics.median(pts[x]) for x in xs], style, label=LABELS.get(fmt, fmt))
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(xs)
-        ax.set_xticklabels([str(x) for x in xs])
-        ax.set_xlabel("concurrent clients")
-        ax.set_ylabel("QPS (oltp_read_write)")
-        ax.set_ylim(bottom=0)
-        ax.set_title(f"client scaling, {sc[0]['budget_mb']} MB, RAM disk")
-        ax.grid(alpha=0.3)
+        qps_lines(ax, sc, "threads", "concurrent clients",
+                  f"client scaling, {sc[0]['budget_mb']} MB, RAM disk")
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(os.path.join(out, "scaling.png"), dpi=110)
