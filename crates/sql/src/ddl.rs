@@ -494,6 +494,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                                     last_insert_id: 0,
                                     version: "",
                                     virtual_rows: None,
+                                    sub: None,
+                                    outer: &[],
                                 },
                             )?;
                         col.default = Some(v);

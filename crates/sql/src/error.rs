@@ -35,6 +35,15 @@ impl SqlError {
         }
     }
 
+    /// ER_OPERAND_COLUMNS (1241).
+    pub fn operand_columns(n: usize) -> SqlError {
+        SqlError {
+            code: 1241,
+            sqlstate: "21000",
+            message: format!("Operand should contain {n} column(s)"),
+        }
+    }
+
     /// ER_EMPTY_QUERY (1065).
     pub fn empty() -> SqlError {
         SqlError {

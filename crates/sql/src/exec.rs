@@ -20,6 +20,7 @@ use zipdb_engine::Transaction;
 use crate::catalog::Table;
 use crate::codec;
 use crate::expr::{Cmp, Compiler, Ctx, Expr, Scope};
+use crate::join::JoinStep;
 use crate::result::{col_flags, describe, ColumnMeta};
 use crate::value::{DateTime, Decimal, SqlType, Value};
 use crate::SqlError;
@@ -53,6 +54,135 @@ impl Scope for TableScope<'_> {
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
         (self.vars)(name)
     }
+}
+
+/// One table of a FROM clause: its columns occupy `offset..offset + columns` of the joined row.
+#[derive(Clone, Copy)]
+pub struct FromItem<'a> {
+    pub table: &'a Table,
+    pub alias: Option<&'a str>,
+    pub offset: usize,
+}
+
+impl FromItem<'_> {
+    /// Whether `q` names this table: its alias when it has one (MySQL then refuses the table's
+    /// own name), else its name.
+    pub fn named(&self, q: &str) -> bool {
+        // Table names and aliases are case-sensitive, as in MariaDB with
+        // lower_case_table_names=0 (its default on Linux).
+        match self.alias {
+            Some(a) => a == q,
+            None => self.table.def.name == q,
+        }
+    }
+}
+
+/// Resolves column names over the tables of a FROM clause (the first `visible` of them: an
+/// ON clause sees only the tables joined so far) to positions in the joined row; names found
+/// only in the enclosing query's tables (in a subquery) become outer references.
+pub struct FromScope<'a> {
+    pub items: &'a [FromItem<'a>],
+    pub visible: usize,
+    pub clause: &'static str,
+    pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
+    /// For compiling subqueries (`None`: subqueries are refused).
+    pub env: Option<&'a crate::plan::Env<'a>>,
+}
+
+/// Column `q.name` or `name` among `items`: `Ok(None)` when no table has it.
+fn resolve(
+    items: &[FromItem],
+    q: Option<&str>,
+    name: &str,
+    clause: &str,
+) -> Result<Option<usize>, SqlError> {
+    if let Some(q) = q {
+        return Ok(items
+            .iter()
+            .find(|it| it.named(q))
+            .and_then(|it| it.table.column(name).map(|i| it.offset + i)));
+    }
+    let mut found = None;
+    for it in items {
+        if let Some(i) = it.table.column(name) {
+            if found.is_some() {
+                return Err(SqlError::new(
+                    1052,
+                    "23000",
+                    format!("Column '{name}' in {clause} is ambiguous"),
+                ));
+            }
+            found = Some(it.offset + i);
+        }
+    }
+    Ok(found)
+}
+
+impl Scope for FromScope<'_> {
+    fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
+        let items = &self.items[..self.visible.min(self.items.len())];
+        if let Some(i) = resolve(items, q, name, self.clause)? {
+            return Ok(Expr::Col(i));
+        }
+        if let Some(o) = self.env.and_then(|e| e.outer) {
+            let outer = &o.items[..o.visible.min(o.items.len())];
+            if let Some(i) = resolve(outer, q, name, self.clause)? {
+                o.used.borrow_mut().push(i);
+                return Ok(Expr::Outer(i));
+            }
+        }
+        let shown = match q {
+            Some(q) => format!("{q}.{name}"),
+            None => name.to_string(),
+        };
+        Err(SqlError::unknown_column(&shown, self.clause))
+    }
+    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
+        (self.vars)(name)
+    }
+    fn subquery(&mut self, c: &mut Compiler, q: &ast::Query) -> Result<SubPlan, SqlError> {
+        let Some(env) = self.env else {
+            return Err(SqlError::unsupported("subqueries here"));
+        };
+        let used = std::cell::RefCell::new(Vec::new());
+        let outer = crate::plan::OuterRef {
+            items: self.items,
+            visible: self.visible,
+            used: &used,
+        };
+        let inner = crate::plan::Env {
+            db: env.db,
+            lookup: env.lookup,
+            vars: env.vars,
+            outer: Some(&outer),
+        };
+        let plan = crate::select::compile_select(q, &inner, c)?;
+        let mut outer_cols = used.into_inner();
+        outer_cols.sort_unstable();
+        outer_cols.dedup();
+        Ok(SubPlan { plan, outer_cols })
+    }
+}
+
+/// The types of the joined row.
+pub fn joined_types(items: &[FromItem]) -> Vec<SqlType> {
+    items
+        .iter()
+        .flat_map(|it| it.table.types.iter().copied())
+        .collect()
+}
+
+/// Metadata of joined-row column `i` in a result.
+pub fn joined_column_meta(items: &[FromItem], i: usize, label: &str) -> Option<ColumnMeta> {
+    let it = items
+        .iter()
+        .rev()
+        .find(|it| it.offset <= i && i < it.offset + it.table.types.len())?;
+    let mut m = table_column_meta(it.table, i - it.offset, label);
+    if let Some(a) = it.alias {
+        m.table = a.to_string();
+    }
+    Some(m)
 }
 
 /// A scope without columns (SELECT without FROM).
@@ -117,7 +247,7 @@ impl Access {
 }
 
 /// Splits a WHERE clause into its top-level AND terms.
-fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+pub fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     match e {
         Expr::And(a, b) => {
             conjuncts(a, out);
@@ -127,16 +257,18 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     }
 }
 
-/// The bounds the WHERE terms put on column `col`.
-fn bounds_on(terms: &[&Expr], col: usize) -> Option<ColBound> {
+/// The bounds the WHERE terms put on column `col`. `known` says whether an expression's value
+/// is known before the table is read (constants and parameters; in a join, also columns of
+/// the tables before it).
+fn bounds_on(terms: &[&Expr], col: usize, known: &dyn Fn(&Expr) -> bool) -> Option<ColBound> {
     let mut lo: Option<(Expr, bool)> = None;
     let mut hi: Option<(Expr, bool)> = None;
     for t in terms {
         match t {
             Expr::Cmp(op, a, b) => {
                 let (op, v) = match (&**a, &**b) {
-                    (Expr::Col(c), v) if *c == col && v.is_constant() => (*op, v),
-                    (v, Expr::Col(c)) if *c == col && v.is_constant() => (op.flip(), v),
+                    (Expr::Col(c), v) if *c == col && known(v) => (*op, v),
+                    (v, Expr::Col(c)) if *c == col && known(v) => (op.flip(), v),
                     _ => continue,
                 };
                 match op {
@@ -149,14 +281,14 @@ fn bounds_on(terms: &[&Expr], col: usize) -> Option<ColBound> {
                 }
             }
             Expr::Between(x, l, h, false) => {
-                if matches!(&**x, Expr::Col(c) if *c == col) && l.is_constant() && h.is_constant() {
+                if matches!(&**x, Expr::Col(c) if *c == col) && known(l) && known(h) {
                     lo = Some(((**l).clone(), true));
                     hi = Some(((**h).clone(), true));
                 }
             }
             Expr::InList(x, list, false) => {
                 if matches!(&**x, Expr::Col(c) if *c == col)
-                    && list.iter().all(Expr::is_constant)
+                    && list.iter().all(known)
                     && list.len() <= 1000
                 {
                     return Some(ColBound::In(list.clone()));
@@ -173,10 +305,15 @@ fn bounds_on(terms: &[&Expr], col: usize) -> Option<ColBound> {
 }
 
 /// Bounds on a prefix of `cols`: equalities, then at most one IN or range.
-fn key_bounds(terms: &[&Expr], cols: &[usize]) -> Vec<ColBound> {
+fn key_bounds(
+    terms: &[&Expr],
+    cols: &[usize],
+    base: usize,
+    known: &dyn Fn(&Expr) -> bool,
+) -> Vec<ColBound> {
     let mut out = Vec::new();
     for &c in cols {
-        match bounds_on(terms, c) {
+        match bounds_on(terms, base + c, known) {
             Some(b @ ColBound::Eq(_)) => out.push(b),
             Some(b) => {
                 out.push(b);
@@ -195,6 +332,17 @@ pub fn choose_access(t: &Table, filter: Option<&Expr>) -> Access {
     };
     let mut terms = Vec::new();
     conjuncts(f, &mut terms);
+    choose_access_at(t, &terms, 0, &Expr::is_constant)
+}
+
+/// Chooses the access path for a table whose columns start at `base` in the row the `terms`
+/// are over; `known` tells which expressions can bound a key (see [`bounds_on`]).
+pub fn choose_access_at(
+    t: &Table,
+    terms: &[&Expr],
+    base: usize,
+    known: &dyn Fn(&Expr) -> bool,
+) -> Access {
     let score = |b: &[ColBound], ncols: usize, unique: bool| -> u32 {
         let eq = b.iter().filter(|x| matches!(x, ColBound::Eq(_))).count();
         if b.is_empty() {
@@ -208,7 +356,7 @@ pub fn choose_access(t: &Table, filter: Option<&Expr>) -> Access {
     let mut best = Access::Full;
     let mut best_score = 0;
     if !t.def.pk.is_empty() {
-        let b = key_bounds(&terms, &t.def.pk);
+        let b = key_bounds(terms, &t.def.pk, base, known);
         let s = score(&b, t.def.pk.len(), true) + 1;
         if !b.is_empty() {
             best_score = s;
@@ -216,7 +364,7 @@ pub fn choose_access(t: &Table, filter: Option<&Expr>) -> Access {
         }
     }
     for (i, idx) in t.def.indexes.iter().enumerate() {
-        let b = key_bounds(&terms, &idx.columns);
+        let b = key_bounds(terms, &idx.columns, base, known);
         let s = score(&b, idx.columns.len(), idx.unique);
         if !b.is_empty() && s > best_score {
             best_score = s;
@@ -491,6 +639,22 @@ pub fn scan_rows(
     ctx: &Ctx,
     f: &mut dyn FnMut(&[u8], Vec<Value>) -> Result<bool, SqlError>,
 ) -> Result<(), SqlError> {
+    scan_rows_from(txn, t, access, wanted, reverse, &[], ctx, f)
+}
+
+/// [`scan_rows`] whose key bounds may read `outer`: the joined row of the tables before this
+/// one (an index lookup in a nested-loop join).
+#[allow(clippy::too_many_arguments)]
+pub fn scan_rows_from(
+    txn: &Transaction,
+    t: &Table,
+    access: &Access,
+    wanted: &[bool],
+    reverse: bool,
+    outer: &[Value],
+    ctx: &Ctx,
+    f: &mut dyn FnMut(&[u8], Vec<Value>) -> Result<bool, SqlError>,
+) -> Result<(), SqlError> {
     let eng = SqlError::engine;
     let decode = |v: &[u8]| t.decode_some(v, wanted);
     let full: Vec<KeyRange> = vec![(Bound::Unbounded, Bound::Unbounded)];
@@ -498,7 +662,7 @@ pub fn scan_rows(
         Access::None => Ok(()),
         Access::Full | Access::Primary(_) => {
             let ranges = match access {
-                Access::Primary(b) => match byte_ranges(b, &t.def.pk, &t.types, &[], ctx)? {
+                Access::Primary(b) => match byte_ranges(b, &t.def.pk, &t.types, outer, ctx)? {
                     Some(r) => r,
                     None => full,
                 },
@@ -539,8 +703,8 @@ pub fn scan_rows(
         Access::Index(i, b) => {
             let idx = &t.def.indexes[*i];
             let tree = &t.indexes[*i];
-            let Some(mut ranges) = byte_ranges(b, &idx.columns, &t.types, &[], ctx)? else {
-                return scan_rows(txn, t, &Access::Full, wanted, reverse, ctx, f);
+            let Some(mut ranges) = byte_ranges(b, &idx.columns, &t.types, outer, ctx)? else {
+                return scan_rows_from(txn, t, &Access::Full, wanted, reverse, outer, ctx, f);
             };
             if reverse {
                 ranges.reverse();
@@ -617,6 +781,17 @@ pub fn mark_columns(e: &Expr, out: &mut [bool]) {
             }
         }
         Expr::Func(_, args) => args.iter().for_each(|x| mark_columns(x, out)),
+        Expr::Outer(_) => {}
+        Expr::Subquery(p, kind) => {
+            for &c in &p.outer_cols {
+                if let Some(w) = out.get_mut(c) {
+                    *w = true;
+                }
+            }
+            if let crate::expr::SubKind::In(x, _) = kind {
+                mark_columns(x, out);
+            }
+        }
     }
 }
 
@@ -822,8 +997,9 @@ impl Ord for GroupKey {
 /// The aggregate stage's scope: aggregate calls and GROUP BY expressions become slots of the
 /// group row (`[group values..., aggregate values...]`).
 pub struct AggScope<'a> {
-    pub table: Option<&'a Table>,
-    pub alias: Option<&'a str>,
+    pub from: &'a [FromItem<'a>],
+    /// For uncorrelated subqueries (`None`: subqueries are refused).
+    pub env: Option<&'a crate::plan::Env<'a>>,
     pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
     pub group_by: Vec<(String, Expr)>,
     pub aggs: Vec<AggSpec>,
@@ -832,23 +1008,18 @@ pub struct AggScope<'a> {
 }
 
 impl AggScope<'_> {
-    fn source_scope(&self) -> Box<dyn Scope + '_> {
-        match self.table {
-            Some(t) => Box::new(TableScope {
-                table: t,
-                alias: self.alias,
-                clause: self.clause,
-                vars: self.vars,
-            }),
-            None => Box::new(NoScope {
-                vars: self.vars,
-                clause: self.clause,
-            }),
+    fn source_scope(&self) -> FromScope<'_> {
+        FromScope {
+            items: self.from,
+            visible: self.from.len(),
+            clause: self.clause,
+            vars: self.vars,
+            env: None,
         }
     }
 
     fn source_types(&self) -> Vec<SqlType> {
-        self.table.map(|t| t.types.clone()).unwrap_or_default()
+        joined_types(self.from)
     }
 
     fn agg_slot(&mut self, spec: AggSpec) -> Expr {
@@ -859,6 +1030,25 @@ impl AggScope<'_> {
 }
 
 impl Scope for AggScope<'_> {
+    fn subquery(&mut self, c: &mut Compiler, q: &ast::Query) -> Result<SubPlan, SqlError> {
+        // Expressions here are over the group row, not the source row: outer references
+        // would read the wrong columns, so only uncorrelated subqueries compile.
+        let Some(env) = self.env else {
+            return Err(SqlError::unsupported("subqueries here"));
+        };
+        let inner = crate::plan::Env {
+            db: env.db,
+            lookup: env.lookup,
+            vars: env.vars,
+            outer: None,
+        };
+        let plan = crate::select::compile_select(q, &inner, c)?;
+        Ok(SubPlan {
+            plan,
+            outer_cols: Vec::new(),
+        })
+    }
+
     fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
         if q.is_none() {
             if let Some((_, ast)) = self
@@ -926,7 +1116,7 @@ impl Scope for AggScope<'_> {
             }
             ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
                 let mut src = self.source_scope();
-                (func, Some(c.compile(x, &mut *src)?))
+                (func, Some(c.compile(x, &mut src)?))
             }
             _ => return Err(SqlError::wrong_args(&name)),
         };
@@ -994,6 +1184,141 @@ pub struct SelectPlan {
     pub ordered_scan: Option<bool>,
     pub columns: Arc<Vec<ColumnMeta>>,
     pub for_update: bool,
+    /// The tables after the first (see [`crate::join`]); `filter` then holds only the WHERE
+    /// terms over the first table.
+    pub joins: Vec<JoinStep>,
+    /// A UNION: the operands, each with whether it removes duplicates from everything before
+    /// it. Their rows are the source rows of this plan (which then has no table).
+    pub union: Vec<(SelectPlan, bool)>,
+    /// Some expression of this plan (not of a UNION operand) runs a subquery.
+    pub has_sub: bool,
+    /// The types of the visible outputs (what a scalar subquery's value is typed as).
+    pub types: Vec<SqlType>,
+}
+
+/// The transaction a plan reads through: none (no table), shared (scans, subqueries) or
+/// exclusive (locking reads).
+pub enum Txn<'a> {
+    None,
+    Shared(&'a Transaction),
+    Mut(&'a mut Transaction),
+}
+
+impl Txn<'_> {
+    fn shared(&self) -> Option<&Transaction> {
+        match self {
+            Txn::None => None,
+            Txn::Shared(t) => Some(t),
+            Txn::Mut(t) => Some(t),
+        }
+    }
+
+    fn reborrow(&mut self) -> Txn<'_> {
+        match self {
+            Txn::None => Txn::None,
+            Txn::Shared(t) => Txn::Shared(t),
+            Txn::Mut(t) => Txn::Mut(t),
+        }
+    }
+}
+
+/// A compiled subquery.
+#[derive(Debug, Clone)]
+pub struct SubPlan {
+    pub plan: SelectPlan,
+    /// Columns of the enclosing query's row it reads (none: it is run once per statement).
+    pub outer_cols: Vec<usize>,
+}
+
+impl SubPlan {
+    pub fn result_type(&self) -> SqlType {
+        self.plan
+            .types
+            .first()
+            .copied()
+            .unwrap_or(SqlType::Varchar {
+                len: 255,
+                binary: false,
+            })
+    }
+}
+
+/// What subqueries of a running plan share: the transaction, and the rows of the
+/// uncorrelated ones (computed once, on first use).
+pub struct SubCtx<'a> {
+    pub txn: &'a Transaction,
+    pub cache: std::cell::RefCell<std::collections::HashMap<usize, std::rc::Rc<Vec<Vec<Value>>>>>,
+}
+
+/// Evaluates a subquery expression for `row` (the enclosing query's row).
+pub fn eval_subquery(
+    p: &Arc<SubPlan>,
+    kind: &crate::expr::SubKind,
+    row: &[Value],
+    ctx: &Ctx,
+) -> Result<Value, SqlError> {
+    use crate::expr::SubKind;
+    let sc = ctx
+        .sub
+        .ok_or_else(|| SqlError::internal("a subquery outside a transaction"))?;
+    let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
+        let inner = Ctx {
+            outer,
+            sub: None,
+            ..*ctx
+        };
+        p.plan.execute_in(Txn::Shared(sc.txn), &inner)
+    };
+    let rows = if p.outer_cols.is_empty() {
+        let key = Arc::as_ptr(p) as usize;
+        let cached = sc.cache.borrow().get(&key).cloned();
+        match cached {
+            Some(r) => r,
+            None => {
+                let r = std::rc::Rc::new(run(&[])?);
+                sc.cache.borrow_mut().insert(key, r.clone());
+                r
+            }
+        }
+    } else {
+        std::rc::Rc::new(run(row)?)
+    };
+    Ok(match kind {
+        SubKind::Scalar => match rows.len() {
+            0 => Value::Null,
+            1 => rows[0].first().cloned().unwrap_or(Value::Null),
+            _ => {
+                return Err(SqlError::new(
+                    1242,
+                    "21000",
+                    "Subquery returns more than 1 row",
+                ))
+            }
+        },
+        SubKind::Exists(neg) => Value::Int(i64::from(rows.is_empty() == *neg)),
+        SubKind::In(x, neg) => {
+            if rows.is_empty() {
+                return Ok(Value::Int(i64::from(*neg)));
+            }
+            let v = x.eval(row, ctx)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            for r in rows.iter() {
+                match r.first().and_then(|c| v.sql_cmp(c)) {
+                    Some(Ordering::Equal) => return Ok(Value::Int(i64::from(!*neg))),
+                    None => saw_null = true,
+                    Some(_) => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(i64::from(*neg))
+            }
+        }
+    })
 }
 
 fn limit_value(e: &Option<Expr>, ctx: &Ctx) -> Result<Option<u64>, SqlError> {
@@ -1020,11 +1345,53 @@ fn limit_value(e: &Option<Expr>, ctx: &Ctx) -> Result<Option<u64>, SqlError> {
 }
 
 impl SelectPlan {
+    /// Whether the statement reads tables (and so needs a transaction).
+    pub fn reads_tables(&self) -> bool {
+        self.table.is_some() || self.has_sub || self.union.iter().any(|(p, _)| p.reads_tables())
+    }
+
+    /// Whether some part reads an `information_schema` table.
+    pub fn reads_virtual(&self) -> bool {
+        self.table.as_ref().is_some_and(|t| t.virt.is_some())
+            || self.union.iter().any(|(p, _)| p.reads_virtual())
+    }
+
     pub fn execute(
         &self,
         txn: Option<&mut Transaction>,
         ctx: &Ctx,
     ) -> Result<Vec<Vec<Value>>, SqlError> {
+        match txn {
+            Some(t) => self.execute_in(Txn::Mut(t), ctx),
+            None => self.execute_in(Txn::None, ctx),
+        }
+    }
+
+    fn execute_in(&self, txn: Txn, ctx: &Ctx) -> Result<Vec<Vec<Value>>, SqlError> {
+        if self.has_sub {
+            // Subqueries read through a shared transaction while this plan scans.
+            let shared = match &txn {
+                _ if self.for_update => {
+                    return Err(SqlError::unsupported("FOR UPDATE with subqueries"))
+                }
+                Txn::Mut(t) => &**t,
+                Txn::Shared(t) => *t,
+                Txn::None => return Err(SqlError::internal("no transaction for a subquery")),
+            };
+            let sc = SubCtx {
+                txn: shared,
+                cache: Default::default(),
+            };
+            let ctx = Ctx {
+                sub: Some(&sc),
+                ..*ctx
+            };
+            return self.run(Txn::Shared(shared), &ctx);
+        }
+        self.run(txn, ctx)
+    }
+
+    fn run(&self, txn: Txn, ctx: &Ctx) -> Result<Vec<Vec<Value>>, SqlError> {
         let limit = limit_value(&self.limit, ctx)?;
         let offset = limit_value(&self.offset, ctx)?.unwrap_or(0);
         let mut rows: Vec<Vec<Value>> = Vec::new();
@@ -1034,13 +1401,28 @@ impl SelectPlan {
             && (self.order.is_empty() || self.ordered_scan.is_some());
         let stop_at = limit.map(|l| l.saturating_add(offset));
         let mut groups: BTreeMap<GroupKey, Vec<AggState>> = BTreeMap::new();
-        {
-            let mut on_row = |row: &[Value]| -> Result<bool, SqlError> {
-                if let Some(f) = &self.filter {
-                    if !f.test(row, ctx)? {
-                        return Ok(true);
-                    }
+        let mut txn = txn;
+        let union_rows = if self.union.is_empty() {
+            None
+        } else {
+            let mut all: Vec<Vec<Value>> = Vec::new();
+            for (p, distinct) in &self.union {
+                all.extend(p.execute_in(txn.reborrow(), ctx)?);
+                if *distinct {
+                    let mut seen = std::collections::BTreeSet::new();
+                    all.retain(|r| seen.insert(GroupKey(r.clone())));
                 }
+            }
+            Some(all)
+        };
+        let built = match (txn.shared(), self.joins.is_empty()) {
+            (_, true) => Vec::new(),
+            (Some(txn), false) => crate::join::build(&self.joins, txn, ctx)?,
+            (None, false) => return Err(SqlError::internal("no transaction for a join")),
+        };
+        {
+            // A complete (joined) row that passed every filter.
+            let mut sink = |row: &[Value]| -> Result<bool, SqlError> {
                 match &self.group_by {
                     None => {
                         let out = self
@@ -1075,23 +1457,48 @@ impl SelectPlan {
                 }
                 Ok(true)
             };
-            match (&self.table, txn) {
-                (None, _) => {
-                    on_row(&[])?;
+            let mut joined = Vec::new();
+            // A row of the first table; `jt` reads the joined tables.
+            let mut on_row = |row: &[Value], jt: Option<&Transaction>| -> Result<bool, SqlError> {
+                if let Some(f) = &self.filter {
+                    if !f.test(row, ctx)? {
+                        return Ok(true);
+                    }
                 }
-                (Some(t), _) if t.virt.is_some() => {
-                    let rows = ctx.virtual_rows.ok_or_else(|| {
-                        SqlError::internal("information_schema rows were not computed")
-                    })?;
-                    for r in rows {
-                        if !on_row(r)? {
+                match jt.filter(|_| !self.joins.is_empty()) {
+                    None => sink(row),
+                    Some(jt) => {
+                        joined.clear();
+                        joined.extend_from_slice(row);
+                        crate::join::drive(&self.joins, &built, 0, &mut joined, jt, ctx, &mut sink)
+                    }
+                }
+            };
+            match (&self.table, txn) {
+                (None, _) if union_rows.is_some() => {
+                    for r in union_rows.iter().flatten() {
+                        if !on_row(r, None)? {
                             break;
                         }
                     }
                 }
-                (Some(t), Some(txn)) => {
+                (None, _) => {
+                    on_row(&[], None)?;
+                }
+                (Some(t), txn) if t.virt.is_some() => {
+                    let rows = ctx.virtual_rows.ok_or_else(|| {
+                        SqlError::internal("information_schema rows were not computed")
+                    })?;
+                    let jt = txn.shared();
+                    for r in rows {
+                        if !on_row(r, jt)? {
+                            break;
+                        }
+                    }
+                }
+                (Some(t), Txn::Mut(txn)) if self.for_update => {
                     let reverse = self.ordered_scan == Some(true);
-                    if self.for_update {
+                    {
                         // Locking read: lock each row found, then read its newest version.
                         let mut keys = Vec::new();
                         scan_rows(
@@ -1111,25 +1518,27 @@ impl SelectPlan {
                                 .get_for_update(&t.primary, &k)
                                 .map_err(SqlError::engine)?
                             {
-                                if !on_row(&t.decode_some(&v, &self.wanted)?)? {
+                                if !on_row(&t.decode_some(&v, &self.wanted)?, Some(&*txn))? {
                                     break;
                                 }
                             }
                         }
-                    } else {
-                        scan_rows(
-                            txn,
-                            t,
-                            &self.access,
-                            &self.wanted,
-                            reverse,
-                            ctx,
-                            &mut |_, r| on_row(&r),
-                        )?;
                     }
                 }
-                (Some(_), None) => {
-                    return Err(SqlError::internal("no transaction for a table read"))
+                (Some(t), txn) => {
+                    let Some(txn) = txn.shared() else {
+                        return Err(SqlError::internal("no transaction for a table read"));
+                    };
+                    let reverse = self.ordered_scan == Some(true);
+                    scan_rows(
+                        txn,
+                        t,
+                        &self.access,
+                        &self.wanted,
+                        reverse,
+                        ctx,
+                        &mut |_, r| on_row(&r, Some(txn)),
+                    )?;
                 }
             }
         }

@@ -115,9 +115,25 @@ pub enum Expr {
     Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
     Func(Func, Vec<Expr>),
     Cast(Box<Expr>, CastTo),
+    /// A column of the enclosing query's row (in a correlated subquery).
+    Outer(usize),
+    /// A subquery: scalar, EXISTS, or the right side of IN.
+    Subquery(std::sync::Arc<crate::exec::SubPlan>, SubKind),
+}
+
+/// What a subquery's rows become.
+#[derive(Debug, Clone)]
+pub enum SubKind {
+    /// `(SELECT x ...)`: the one value (NULL for no row; an error for several).
+    Scalar,
+    /// `[NOT] EXISTS (SELECT ...)`.
+    Exists(bool),
+    /// `x [NOT] IN (SELECT ...)`.
+    In(Box<Expr>, bool),
 }
 
 /// What evaluation needs besides the row.
+#[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     pub params: &'a [Value],
     /// Statement start time (packed [`DateTime`]).
@@ -131,6 +147,11 @@ pub struct Ctx<'a> {
     /// The rows of the `information_schema` table the statement reads, computed by the
     /// session before execution.
     pub virtual_rows: Option<&'a [Vec<Value>]>,
+    /// What subqueries read through: set by the plan that runs them (see
+    /// [`crate::exec::SubCtx`]).
+    pub sub: Option<&'a crate::exec::SubCtx<'a>>,
+    /// The row of the enclosing query, for a correlated subquery's outer references.
+    pub outer: &'a [Value],
 }
 
 /// Resolves names while compiling.
@@ -144,12 +165,22 @@ pub trait Scope {
     }
     /// A system variable (`@@name`), resolved at compile time.
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError>;
+    /// A subquery in an expression: its plan, compiled where the scope allows one.
+    fn subquery(
+        &mut self,
+        _c: &mut Compiler,
+        _q: &ast::Query,
+    ) -> Result<crate::exec::SubPlan, SqlError> {
+        Err(SqlError::unsupported("subqueries here"))
+    }
 }
 
 /// Compiles expressions, numbering `?` placeholders by their position in the text.
 pub struct Compiler {
     /// (line, column) of each placeholder met, in compile order.
     placeholders: Vec<(u64, u64)>,
+    /// Subqueries compiled so far (a plan that saw one needs a transaction to share).
+    pub subqueries: usize,
 }
 
 impl Default for Compiler {
@@ -162,6 +193,7 @@ impl Compiler {
     pub fn new() -> Compiler {
         Compiler {
             placeholders: Vec::new(),
+            subqueries: 0,
         }
     }
 
@@ -215,6 +247,32 @@ impl Compiler {
             }
             A::Value(v) => self.literal(v)?,
             A::Nested(x) => self.compile(x, scope)?,
+            A::Subquery(q) => {
+                self.subqueries += 1;
+                let p = scope.subquery(self, q)?;
+                if p.plan.visible != 1 {
+                    return Err(SqlError::operand_columns(1));
+                }
+                Expr::Subquery(std::sync::Arc::new(p), SubKind::Scalar)
+            }
+            A::Exists { subquery, negated } => {
+                self.subqueries += 1;
+                let p = scope.subquery(self, subquery)?;
+                Expr::Subquery(std::sync::Arc::new(p), SubKind::Exists(*negated))
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let x = self.compile(expr, scope)?;
+                self.subqueries += 1;
+                let p = scope.subquery(self, subquery)?;
+                if p.plan.visible != 1 {
+                    return Err(SqlError::operand_columns(1));
+                }
+                Expr::Subquery(std::sync::Arc::new(p), SubKind::In(b(x), *negated))
+            }
             A::UnaryOp { op, expr } => {
                 let x = self.compile(expr, scope)?;
                 match op {
@@ -723,6 +781,106 @@ pub fn like(text: &str, pat: &str, esc: char, ci: bool) -> bool {
 }
 
 impl Expr {
+    /// Renumbers every column reference (`Col(i)` becomes `Col(f(i))`).
+    pub fn map_columns(&mut self, f: &dyn Fn(usize) -> usize) {
+        match self {
+            Expr::Col(i) => *i = f(*i),
+            Expr::Const(_) | Expr::Param(_) => {}
+            Expr::Neg(x) | Expr::Not(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => x.map_columns(f),
+            Expr::Arith(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Like(a, b, _, _) => {
+                a.map_columns(f);
+                b.map_columns(f);
+            }
+            Expr::Between(a, b, c, _) => {
+                a.map_columns(f);
+                b.map_columns(f);
+                c.map_columns(f);
+            }
+            Expr::InList(a, l, _) => {
+                a.map_columns(f);
+                l.iter_mut().for_each(|x| x.map_columns(f));
+            }
+            Expr::Case(o, w, e) => {
+                if let Some(o) = o {
+                    o.map_columns(f);
+                }
+                for (a, b) in w {
+                    a.map_columns(f);
+                    b.map_columns(f);
+                }
+                if let Some(e) = e {
+                    e.map_columns(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter_mut().for_each(|x| x.map_columns(f)),
+            Expr::Outer(_) => {}
+            // Join planning never moves a term with a subquery (see `has_subquery`); only
+            // IN's left side reads this row.
+            Expr::Subquery(_, kind) => {
+                if let SubKind::In(x, _) = kind {
+                    x.map_columns(f);
+                }
+            }
+        }
+    }
+
+    /// Whether the expression contains a subquery.
+    pub fn has_subquery(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Subquery(..)));
+        found
+    }
+
+    /// Calls `f` on this node and every node below it (not into subqueries' plans).
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Col(_) | Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => {}
+            Expr::Neg(x) | Expr::Not(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => x.visit(f),
+            Expr::Arith(_, a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::And(a, b)
+            | Expr::Or(a, b)
+            | Expr::Xor(a, b)
+            | Expr::Like(a, b, _, _) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Between(a, b, c, _) => {
+                a.visit(f);
+                b.visit(f);
+                c.visit(f);
+            }
+            Expr::InList(a, l, _) => {
+                a.visit(f);
+                l.iter().for_each(|x| x.visit(f));
+            }
+            Expr::Case(o, w, e) => {
+                if let Some(o) = o {
+                    o.visit(f);
+                }
+                for (a, b) in w {
+                    a.visit(f);
+                    b.visit(f);
+                }
+                if let Some(e) = e {
+                    e.visit(f);
+                }
+            }
+            Expr::Func(_, args) => args.iter().for_each(|x| x.visit(f)),
+            Expr::Subquery(_, kind) => {
+                if let SubKind::In(x, _) = kind {
+                    x.visit(f);
+                }
+            }
+        }
+    }
+
     /// Whether the expression is a constant or a parameter (known before any row is read).
     pub fn is_constant(&self) -> bool {
         match self {
@@ -882,6 +1040,12 @@ impl Expr {
             }
             Expr::Cast(x, to) => cast(x.eval(row, ctx)?, *to)?,
             Expr::Func(f, args) => func(*f, args, row, ctx)?,
+            Expr::Outer(i) => ctx
+                .outer
+                .get(*i)
+                .cloned()
+                .ok_or_else(|| SqlError::internal("outer column out of range"))?,
+            Expr::Subquery(p, kind) => crate::exec::eval_subquery(p, kind, row, ctx)?,
         })
     }
 
@@ -931,7 +1095,10 @@ impl Expr {
                     _ => SqlType::Double,
                 }
             }
-            Expr::Cmp(..)
+            Expr::Outer(_) => TEXT,
+            Expr::Subquery(p, SubKind::Scalar) => p.result_type(),
+            Expr::Subquery(..)
+            | Expr::Cmp(..)
             | Expr::And(..)
             | Expr::Or(..)
             | Expr::Xor(..)

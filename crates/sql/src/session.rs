@@ -471,9 +471,10 @@ impl Session {
             db: self.db.as_deref(),
             lookup: &lookup,
             vars: &vars,
+            outer: None,
         };
         Ok(match stmt {
-            ast::Statement::Query(q) => Plan::Select(plan::compile_select(q, &env, c)?),
+            ast::Statement::Query(q) => Plan::Select(Box::new(plan::compile_select(q, &env, c)?)),
             ast::Statement::Insert(i) => Plan::Insert(plan::compile_insert(i, &env, c)?),
             ast::Statement::Update(u) => Plan::Update(plan::compile_update(u, &env, c)?),
             ast::Statement::Delete(d) => Plan::Delete(plan::compile_delete(d, &env, c)?),
@@ -491,6 +492,8 @@ impl Session {
             last_insert_id: self.last_insert_id,
             version: &self.inst.options.server_version,
             virtual_rows: None,
+            sub: None,
+            outer: &[],
         }
     }
 
@@ -539,7 +542,7 @@ impl Session {
         }
         .fetch_add(1, Ordering::Relaxed);
         if let Plan::Select(s) = plan {
-            if s.table.is_none() {
+            if !s.reads_tables() {
                 let ctx = self.ctx(params);
                 let rows = s.execute(None, &ctx)?;
                 return Ok(Outcome::Rows {
@@ -582,6 +585,8 @@ impl Session {
             last_insert_id: self.last_insert_id,
             version: &self.inst.options.server_version,
             virtual_rows: virtual_rows.as_deref(),
+            sub: None,
+            outer: &[],
         };
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         let r = match plan {
@@ -697,7 +702,7 @@ impl Session {
         let columns: Vec<ColumnMeta> = cols.iter().map(|c| ColumnMeta::text(c)).collect();
         let s = |x: &str| Value::Str(x.to_string());
         let opt = |x: Option<String>| x.map_or(Value::Null, Value::Str);
-        let row = vec![
+        let mut rows = vec![vec![
             Value::Int(1),
             s("SIMPLE"),
             opt(table.as_ref().map(|t| t.def.name.clone())),
@@ -710,10 +715,47 @@ impl Session {
             } else {
                 Value::Null
             },
-        ];
+        ]];
+        // One row per joined table, saying how it is joined (see crate::join).
+        if let Plan::Select(sp) = &plan {
+            for j in &sp.joins {
+                let (ty, key, extra) = match &j.method {
+                    crate::join::JoinMethod::Lookup(a) => {
+                        let (ty, key) = a.describe(Some(&j.table));
+                        let ty = if ty == "const" {
+                            "eq_ref".to_string()
+                        } else {
+                            ty
+                        };
+                        (ty, key, "index lookup")
+                    }
+                    crate::join::JoinMethod::Hash { .. } => {
+                        ("ALL".to_string(), None, "Using join buffer (hash join)")
+                    }
+                    crate::join::JoinMethod::Loop { .. } => {
+                        ("ALL".to_string(), None, "Using join buffer (nested loop)")
+                    }
+                };
+                let extra = if j.left {
+                    format!("{extra}; left join")
+                } else {
+                    extra.to_string()
+                };
+                rows.push(vec![
+                    Value::Int(1),
+                    s("SIMPLE"),
+                    s(&j.table.def.name),
+                    s(&ty),
+                    opt(key.clone()),
+                    opt(key),
+                    Value::Null,
+                    s(&extra),
+                ]);
+            }
+        }
         Ok(Outcome::Rows {
             columns: Arc::new(columns),
-            rows: vec![row],
+            rows,
         })
     }
 

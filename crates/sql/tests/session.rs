@@ -305,3 +305,258 @@ fn information_schema_shows_counters_sizes_and_is_read_only() {
         .expect("use information_schema");
     assert_eq!(q(&mut s, "SHOW TABLES").len(), 6);
 }
+
+/// A small deterministic generator for the join model test (replayable from its seed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// An `a`/`b` row of the join model: (id, int value or NULL, string or NULL).
+type ModelRow = (i64, Option<i64>, Option<String>);
+
+/// The default collation's equality, as the model applies it.
+fn ci_eq(x: &str, y: &str) -> bool {
+    x.trim_end_matches(' ').to_uppercase() == y.trim_end_matches(' ').to_uppercase()
+}
+
+#[test]
+fn joins_by_index_lookup_hash_and_loop_agree_with_a_nested_loop_model() {
+    let f = fixture();
+    let mut s = session(&f, 1);
+    let strs = ["p", "P", "p ", "q", "Q  ", "r", ""];
+    for seed in 1..=6u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        ok(&mut s, "DROP TABLE IF EXISTS a, b");
+        ok(
+            &mut s,
+            "CREATE TABLE a (id INT PRIMARY KEY, x INT, s VARCHAR(8), KEY kx (x))",
+        );
+        ok(
+            &mut s,
+            "CREATE TABLE b (id INT PRIMARY KEY, y INT, s VARCHAR(8), z INT, KEY ky (y))",
+        );
+        let gen = |rng: &mut Rng, n: u64| -> Vec<ModelRow> {
+            (1..=n as i64)
+                .map(|id| {
+                    let v = (rng.next(4) != 0).then(|| rng.next(6) as i64);
+                    let st = (rng.next(5) != 0).then(|| strs[rng.next(7) as usize].to_string());
+                    (id, v, st)
+                })
+                .collect()
+        };
+        let (ra, rb) = (gen(&mut rng, 12), gen(&mut rng, 15));
+        let lit = |v: &Option<i64>| v.map_or("NULL".to_string(), |v| v.to_string());
+        let slit = |v: &Option<String>| v.as_ref().map_or("NULL".to_string(), |v| format!("'{v}'"));
+        for (id, v, st) in &ra {
+            ok(
+                &mut s,
+                &format!("INSERT INTO a VALUES ({id}, {}, {})", lit(v), slit(st)),
+            );
+        }
+        for (id, v, st) in &rb {
+            // b.z = b.y, without an index: the same join through the hash method.
+            ok(
+                &mut s,
+                &format!(
+                    "INSERT INTO b VALUES ({id}, {}, {}, {})",
+                    lit(v),
+                    slit(st),
+                    lit(v)
+                ),
+            );
+        }
+        // (join condition in SQL, model predicate, expected method in EXPLAIN's Extra)
+        type Pred = fn(&ModelRow, &ModelRow) -> bool;
+        let int_eq: Pred = |a, b| matches!((a.1, b.1), (Some(x), Some(y)) if x == y);
+        let str_eq: Pred = |a, b| matches!((&a.2, &b.2), (Some(x), Some(y)) if ci_eq(x, y));
+        let lt: Pred = |a, b| matches!((a.1, b.1), (Some(x), Some(y)) if x < y);
+        let cases: [(&str, Pred, &str); 4] = [
+            ("b.y = a.x", int_eq, "index lookup"),
+            ("b.z = a.x", int_eq, "hash join"),
+            ("b.s = a.s", str_eq, "hash join"),
+            ("a.x < b.z", lt, "nested loop"),
+        ];
+        for (cond, pred, method) in cases {
+            for left in [false, true] {
+                let kind = if left { "LEFT JOIN" } else { "JOIN" };
+                let sql = format!("SELECT a.id, b.id FROM a {kind} b ON {cond}");
+                let plan = q(&mut s, &format!("EXPLAIN {sql}"));
+                assert!(plan[1][7].contains(method), "{sql}: {plan:?}");
+                let mut got = q(&mut s, &sql);
+                got.sort();
+                let mut want = Vec::new();
+                for x in &ra {
+                    let hits: Vec<_> = rb.iter().filter(|y| pred(x, y)).collect();
+                    for y in &hits {
+                        want.push(vec![x.0.to_string(), y.0.to_string()]);
+                    }
+                    if left && hits.is_empty() {
+                        want.push(vec![x.0.to_string(), "NULL".into()]);
+                    }
+                }
+                want.sort();
+                assert_eq!(got, want, "seed {seed}: {sql}");
+            }
+        }
+        // WHERE on the inner table of a LEFT JOIN filters after NULL extension (anti-join).
+        let mut got = q(
+            &mut s,
+            "SELECT a.id FROM a LEFT JOIN b ON b.y = a.x WHERE b.id IS NULL",
+        );
+        got.sort();
+        let mut want: Vec<Vec<String>> = ra
+            .iter()
+            .filter(|x| !rb.iter().any(|y| int_eq(x, y)))
+            .map(|x| vec![x.0.to_string()])
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "seed {seed}: anti-join");
+    }
+    assert_eq!(
+        err(&mut s, "SELECT id FROM a JOIN b ON a.x = b.y"),
+        1052,
+        "ambiguous column"
+    );
+    assert_eq!(
+        err(&mut s, "SELECT 1 FROM a JOIN a ON 1"),
+        1066,
+        "same alias twice"
+    );
+    assert_eq!(
+        err(&mut s, "SELECT 1 FROM a JOIN b ON a.x = c.y"),
+        1054,
+        "unknown table in ON"
+    );
+}
+
+#[test]
+fn subqueries_in_exists_and_scalar_follow_sql_null_rules() {
+    let f = fixture();
+    let mut s = session(&f, 1);
+    ok(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, x INT)");
+    ok(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, y INT)",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO a VALUES (1, 10), (2, 20), (3, NULL), (4, 10)",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO b VALUES (1, 1, 100), (2, 1, 200), (3, 2, 300), (4, NULL, 400)",
+    );
+    let ids = |s: &mut Session, sql: &str| -> Vec<String> {
+        q(s, sql).into_iter().map(|r| r[0].clone()).collect()
+    };
+    assert_eq!(
+        ids(
+            &mut s,
+            "SELECT id FROM a WHERE id IN (SELECT a_id FROM b) ORDER BY id"
+        ),
+        ["1", "2"]
+    );
+    // NOT IN over a set with a NULL is never true.
+    assert!(ids(
+        &mut s,
+        "SELECT id FROM a WHERE id NOT IN (SELECT a_id FROM b)"
+    )
+    .is_empty());
+    assert_eq!(
+        ids(
+            &mut s,
+            "SELECT id FROM a WHERE id NOT IN (SELECT a_id FROM b WHERE a_id IS NOT NULL) \
+             ORDER BY id"
+        ),
+        ["3", "4"]
+    );
+    assert_eq!(
+        ids(
+            &mut s,
+            "SELECT id FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.a_id = a.id) ORDER BY id"
+        ),
+        ["3", "4"]
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT id, (SELECT MAX(y) FROM b WHERE b.a_id = a.id) FROM a ORDER BY id"
+        ),
+        [["1", "200"], ["2", "300"], ["3", "NULL"], ["4", "NULL"]]
+    );
+    assert_eq!(
+        ids(
+            &mut s,
+            "SELECT id FROM a WHERE x = (SELECT MIN(x) FROM a) ORDER BY id"
+        ),
+        ["1", "4"]
+    );
+    assert_eq!(one(&mut s, "SELECT (SELECT COUNT(*) FROM b)"), "4");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT COUNT(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE y > 1000)"
+        ),
+        "0"
+    );
+    assert_eq!(
+        err(&mut s, "SELECT id FROM a WHERE x = (SELECT x FROM a)"),
+        1242
+    );
+    assert_eq!(
+        err(&mut s, "SELECT id FROM a WHERE id IN (SELECT id, y FROM b)"),
+        1241
+    );
+}
+
+#[test]
+fn union_removes_duplicates_up_to_its_last_distinct_and_orders_the_whole() {
+    let f = fixture();
+    let mut s = session(&f, 1);
+    ok(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, s VARCHAR(8))");
+    ok(&mut s, "INSERT INTO a VALUES (1, 'x'), (2, 'X '), (3, 'y')");
+    let col = |s: &mut Session, sql: &str| -> Vec<String> {
+        q(s, sql).into_iter().map(|r| r[0].clone()).collect()
+    };
+    assert_eq!(
+        col(
+            &mut s,
+            "SELECT id FROM a UNION SELECT id FROM a ORDER BY id"
+        ),
+        ["1", "2", "3"]
+    );
+    assert_eq!(
+        col(
+            &mut s,
+            "SELECT id FROM a UNION ALL SELECT id FROM a ORDER BY 1 DESC LIMIT 3"
+        ),
+        ["3", "3", "2"]
+    );
+    // DISTINCT after ALL removes the duplicates the ALL kept; ALL after DISTINCT keeps its own.
+    assert_eq!(
+        col(&mut s, "SELECT 1 UNION ALL SELECT 1 UNION SELECT 1").len(),
+        1
+    );
+    assert_eq!(
+        col(&mut s, "SELECT 1 UNION SELECT 1 UNION ALL SELECT 1").len(),
+        2
+    );
+    // Duplicates by the collation: 'x' and 'X ' are one value.
+    assert_eq!(col(&mut s, "SELECT s FROM a UNION SELECT 'Y'").len(), 2);
+    // Operands of different types print as the common type.
+    assert_eq!(
+        q(&mut s, "SELECT 1, 'a' UNION ALL SELECT 2.5, 3"),
+        [["1.0", "a"], ["2.5", "3"]]
+    );
+    assert_eq!(
+        err(&mut s, "SELECT id FROM a UNION SELECT id, s FROM a"),
+        1222
+    );
+}

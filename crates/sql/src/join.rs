@@ -1,0 +1,382 @@
+//! Joins: planning and executing the tables after the first of a FROM clause.
+//!
+//! The joined row is the tables' rows side by side (table `k`'s columns at
+//! `offset..offset + width`), so every expression of the statement is compiled once against
+//! it. The first table is read by the ordinary access path; each later table is a
+//! [`JoinStep`] that extends each row of the tables before it, by one of three methods:
+//!
+//! - **Lookup** (index nested loop): the ON/WHERE terms bound a key of the table with values
+//!   of the earlier tables (`b.id = a.b_id`), so each outer row reads just its matches through
+//!   the primary key or a secondary index, with the same access paths as a single-table query.
+//! - **Hash**: no key is bounded but there are equalities between this table and the earlier
+//!   ones (`b.x = a.y`, neither indexed): the table is read once, filtered by its own terms,
+//!   into a hash table on the equality values; each outer row probes it.
+//! - **Loop**: neither; the filtered table is read once and every outer row is tried against
+//!   every row.
+//!
+//! Every method only has to yield a superset of the matches: the step's whole match condition
+//! is checked again on each candidate, as the single-table access paths do. That is what makes
+//! hashing safe under the collation: values equal by SQL comparison (`'a' = 'A '`, `1 = 1.0`)
+//! must land in the same bucket, and values that cannot be hashed that way go to a list every
+//! probe tries.
+//!
+//! LEFT JOIN: a row of the earlier tables that matches nothing gets NULLs for the table. The
+//! ON clause decides matches; WHERE terms on the table are checked after the NULL extension
+//! (`after`), which is what makes `LEFT JOIN b ... WHERE b.id IS NULL` an anti-join.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use zipdb_engine::Transaction;
+
+use crate::catalog::Table;
+use crate::exec::{mark_columns, scan_rows_from, Access};
+use crate::expr::{Ctx, Expr};
+use crate::value::{fold_char, SqlType, Value};
+use crate::SqlError;
+
+/// How a join step finds the rows matching an outer row.
+#[derive(Debug, Clone)]
+pub enum JoinMethod {
+    /// Index nested loop: key bounds computed from the outer row.
+    Lookup(Access),
+    /// The table read once (rows passing `build_filter`, over the table's own row) into a hash
+    /// table on `build_keys` (over the table's row); outer rows probe with `probe_keys` (over
+    /// the joined row).
+    Hash {
+        build_filter: Option<Expr>,
+        build_keys: Vec<Expr>,
+        probe_keys: Vec<Expr>,
+        classes: Vec<KeyClass>,
+    },
+    /// The table read once (rows passing `build_filter`); every row tried for every outer row.
+    Loop { build_filter: Option<Expr> },
+}
+
+/// One table after the first of a FROM clause.
+#[derive(Debug, Clone)]
+pub struct JoinStep {
+    pub table: Arc<Table>,
+    /// Where the table's columns start in the joined row.
+    pub offset: usize,
+    /// LEFT JOIN: outer rows without a match continue with NULLs for this table.
+    pub left: bool,
+    /// The match condition over the joined row up to this table: the ON clause, and for an
+    /// inner join the WHERE terms whose last table is this one. `None`: every row matches.
+    pub on: Option<Expr>,
+    /// WHERE terms whose last table is this one, checked after NULL extension (LEFT joins).
+    pub after: Option<Expr>,
+    /// Columns of this table the statement reads.
+    pub wanted: Vec<bool>,
+    pub method: JoinMethod,
+}
+
+/// How the values of a hash-join key compare, decided from both sides' types: values equal
+/// under SQL comparison must hash equal within a class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyClass {
+    /// Integers, decimals and doubles compare numerically: hashed as doubles (1 = 1.0).
+    Num,
+    /// Strings under the default collation: hashed folded and without trailing spaces.
+    Text,
+    /// Binary strings (or a binary string against a text one): hashed as bytes.
+    Bytes,
+    /// DATE, DATETIME, TIMESTAMP: hashed as the packed value.
+    Time,
+}
+
+impl KeyClass {
+    /// The class two sides of `=` share, if their values can be hashed consistently with SQL
+    /// comparison. `None` for mixed comparisons (a number against a string compares as
+    /// doubles, a date against a string parses the string), which are left to the loop.
+    pub fn of(a: SqlType, b: SqlType) -> Option<KeyClass> {
+        let num = |t: SqlType| {
+            matches!(
+                t,
+                SqlType::Int { .. } | SqlType::Decimal { .. } | SqlType::Double | SqlType::Float
+            )
+        };
+        let time = |t: SqlType| {
+            matches!(
+                t,
+                SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. }
+            )
+        };
+        if num(a) && num(b) {
+            Some(KeyClass::Num)
+        } else if a.is_text() && b.is_text() {
+            Some(KeyClass::Text)
+        } else if a.is_string() && b.is_string() {
+            Some(KeyClass::Bytes)
+        } else if time(a) && time(b) {
+            Some(KeyClass::Time)
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum HashPart {
+    Num(u64),
+    Text(String),
+    Bytes(Vec<u8>),
+    Time(i64),
+}
+
+/// A value's hash-key part: `Ok(None)` for NULL (matches nothing under `=`), `Err(())` for a
+/// value the class cannot hash (the row then goes to every probe).
+fn hash_part(v: &Value, class: KeyClass) -> Result<Option<HashPart>, ()> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    Ok(Some(match (class, v) {
+        (KeyClass::Num, Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_)) => {
+            let d = v.to_f64().ok_or(())?;
+            // -0.0 = 0.0 in SQL; their bits differ.
+            HashPart::Num(if d == 0.0 { 0 } else { d.to_bits() })
+        }
+        (KeyClass::Text, Value::Str(s)) => {
+            HashPart::Text(s.trim_end_matches(' ').chars().map(fold_char).collect())
+        }
+        (KeyClass::Bytes, Value::Str(s)) => HashPart::Bytes(s.as_bytes().to_vec()),
+        (KeyClass::Bytes, Value::Bytes(b)) => HashPart::Bytes(b.clone()),
+        (KeyClass::Time, Value::Date(p) | Value::DateTime(p)) => HashPart::Time(*p),
+        _ => return Err(()),
+    }))
+}
+
+/// A key's parts: `Ok(None)` when any part is NULL.
+fn hash_key(
+    keys: &[Expr],
+    classes: &[KeyClass],
+    row: &[Value],
+    ctx: &Ctx,
+) -> Result<Result<Option<Vec<HashPart>>, ()>, SqlError> {
+    let mut out = Vec::with_capacity(keys.len());
+    for (k, c) in keys.iter().zip(classes) {
+        match hash_part(&k.eval(row, ctx)?, *c) {
+            Ok(Some(p)) => out.push(p),
+            Ok(None) => return Ok(Ok(None)),
+            Err(()) => return Ok(Err(())),
+        }
+    }
+    Ok(Ok(Some(out)))
+}
+
+/// A step's table as read once for the hash and loop methods.
+pub enum Built {
+    /// Lookup steps read per outer row.
+    None,
+    Rows(Vec<Vec<Value>>),
+    Hash {
+        rows: Vec<Vec<Value>>,
+        buckets: HashMap<Vec<HashPart>, Vec<usize>>,
+        /// Rows whose key could not be hashed: tried by every probe.
+        wild: Vec<usize>,
+    },
+}
+
+/// Reads the tables of the hash and loop steps (once per execution).
+pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Built>, SqlError> {
+    let mut out = Vec::with_capacity(steps.len());
+    for s in steps {
+        let filter = match &s.method {
+            JoinMethod::Lookup(_) => {
+                out.push(Built::None);
+                continue;
+            }
+            JoinMethod::Hash { build_filter, .. } | JoinMethod::Loop { build_filter } => {
+                build_filter
+            }
+        };
+        let mut rows = Vec::new();
+        scan_rows_from(
+            txn,
+            &s.table,
+            &Access::Full,
+            &s.wanted,
+            false,
+            &[],
+            ctx,
+            &mut |_, r| {
+                if match filter {
+                    Some(f) => f.test(&r, ctx)?,
+                    None => true,
+                } {
+                    rows.push(r);
+                }
+                Ok(true)
+            },
+        )?;
+        out.push(match &s.method {
+            JoinMethod::Hash {
+                build_keys,
+                classes,
+                ..
+            } => {
+                let mut buckets: HashMap<Vec<HashPart>, Vec<usize>> = HashMap::new();
+                let mut wild = Vec::new();
+                for (i, r) in rows.iter().enumerate() {
+                    match hash_key(build_keys, classes, r, ctx)? {
+                        Ok(Some(k)) => buckets.entry(k).or_default().push(i),
+                        // A NULL key equals nothing.
+                        Ok(None) => {}
+                        Err(()) => wild.push(i),
+                    }
+                }
+                Built::Hash {
+                    rows,
+                    buckets,
+                    wild,
+                }
+            }
+            _ => Built::Rows(rows),
+        });
+    }
+    Ok(out)
+}
+
+fn passes(e: &Option<Expr>, row: &[Value], ctx: &Ctx) -> Result<bool, SqlError> {
+    match e {
+        Some(e) => e.test(row, ctx),
+        None => Ok(true),
+    }
+}
+
+/// Extends `row` (the joined row of the tables before step `k`) through steps `k..`, calling
+/// `emit` with each complete joined row; stops and returns `false` when `emit` does.
+#[allow(clippy::too_many_arguments)]
+pub fn drive(
+    steps: &[JoinStep],
+    built: &[Built],
+    k: usize,
+    row: &mut Vec<Value>,
+    txn: &Transaction,
+    ctx: &Ctx,
+    emit: &mut dyn FnMut(&[Value]) -> Result<bool, SqlError>,
+) -> Result<bool, SqlError> {
+    let Some(s) = steps.get(k) else {
+        return emit(row);
+    };
+    let off = s.offset;
+    let width = s.table.types.len();
+    debug_assert_eq!(
+        row.len(),
+        off,
+        "join step {k} extends a row of the wrong width"
+    );
+    let mut matched = false;
+    let mut go = true;
+    // One candidate row of this table: check the match, continue with the next step.
+    let mut try_row = |row: &mut Vec<Value>, cand: &[Value]| -> Result<bool, SqlError> {
+        row.truncate(off);
+        row.extend_from_slice(cand);
+        if !passes(&s.on, row, ctx)? {
+            return Ok(true);
+        }
+        matched = true;
+        if !passes(&s.after, row, ctx)? {
+            return Ok(true);
+        }
+        drive(steps, built, k + 1, row, txn, ctx, emit)
+    };
+    match (&s.method, &built[k]) {
+        (JoinMethod::Lookup(access), _) => {
+            let outer = row.clone();
+            scan_rows_from(
+                txn,
+                &s.table,
+                access,
+                &s.wanted,
+                false,
+                &outer,
+                ctx,
+                &mut |_, r| {
+                    go = try_row(row, &r)?;
+                    Ok(go)
+                },
+            )?;
+        }
+        (
+            JoinMethod::Hash {
+                probe_keys,
+                classes,
+                ..
+            },
+            Built::Hash {
+                rows,
+                buckets,
+                wild,
+            },
+        ) => match hash_key(probe_keys, classes, row, ctx)? {
+            Ok(None) => {}
+            Ok(Some(key)) => {
+                let hits = buckets.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+                // Both lists are in table order; merging keeps the output in it.
+                let (mut i, mut j) = (0, 0);
+                while go && (i < hits.len() || j < wild.len()) {
+                    let next = match (hits.get(i), wild.get(j)) {
+                        (Some(&a), Some(&b)) if a < b => {
+                            i += 1;
+                            a
+                        }
+                        (Some(_), Some(&b)) | (None, Some(&b)) => {
+                            j += 1;
+                            b
+                        }
+                        (Some(&a), None) => {
+                            i += 1;
+                            a
+                        }
+                        (None, None) => break,
+                    };
+                    go = try_row(row, &rows[next])?;
+                }
+            }
+            Err(()) => {
+                for r in rows {
+                    go = try_row(row, r)?;
+                    if !go {
+                        break;
+                    }
+                }
+            }
+        },
+        (JoinMethod::Loop { .. }, Built::Rows(rows)) => {
+            for r in rows {
+                go = try_row(row, r)?;
+                if !go {
+                    break;
+                }
+            }
+        }
+        _ => return Err(SqlError::internal("join step was not built")),
+    }
+    if go && s.left && !matched {
+        row.truncate(off);
+        row.resize(off + width, Value::Null);
+        if passes(&s.after, row, ctx)? {
+            go = drive(steps, built, k + 1, row, txn, ctx, emit)?;
+        }
+    }
+    row.truncate(off);
+    Ok(go)
+}
+
+/// The columns an expression reads, as positions in the joined row.
+pub fn columns_of(e: &Expr, width: usize) -> Vec<usize> {
+    let mut m = vec![false; width];
+    mark_columns(e, &mut m);
+    m.iter()
+        .enumerate()
+        .filter_map(|(i, &b)| b.then_some(i))
+        .collect()
+}
+
+/// `e` with every column reference moved by `-by` (joined row to one table's own row).
+pub fn shift_columns(e: &Expr, by: usize) -> Expr {
+    let mut x = e.clone();
+    x.map_columns(&|i| i - by);
+    x
+}

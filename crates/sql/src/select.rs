@@ -1,0 +1,858 @@
+//! SELECT: from the parser's AST to a [`SelectPlan`]: the FROM clause (one table, or several
+//! joined: see [`crate::join`]), WHERE split over the tables, projection, aggregation,
+//! ORDER BY and LIMIT.
+
+use std::sync::Arc;
+
+use sqlparser::ast;
+
+use crate::catalog::Table;
+use crate::exec::{
+    choose_access, choose_access_at, conjuncts, joined_column_meta, joined_types, mark_columns,
+    Access, AggScope, FromItem, FromScope, SelectPlan,
+};
+use crate::expr::{CastTo, Cmp, Compiler, Expr};
+use crate::join::{columns_of, shift_columns, JoinMethod, JoinStep, KeyClass};
+use crate::plan::Env;
+use crate::result::ColumnMeta;
+use crate::value::SqlType;
+use crate::SqlError;
+
+fn order_items(q: &ast::Query) -> Result<Vec<(ast::Expr, bool)>, SqlError> {
+    match &q.order_by {
+        None => Ok(Vec::new()),
+        Some(ob) => match &ob.kind {
+            ast::OrderByKind::Expressions(v) => Ok(v
+                .iter()
+                .map(|o| {
+                    (
+                        o.expr.clone(),
+                        matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
+                    )
+                })
+                .collect()),
+            ast::OrderByKind::All(_) => Err(SqlError::unsupported("ORDER BY ALL")),
+        },
+    }
+}
+
+fn limit_items(l: &Option<ast::LimitClause>) -> (Option<&ast::Expr>, Option<&ast::Expr>) {
+    match l {
+        None => (None, None),
+        Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+            (limit.as_ref(), offset.as_ref().map(|o| &o.value))
+        }
+        Some(ast::LimitClause::OffsetCommaLimit { offset, limit }) => (Some(limit), Some(offset)),
+    }
+}
+
+fn is_aggregate_call(e: &ast::Expr) -> bool {
+    // Text search is enough to decide whether a query aggregates: aggregate names followed by
+    // '(' anywhere in the expression, outside subqueries (which aggregate on their own).
+    let s = without_subqueries(&e.to_string().to_ascii_uppercase());
+    ["COUNT(", "SUM(", "AVG(", "MIN(", "MAX("]
+        .iter()
+        .any(|f| s.contains(f))
+}
+
+/// `s` (the upper-cased text of an expression) with every parenthesized `(SELECT ...)` cut
+/// out. Quoted strings are not parsed: a literal containing "(SELECT" only makes the caller
+/// miss an aggregate inside that literal's parentheses, which it cannot contain anyway.
+fn without_subqueries(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("(SELECT ") {
+        out.push_str(&rest[..at]);
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (i, ch) in rest[at..].char_indices() {
+            match ch {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = at + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
+    if q.with.is_some() {
+        return Err(SqlError::unsupported("WITH"));
+    }
+    let sel = match &*q.body {
+        ast::SetExpr::Select(sel) => sel,
+        ast::SetExpr::SetOperation { .. } => return compile_union(q, env, c),
+        ast::SetExpr::Query(inner) => {
+            // `(SELECT ...)`, with ORDER BY/LIMIT inside or outside the parentheses.
+            if q.order_by.is_none() && q.limit_clause.is_none() {
+                return compile_select(inner, env, c);
+            }
+            if inner.order_by.is_none() && inner.limit_clause.is_none() {
+                let mut x = (**inner).clone();
+                x.order_by.clone_from(&q.order_by);
+                x.limit_clause.clone_from(&q.limit_clause);
+                return compile_select(&x, env, c);
+            }
+            return compile_union(q, env, c);
+        }
+        ast::SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES as a query")),
+        _ => return Err(SqlError::unsupported("this query form")),
+    };
+    let for_update = q
+        .locks
+        .iter()
+        .any(|l| matches!(l.lock_type, ast::LockType::Update));
+    let from = from_tables(sel, env)?;
+    // The FROM items borrow the tables: offsets in the joined row, in FROM order.
+    let mut items: Vec<FromItem> = Vec::with_capacity(from.len());
+    let mut width = 0;
+    for f in &from {
+        items.push(FromItem {
+            table: &f.table,
+            alias: f.alias.as_deref(),
+            offset: width,
+        });
+        width += f.table.types.len();
+    }
+    let t = items.first().map(|it| it.table);
+    let vars = env.vars;
+    let subs_before = c.subqueries;
+    let scope = |clause: &'static str, visible: usize| FromScope {
+        items: &items,
+        visible,
+        clause,
+        vars,
+        env: Some(env),
+    };
+    let all = items.len();
+    // Projection items: (label, AST, joined-row column for `*`), with `*` expanded.
+    let mut outs: Vec<(String, ast::Expr, Option<usize>)> = Vec::new();
+    let mut aliases: Vec<(String, ast::Expr)> = Vec::new();
+    for it in &sel.projection {
+        match it {
+            ast::SelectItem::UnnamedExpr(e) => {
+                let label = match e {
+                    ast::Expr::Identifier(i) => i.value.clone(),
+                    ast::Expr::CompoundIdentifier(ids) => ids[ids.len() - 1].value.clone(),
+                    // A string literal is named by its value: `SELECT 'it''s'` has a
+                    // column `it's`, as in MySQL.
+                    ast::Expr::Value(ast::ValueWithSpan {
+                        value: ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s),
+                        ..
+                    }) => s.clone(),
+                    other => other.to_string(),
+                };
+                outs.push((label, e.clone(), None));
+            }
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                outs.push((alias.value.clone(), expr.clone(), None));
+                aliases.push((alias.value.clone(), expr.clone()));
+            }
+            ast::SelectItem::Wildcard(_) => {
+                if items.is_empty() {
+                    return Err(SqlError::new(1096, "HY000", "No tables used"));
+                }
+                for it in &items {
+                    expand_star(it, &mut outs);
+                }
+            }
+            ast::SelectItem::QualifiedWildcard(kind, _) => {
+                let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {
+                    return Err(SqlError::unsupported("expression.*"));
+                };
+                let q = name
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone())
+                    .unwrap_or_default();
+                let q = q.as_str();
+                let Some(it) = items.iter().find(|it| it.named(q)) else {
+                    return Err(SqlError::new(1051, "42S02", format!("Unknown table '{q}'")));
+                };
+                expand_star(it, &mut outs);
+            }
+            other => return Err(SqlError::unsupported(&format!("select item {other}"))),
+        }
+    }
+    let group_exprs: Vec<ast::Expr> = match &sel.group_by {
+        ast::GroupByExpr::Expressions(v, _) => v.clone(),
+        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
+    };
+    let order = order_items(q)?;
+    let aggregate = !group_exprs.is_empty()
+        || sel.having.is_some()
+        || outs.iter().any(|(_, e, _)| is_aggregate_call(e))
+        || order.iter().any(|(e, _)| is_aggregate_call(e));
+    // WHERE, over the joined row.
+    let filter = match &sel.selection {
+        None => None,
+        Some(w) => Some(c.compile(w, &mut scope("where clause", all))?),
+    };
+    // ON clauses, each over the tables joined so far.
+    let mut ons: Vec<Option<Expr>> = Vec::with_capacity(from.len());
+    for (k, f) in from.iter().enumerate() {
+        ons.push(match &f.on {
+            Some(e) if k > 0 => Some(c.compile(e, &mut scope("on clause", k + 1))?),
+            _ => None,
+        });
+    }
+    let position = |e: &ast::Expr| -> Option<usize> {
+        if let ast::Expr::Value(v) = e {
+            if let ast::Value::Number(n, _) = &v.value {
+                return n
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&p| p >= 1 && p <= outs.len());
+            }
+        }
+        None
+    };
+    // ORDER BY items resolve to a projection (by position or alias) or stand alone.
+    let order_asts: Vec<ast::Expr> = order
+        .iter()
+        .map(|(e, _)| {
+            if let Some(p) = position(e) {
+                return outs[p - 1].1.clone();
+            }
+            if let ast::Expr::Identifier(id) = e {
+                if let Some((_, a)) = aliases
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                {
+                    return a.clone();
+                }
+            }
+            e.clone()
+        })
+        .collect();
+    let types = joined_types(&items);
+    let mut outputs = Vec::new();
+    let mut metas = Vec::new();
+    let mut out_types = Vec::new();
+    let mut group_by = None;
+    let mut having = None;
+    if aggregate {
+        let mut ascope = AggScope {
+            from: &items,
+            env: Some(env),
+            vars,
+            group_by: Vec::new(),
+            aggs: Vec::new(),
+            aliases: aliases.clone(),
+            clause: "field list",
+        };
+        let mut gkeys = Vec::new();
+        for g in &group_exprs {
+            let g = match position(g) {
+                Some(p) => outs[p - 1].1.clone(),
+                None => match g {
+                    ast::Expr::Identifier(id)
+                        if !items.iter().any(|it| it.table.column(&id.value).is_some()) =>
+                    {
+                        aliases
+                            .iter()
+                            .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                            .map(|(_, a)| a.clone())
+                            .unwrap_or_else(|| g.clone())
+                    }
+                    _ => g.clone(),
+                },
+            };
+            let compiled = c.compile(&g, &mut scope("group statement", all))?;
+            ascope.group_by.push((g.to_string(), compiled.clone()));
+            gkeys.push(compiled);
+        }
+        for (label, e, _) in &outs {
+            let x = c.compile(e, &mut ascope)?;
+            let ty = group_row_type(&x, &ascope, &types);
+            out_types.push(ty);
+            metas.push(meta_for(&x, label, &items, &ascope.group_by, ty));
+            outputs.push(x);
+        }
+        if let Some(h) = &sel.having {
+            ascope.clause = "having clause";
+            having = Some(c.compile(h, &mut ascope)?);
+        }
+        ascope.clause = "order clause";
+        for o in &order_asts {
+            outputs.push(c.compile(o, &mut ascope)?);
+        }
+        group_by = Some((gkeys, ascope.aggs));
+    } else {
+        for (label, e, star) in &outs {
+            let x = match star {
+                Some(i) => Expr::Col(*i),
+                None => c.compile(e, &mut scope("field list", all))?,
+            };
+            let meta = match &x {
+                Expr::Col(i) => joined_column_meta(&items, *i, label),
+                _ => None,
+            }
+            .unwrap_or_else(|| {
+                ColumnMeta::computed(
+                    label,
+                    x.result_type(&|i| types.get(i).copied()),
+                    !matches!(&x, Expr::Const(v) if !v.is_null()),
+                )
+            });
+            out_types.push(x.result_type(&|i| types.get(i).copied()));
+            metas.push(meta);
+            outputs.push(x);
+        }
+        for o in &order_asts {
+            outputs.push(c.compile(o, &mut scope("order clause", all))?);
+        }
+    }
+    let (limit, offset) = limit_items(&q.limit_clause);
+    let mut lim = |e: Option<&ast::Expr>| -> Result<Option<Expr>, SqlError> {
+        e.map(|e| c.compile(e, &mut scope("limit", 0))).transpose()
+    };
+    let limit = lim(limit)?;
+    let offset = lim(offset)?;
+    // Every column the statement reads, in the joined row.
+    let mut wanted = vec![false; width];
+    for e in filter.iter().chain(ons.iter().flatten()) {
+        mark_columns(e, &mut wanted);
+    }
+    match &group_by {
+        None => outputs.iter().for_each(|e| mark_columns(e, &mut wanted)),
+        Some((g, aggs)) => {
+            g.iter().for_each(|e| mark_columns(e, &mut wanted));
+            aggs.iter()
+                .filter_map(|a| a.arg.as_ref())
+                .for_each(|e| mark_columns(e, &mut wanted));
+        }
+    }
+    // WHERE terms go to the first table or to the join step of the last table they read.
+    let table_of = |col: usize| items.iter().rposition(|it| it.offset <= col).unwrap_or(0);
+    let mut base_terms: Vec<Expr> = Vec::new();
+    let mut step_terms: Vec<Vec<Expr>> = vec![Vec::new(); items.len()];
+    if let Some(f) = &filter {
+        let mut terms = Vec::new();
+        conjuncts(f, &mut terms);
+        for x in terms {
+            let last = columns_of(x, width).last().map_or(0, |&col| table_of(col));
+            if last == 0 {
+                base_terms.push(x.clone());
+            } else {
+                step_terms[last].push(x.clone());
+            }
+        }
+    }
+    let base_filter = if items.len() <= 1 {
+        filter
+    } else {
+        and_all(base_terms)
+    };
+    let mut joins = Vec::new();
+    for k in 1..items.len() {
+        let it = items[k];
+        if it.table.virt.is_some() {
+            return Err(SqlError::unsupported(
+                "joins with information_schema tables other than the first",
+            ));
+        }
+        let left = from[k].left;
+        let mut on_terms: Vec<Expr> = Vec::new();
+        if let Some(on) = &ons[k] {
+            let mut v = Vec::new();
+            conjuncts(on, &mut v);
+            on_terms.extend(v.into_iter().cloned());
+        }
+        let mut after_terms = std::mem::take(&mut step_terms[k]);
+        if !left {
+            on_terms.append(&mut after_terms);
+        }
+        let w = it.table.types.len();
+        // Terms with subqueries stay in the match condition: their outer references are
+        // positions in the joined row, which moving a term to the table's own row would break.
+        let local = |x: &Expr| {
+            !x.has_subquery()
+                && columns_of(x, width)
+                    .iter()
+                    .all(|&col| col >= it.offset && col < it.offset + w)
+        };
+        let known =
+            |x: &Expr| !x.has_subquery() && columns_of(x, width).iter().all(|&col| col < it.offset);
+        let refs: Vec<&Expr> = on_terms.iter().collect();
+        let access = choose_access_at(it.table, &refs, it.offset, &known);
+        let method = if !matches!(access, Access::Full) {
+            JoinMethod::Lookup(access)
+        } else {
+            let mut build_keys = Vec::new();
+            let mut probe_keys = Vec::new();
+            let mut classes = Vec::new();
+            for x in &on_terms {
+                let Expr::Cmp(Cmp::Eq, a, b) = x else {
+                    continue;
+                };
+                let (inner, outer) = if local(a) && known(b) {
+                    (a, b)
+                } else if local(b) && known(a) {
+                    (b, a)
+                } else {
+                    continue;
+                };
+                if columns_of(inner, width).is_empty() || columns_of(outer, width).is_empty() {
+                    continue;
+                }
+                let ty = |e: &Expr| e.result_type(&|i| types.get(i).copied());
+                if let Some(class) = KeyClass::of(ty(inner), ty(outer)) {
+                    build_keys.push(shift_columns(inner, it.offset));
+                    probe_keys.push((**outer).clone());
+                    classes.push(class);
+                }
+            }
+            let (own, rest): (Vec<Expr>, Vec<Expr>) = on_terms.into_iter().partition(local);
+            on_terms = rest;
+            let build_filter = and_all(own.iter().map(|x| shift_columns(x, it.offset)).collect());
+            if build_keys.is_empty() {
+                JoinMethod::Loop { build_filter }
+            } else {
+                JoinMethod::Hash {
+                    build_filter,
+                    build_keys,
+                    probe_keys,
+                    classes,
+                }
+            }
+        };
+        joins.push(JoinStep {
+            table: from[k].table.clone(),
+            offset: it.offset,
+            left,
+            on: and_all(on_terms),
+            after: and_all(after_terms),
+            wanted: wanted[it.offset..it.offset + w].to_vec(),
+            method,
+        });
+    }
+    let base_width = t.map_or(0, |t| t.types.len());
+    let access = match t {
+        None => Access::None,
+        Some(t) if t.virt.is_some() => Access::Full,
+        Some(t) => choose_access(t, base_filter.as_ref()),
+    };
+    let visible = outs.len();
+    let order_desc: Vec<bool> = order.iter().map(|(_, d)| *d).collect();
+    // Rows come out of a primary-key scan (or a full scan) in key order, and joins keep the
+    // order of the first table's rows: an ORDER BY on a prefix of its key, all in one
+    // direction, needs no sort.
+    let ordered_scan = match (t, &access, group_by.is_some()) {
+        (Some(t), Access::Full | Access::Primary(_), false)
+            if !order_desc.is_empty() && t.virt.is_none() =>
+        {
+            let same_dir = order_desc.iter().all(|d| *d == order_desc[0]);
+            let on_pk = outputs[visible..]
+                .iter()
+                .enumerate()
+                .all(|(i, e)| matches!(e, Expr::Col(c) if t.def.pk.get(i) == Some(c)));
+            let numeric_pk = t.def.pk.iter().all(|&c| !t.types[c].is_text());
+            (same_dir && on_pk && numeric_pk).then_some(order_desc[0])
+        }
+        _ => None,
+    };
+    wanted.truncate(base_width);
+    let table = from.into_iter().next().map(|f| f.table);
+    Ok(SelectPlan {
+        table,
+        access,
+        filter: base_filter,
+        wanted,
+        group_by,
+        having,
+        outputs,
+        visible,
+        order: order_desc,
+        distinct: matches!(sel.distinct, Some(ast::Distinct::Distinct)),
+        limit,
+        offset,
+        ordered_scan,
+        columns: Arc::new(metas),
+        for_update,
+        joins,
+        union: Vec::new(),
+        has_sub: c.subqueries > subs_before,
+        types: out_types,
+    })
+}
+
+/// The operands of a chain of set operations, left to right, each with whether the
+/// operation before it removes duplicates (UNION [DISTINCT]); the first operand's flag is
+/// meaningless.
+fn set_operands<'a>(
+    e: &'a ast::SetExpr,
+    distinct: bool,
+    out: &mut Vec<(&'a ast::SetExpr, bool)>,
+) -> Result<(), SqlError> {
+    match e {
+        ast::SetExpr::SetOperation {
+            left,
+            op,
+            set_quantifier,
+            right,
+        } => {
+            if !matches!(op, ast::SetOperator::Union) {
+                return Err(SqlError::unsupported(&format!("{op}")));
+            }
+            let d = match set_quantifier {
+                ast::SetQuantifier::All => false,
+                ast::SetQuantifier::Distinct | ast::SetQuantifier::None => true,
+                other => return Err(SqlError::unsupported(&format!("UNION {other}"))),
+            };
+            set_operands(left, distinct, out)?;
+            set_operands(right, d, out)
+        }
+        other => {
+            out.push((other, distinct));
+            Ok(())
+        }
+    }
+}
+
+/// `SELECT ... UNION [ALL|DISTINCT] SELECT ... [ORDER BY ...] [LIMIT ...]`: each operand is a
+/// plan of its own; the union's rows then go through an outer stage whose ORDER BY and LIMIT
+/// name the first operand's columns.
+fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
+    let mut operands = Vec::new();
+    match &*q.body {
+        ast::SetExpr::Query(inner) => operands.push((&*inner.body, false)),
+        body => set_operands(body, false, &mut operands)?,
+    }
+    let mut parts: Vec<(SelectPlan, bool)> = Vec::with_capacity(operands.len());
+    for (e, distinct) in operands {
+        let sub = match e {
+            ast::SetExpr::Query(inner) => (**inner).clone(),
+            other => ast::Query {
+                body: Box::new(other.clone()),
+                with: None,
+                order_by: None,
+                limit_clause: None,
+                fetch: None,
+                locks: Vec::new(),
+                for_clause: None,
+                settings: None,
+                format_clause: None,
+                pipe_operators: Vec::new(),
+            },
+        };
+        let p = compile_select(&sub, env, c)?;
+        if p.reads_virtual() {
+            return Err(SqlError::unsupported(
+                "UNION over information_schema tables",
+            ));
+        }
+        if let Some((first, _)) = parts.first() {
+            if first.visible != p.visible {
+                return Err(SqlError::new(
+                    1222,
+                    "21000",
+                    "The used SELECT statements have a different number of columns",
+                ));
+            }
+        }
+        parts.push((p, distinct));
+    }
+    let first = &parts[0].0;
+    let n = first.visible;
+    let labels: Vec<String> = first.columns.iter().map(|m| m.name.clone()).collect();
+    let (metas, casts): (Vec<ColumnMeta>, Vec<Option<CastTo>>) = (0..n)
+        .map(|i| union_meta(parts.iter().map(|(p, _)| &p.columns[i])))
+        .unzip();
+    let vars = env.vars;
+    let mut scope = UnionScope {
+        labels: &labels,
+        vars,
+        clause: "order clause",
+    };
+    let order = order_items(q)?;
+    // Values of a column whose operands differ in type print as the common type's.
+    let mut outputs: Vec<Expr> = casts
+        .iter()
+        .enumerate()
+        .map(|(i, cast)| match cast {
+            Some(to) => Expr::Cast(Box::new(Expr::Col(i)), *to),
+            None => Expr::Col(i),
+        })
+        .collect();
+    for (e, _) in &order {
+        let pos = match e {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(s, _) => s.parse::<usize>().ok(),
+                _ => None,
+            },
+            _ => None,
+        };
+        outputs.push(match pos {
+            Some(p) if p >= 1 && p <= n => Expr::Col(p - 1),
+            Some(_) => {
+                return Err(SqlError::unknown_column(&e.to_string(), "order clause"));
+            }
+            None => c.compile(e, &mut scope)?,
+        });
+    }
+    let (limit, offset) = limit_items(&q.limit_clause);
+    let mut none = UnionScope {
+        labels: &[],
+        vars,
+        clause: "limit",
+    };
+    let limit = limit.map(|e| c.compile(e, &mut none)).transpose()?;
+    let offset = offset.map(|e| c.compile(e, &mut none)).transpose()?;
+    Ok(SelectPlan {
+        table: None,
+        access: Access::None,
+        filter: None,
+        wanted: Vec::new(),
+        group_by: None,
+        having: None,
+        outputs,
+        visible: n,
+        order: order.iter().map(|(_, d)| *d).collect(),
+        distinct: false,
+        limit,
+        offset,
+        ordered_scan: None,
+        columns: Arc::new(metas),
+        for_update: false,
+        joins: Vec::new(),
+        types: parts[0].0.types.clone(),
+        union: parts,
+        has_sub: false,
+    })
+}
+
+/// The metadata of a union's column: the first operand's when every operand's column has
+/// the same wire type, else a type that holds them all (numbers widen to DOUBLE or DECIMAL,
+/// anything with a string becomes a string).
+fn union_meta<'a>(mut cols: impl Iterator<Item = &'a ColumnMeta>) -> (ColumnMeta, Option<CastTo>) {
+    let Some(first) = cols.next() else {
+        return (ColumnMeta::computed("", SqlType::Double, true), None);
+    };
+    let mut m = first.clone();
+    let mut cast = None;
+    let int = |w: u8| matches!(w, 1 | 2 | 3 | 8 | 9 | 13);
+    for c in cols {
+        let differ = c.wire_type != m.wire_type
+            || c.charset != m.charset
+            || (c.wire_type == 246 && c.decimals != m.decimals);
+        if differ && !(int(c.wire_type) && int(m.wire_type)) {
+            let num = |w: u8| int(w) || matches!(w, 246 | 4 | 5);
+            let (ty, to) = if num(c.wire_type) && num(m.wire_type) {
+                if [4, 5].contains(&c.wire_type) || [4, 5].contains(&m.wire_type) {
+                    (SqlType::Double, CastTo::Double)
+                } else {
+                    let scale = m.decimals.max(c.decimals).min(30);
+                    (
+                        SqlType::Decimal {
+                            precision: 65,
+                            scale,
+                        },
+                        CastTo::Decimal(scale),
+                    )
+                }
+            } else {
+                (
+                    SqlType::Varchar {
+                        len: m.length.max(c.length) / 4,
+                        binary: false,
+                    },
+                    CastTo::Char,
+                )
+            };
+            let nullable = m.flags & crate::result::col_flags::NOT_NULL == 0;
+            m = ColumnMeta::computed(&m.name, ty, nullable);
+            cast = Some(to);
+        }
+        if c.flags & crate::result::col_flags::NOT_NULL == 0 {
+            m.flags &= !crate::result::col_flags::NOT_NULL;
+        }
+        m.length = m.length.max(c.length);
+    }
+    (m, cast)
+}
+
+/// Names in a union's ORDER BY: the first operand's column labels.
+struct UnionScope<'a> {
+    labels: &'a [String],
+    vars: &'a dyn Fn(&str) -> Result<crate::value::Value, SqlError>,
+    clause: &'static str,
+}
+
+impl crate::expr::Scope for UnionScope<'_> {
+    fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
+        match (
+            q,
+            self.labels
+                .iter()
+                .position(|l| l.eq_ignore_ascii_case(name)),
+        ) {
+            (None, Some(i)) => Ok(Expr::Col(i)),
+            (Some(q), _) => Err(SqlError::new(
+                1250,
+                "42000",
+                format!(
+                    "Table '{q}' from one of the SELECTs cannot be used in {}",
+                    self.clause
+                ),
+            )),
+            (None, None) => Err(SqlError::unknown_column(name, self.clause)),
+        }
+    }
+    fn sysvar(&mut self, name: &str) -> Result<crate::value::Value, SqlError> {
+        (self.vars)(name)
+    }
+}
+
+/// A table of the FROM clause, with how it joins the ones before it.
+struct FromTable {
+    table: Arc<Table>,
+    alias: Option<String>,
+    left: bool,
+    on: Option<ast::Expr>,
+}
+
+/// The FROM clause's tables in order (none for no FROM or `FROM DUAL`). Comma-separated
+/// tables are inner joins without ON.
+fn from_tables(sel: &ast::Select, env: &Env) -> Result<Vec<FromTable>, SqlError> {
+    let mut out: Vec<FromTable> = Vec::new();
+    let add = |rel: &ast::TableFactor,
+               left: bool,
+               on: Option<ast::Expr>,
+               out: &mut Vec<FromTable>|
+     -> Result<(), SqlError> {
+        match rel {
+            ast::TableFactor::Table { name, alias, .. } => {
+                if name.to_string().eq_ignore_ascii_case("dual") && out.is_empty() {
+                    return Ok(());
+                }
+                let table = env.table_for_select(name)?;
+                let alias = alias.as_ref().map(|a| a.name.value.clone());
+                let shown = alias.clone().unwrap_or_else(|| table.def.name.clone());
+                if out.iter().any(|f| {
+                    f.alias
+                        .as_deref()
+                        .unwrap_or(&f.table.def.name)
+                        .eq_ignore_ascii_case(&shown)
+                }) {
+                    return Err(SqlError::new(
+                        1066,
+                        "42000",
+                        format!("Not unique table/alias: '{shown}'"),
+                    ));
+                }
+                out.push(FromTable {
+                    table,
+                    alias,
+                    left,
+                    on,
+                });
+                Ok(())
+            }
+            ast::TableFactor::Derived { .. } => Err(SqlError::unsupported("subqueries in FROM")),
+            other => Err(SqlError::unsupported(&format!(
+                "FROM {}",
+                other.to_string().chars().take(30).collect::<String>()
+            ))),
+        }
+    };
+    // Refuse unsupported joins before looking any table up, so that the error names the
+    // construct rather than a missing table.
+    for j in sel.from.iter().flat_map(|t| &t.joins) {
+        join_kind(&j.join_operator)?;
+    }
+    for twj in &sel.from {
+        add(&twj.relation, false, None, &mut out)?;
+        for j in &twj.joins {
+            let (left, on) = join_kind(&j.join_operator)?;
+            if out.is_empty() {
+                return Err(SqlError::unsupported("a join with DUAL"));
+            }
+            add(&j.relation, left, on, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a join is a LEFT one, and its ON condition; unsupported kinds are refused.
+fn join_kind(op: &ast::JoinOperator) -> Result<(bool, Option<ast::Expr>), SqlError> {
+    use ast::JoinOperator as J;
+    let (left, c) = match op {
+        J::Join(c) | J::Inner(c) | J::CrossJoin(c) | J::StraightJoin(c) => (false, c),
+        J::Left(c) | J::LeftOuter(c) => (true, c),
+        J::Right(_) | J::RightOuter(_) => {
+            return Err(SqlError::unsupported(
+                "RIGHT JOIN (write it as a LEFT JOIN)",
+            ))
+        }
+        other => {
+            return Err(SqlError::unsupported(&format!(
+                "join {}",
+                format!("{other:?}").chars().take(20).collect::<String>()
+            )))
+        }
+    };
+    let on = match c {
+        ast::JoinConstraint::On(e) => Some(e.clone()),
+        ast::JoinConstraint::None => None,
+        ast::JoinConstraint::Using(_) => return Err(SqlError::unsupported("JOIN ... USING")),
+        ast::JoinConstraint::Natural => return Err(SqlError::unsupported("NATURAL JOIN")),
+    };
+    Ok((left, on))
+}
+
+/// `SELECT *` (or `t.*`) columns of one table.
+fn expand_star(it: &FromItem, outs: &mut Vec<(String, ast::Expr, Option<usize>)>) {
+    for (i, col) in it.table.def.columns.iter().enumerate() {
+        outs.push((
+            col.name.clone(),
+            ast::Expr::Identifier(ast::Ident::new(col.name.clone())),
+            Some(it.offset + i),
+        ));
+    }
+}
+
+/// The AND of `terms` (`None` for none).
+fn and_all(terms: Vec<Expr>) -> Option<Expr> {
+    terms
+        .into_iter()
+        .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
+}
+
+fn group_row_type(x: &Expr, scope: &AggScope, types: &[SqlType]) -> SqlType {
+    let ng = scope.group_by.len();
+    x.result_type(&|i| {
+        if i < ng {
+            Some(scope.group_by[i].1.result_type(&|j| types.get(j).copied()))
+        } else {
+            scope.aggs.get(i - ng).map(|a| a.ty)
+        }
+    })
+}
+
+fn meta_for(
+    x: &Expr,
+    label: &str,
+    items: &[FromItem],
+    groups: &[(String, Expr)],
+    ty: SqlType,
+) -> ColumnMeta {
+    if let Expr::Col(i) = x {
+        if let Some((_, Expr::Col(src))) = groups.get(*i) {
+            if let Some(m) = joined_column_meta(items, *src, label) {
+                return m;
+            }
+        }
+    }
+    ColumnMeta::computed(label, ty, true)
+}
