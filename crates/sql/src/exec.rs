@@ -155,6 +155,7 @@ impl Scope for FromScope<'_> {
             lookup: env.lookup,
             vars: env.vars,
             outer: Some(&outer),
+            sql: env.sql,
         };
         let plan = crate::select::compile_select(q, &inner, c)?;
         let mut outer_cols = used.into_inner();
@@ -788,7 +789,8 @@ pub fn mark_columns(e: &Expr, out: &mut [bool]) {
                     *w = true;
                 }
             }
-            if let crate::expr::SubKind::In(x, _) = kind {
+            if let crate::expr::SubKind::In(x, _) | crate::expr::SubKind::Quantified(x, _, _) = kind
+            {
                 mark_columns(x, out);
             }
         }
@@ -1041,6 +1043,7 @@ impl Scope for AggScope<'_> {
             lookup: env.lookup,
             vars: env.vars,
             outer: None,
+            sql: env.sql,
         };
         let plan = crate::select::compile_select(q, &inner, c)?;
         Ok(SubPlan {
@@ -1316,6 +1319,33 @@ pub fn eval_subquery(
                 Value::Null
             } else {
                 Value::Int(i64::from(*neg))
+            }
+        }
+        SubKind::Quantified(x, op, all) => {
+            // ALL: false at the first row the comparison fails, NULL if any is unknown, else
+            // true (also for no rows). ANY: the mirror image.
+            let v = x.eval(row, ctx)?;
+            let mut unknown = false;
+            for r in rows.iter() {
+                let c = r.first().and_then(|c| v.sql_cmp(c));
+                let holds = c.map(|o| match op {
+                    Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
+                    Cmp::Ne => o != Ordering::Equal,
+                    Cmp::Lt => o == Ordering::Less,
+                    Cmp::Le => o != Ordering::Greater,
+                    Cmp::Gt => o == Ordering::Greater,
+                    Cmp::Ge => o != Ordering::Less,
+                });
+                match holds {
+                    Some(h) if h != *all => return Ok(Value::Int(i64::from(h))),
+                    None => unknown = true,
+                    Some(_) => {}
+                }
+            }
+            if unknown {
+                Value::Null
+            } else {
+                Value::Int(i64::from(*all))
             }
         }
     })

@@ -130,6 +130,8 @@ pub enum SubKind {
     Exists(bool),
     /// `x [NOT] IN (SELECT ...)`.
     In(Box<Expr>, bool),
+    /// `x op ANY (SELECT ...)` (`false`) or `x op ALL (SELECT ...)` (`true`).
+    Quantified(Box<Expr>, Cmp, bool),
 }
 
 /// What evaluation needs besides the row.
@@ -259,6 +261,39 @@ impl Compiler {
                 self.subqueries += 1;
                 let p = scope.subquery(self, subquery)?;
                 Expr::Subquery(std::sync::Arc::new(p), SubKind::Exists(*negated))
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, A::AllOp { .. });
+                let A::Subquery(q) = &**right else {
+                    return Err(SqlError::unsupported("ANY/ALL over a non-subquery"));
+                };
+                use ast::BinaryOperator as B;
+                let op = match compare_op {
+                    B::Eq => Cmp::Eq,
+                    B::NotEq => Cmp::Ne,
+                    B::Lt => Cmp::Lt,
+                    B::LtEq => Cmp::Le,
+                    B::Gt => Cmp::Gt,
+                    B::GtEq => Cmp::Ge,
+                    other => return Err(SqlError::unsupported(&format!("{other} ANY/ALL"))),
+                };
+                let x = self.compile(left, scope)?;
+                self.subqueries += 1;
+                let p = scope.subquery(self, q)?;
+                if p.plan.visible != 1 {
+                    return Err(SqlError::operand_columns(1));
+                }
+                Expr::Subquery(std::sync::Arc::new(p), SubKind::Quantified(b(x), op, all))
             }
             A::InSubquery {
                 expr,
@@ -821,11 +856,8 @@ impl Expr {
             Expr::Outer(_) => {}
             // Join planning never moves a term with a subquery (see `has_subquery`); only
             // IN's left side reads this row.
-            Expr::Subquery(_, kind) => {
-                if let SubKind::In(x, _) = kind {
-                    x.map_columns(f);
-                }
-            }
+            Expr::Subquery(_, SubKind::In(x, _) | SubKind::Quantified(x, _, _)) => x.map_columns(f),
+            Expr::Subquery(..) => {}
         }
     }
 
@@ -873,11 +905,8 @@ impl Expr {
                 }
             }
             Expr::Func(_, args) => args.iter().for_each(|x| x.visit(f)),
-            Expr::Subquery(_, kind) => {
-                if let SubKind::In(x, _) = kind {
-                    x.visit(f);
-                }
-            }
+            Expr::Subquery(_, SubKind::In(x, _) | SubKind::Quantified(x, _, _)) => x.visit(f),
+            Expr::Subquery(..) => {}
         }
     }
 

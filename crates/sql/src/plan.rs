@@ -20,6 +20,8 @@ pub struct Env<'a> {
     pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
     /// Compiling a subquery: the enclosing query's tables, for outer references.
     pub outer: Option<&'a OuterRef<'a>>,
+    /// The statement's text (for labelling result columns as written), when known.
+    pub sql: Option<&'a str>,
 }
 
 /// The enclosing query's FROM tables, seen from a subquery: a column found only there

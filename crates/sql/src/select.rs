@@ -149,7 +149,10 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                         value: ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s),
                         ..
                     }) => s.clone(),
-                    other => other.to_string(),
+                    other => env
+                        .sql
+                        .and_then(|sql| source_label(sql, other))
+                        .unwrap_or_else(|| other.to_string()),
                 };
                 outs.push((label, e.clone(), None));
             }
@@ -820,6 +823,115 @@ fn expand_star(it: &FromItem, outs: &mut Vec<(String, ast::Expr, Option<usize>)>
             Some(it.offset + i),
         ));
     }
+}
+
+/// A select item's text as written in `sql` (MySQL labels an unnamed result column so).
+/// The parser's position for an expression can start inside it (at `x` in `-x` or
+/// `CAST(x AS CHAR)`), so the item is found in the tokens around that position: back to the
+/// comma or SELECT keyword before it, forward to the comma, keyword or parenthesis that ends
+/// it at its nesting level. `None` when the parser gave no position.
+fn source_label(sql: &str, e: &ast::Expr) -> Option<String> {
+    use sqlparser::ast::Spanned;
+    use sqlparser::tokenizer::{Location, Token, Tokenizer};
+    let start = e.span().start;
+    if start.line == 0 || start.column == 0 {
+        return None;
+    }
+    let dialect = sqlparser::dialect::MySqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .ok()?;
+    let at = tokens.iter().position(|t| t.span.start == start)?;
+    let word = |t: &Token, set: &[&str]| match t {
+        Token::Word(w) if w.quote_style.is_none() => {
+            set.contains(&w.value.to_ascii_uppercase().as_str())
+        }
+        _ => false,
+    };
+    const BEFORE: &[&str] = &[
+        "SELECT",
+        "DISTINCT",
+        "DISTINCTROW",
+        "ALL",
+        "HIGH_PRIORITY",
+        "STRAIGHT_JOIN",
+        "SQL_SMALL_RESULT",
+        "SQL_BIG_RESULT",
+        "SQL_BUFFER_RESULT",
+        "SQL_CACHE",
+        "SQL_NO_CACHE",
+        "SQL_CALC_FOUND_ROWS",
+    ];
+    const AFTER: &[&str] = &[
+        "FROM",
+        "INTO",
+        "WHERE",
+        "GROUP",
+        "HAVING",
+        "ORDER",
+        "LIMIT",
+        "UNION",
+        "INTERSECT",
+        "EXCEPT",
+        "FOR",
+        "LOCK",
+        "WINDOW",
+    ];
+    let mut first = at;
+    while first > 0 {
+        let t = &tokens[first - 1].token;
+        if matches!(t, Token::Comma) || word(t, BEFORE) {
+            break;
+        }
+        first -= 1;
+    }
+    while matches!(tokens[first].token, Token::Whitespace(_)) && first < at {
+        first += 1;
+    }
+    let mut depth = 0usize;
+    let mut last = tokens.len();
+    for (i, t) in tokens.iter().enumerate().skip(first) {
+        let stop = match &t.token {
+            Token::LParen => {
+                depth += 1;
+                false
+            }
+            Token::RParen if depth == 0 => true,
+            Token::RParen => {
+                depth -= 1;
+                false
+            }
+            Token::Comma | Token::SemiColon | Token::EOF => depth == 0,
+            t => depth == 0 && word(t, AFTER),
+        };
+        if stop {
+            last = i;
+            break;
+        }
+    }
+    // Lines and columns count characters from 1.
+    let offset = |loc: Location| -> Option<usize> {
+        let line_at = sql
+            .split_inclusive('\n')
+            .take(loc.line.checked_sub(1)? as usize)
+            .map(str::len)
+            .sum::<usize>();
+        let col = loc.column.checked_sub(1)? as usize;
+        Some(
+            line_at
+                + sql[line_at..]
+                    .char_indices()
+                    .nth(col)
+                    .map_or(sql.len() - line_at, |(i, _)| i),
+        )
+    };
+    let from = offset(tokens[first].span.start)?;
+    let to = match tokens.get(last) {
+        Some(t) => offset(t.span.start)?,
+        None => sql.len(),
+    };
+    let label = sql.get(from..to)?.trim_end();
+    (!label.is_empty()).then(|| label.to_string())
 }
 
 /// The AND of `terms` (`None` for none).

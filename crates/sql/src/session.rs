@@ -142,6 +142,7 @@ impl Instance {
             .fetch_add(1, Ordering::Relaxed);
         Session {
             inst: self.clone(),
+            text: String::new(),
             user: user.to_string(),
             host: "localhost".to_string(),
             user_at: format!("{user}@localhost"),
@@ -218,6 +219,9 @@ pub struct Warning {
 /// One client's session.
 pub struct Session {
     pub(crate) inst: Arc<Instance>,
+    /// The text of the statement being compiled: result columns are labelled with their
+    /// expressions as written, as MySQL does.
+    text: String,
     pub(crate) user: String,
     /// Host pattern of the account the session logged in as (SET PASSWORD without FOR).
     pub(crate) host: String,
@@ -367,6 +371,8 @@ impl Session {
             Ok(s) => s,
             Err(e) => return vec![Err(e)],
         };
+        self.text.clear();
+        self.text.push_str(sql);
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
             let r = self.run(s, None, &[]);
@@ -472,6 +478,7 @@ impl Session {
             lookup: &lookup,
             vars: &vars,
             outer: None,
+            sql: Some(&self.text),
         };
         Ok(match stmt {
             ast::Statement::Query(q) => Plan::Select(Box::new(plan::compile_select(q, &env, c)?)),
@@ -902,6 +909,8 @@ impl Session {
             ));
         }
         let stmt = stmts.pop().expect("one statement");
+        self.text.clear();
+        self.text.push_str(sql);
         let mut c = Compiler::new();
         let plan = match &stmt {
             ast::Statement::Query(_)
@@ -972,6 +981,8 @@ impl Session {
         let version = self.inst.schema_version.load(Ordering::Acquire);
         if p.plan.is_some() && p.version != version {
             // A table changed since PREPARE: compile again (columns must not change shape).
+            self.text.clear();
+            self.text.push_str(&p.sql);
             let mut c = Compiler::new();
             p.plan = Some(self.compile(&p.stmt, &mut c)?);
             p.order = c.param_order();
