@@ -214,6 +214,7 @@ impl Compiler {
                 }
             }
             A::Value(v) => self.literal(v)?,
+            A::TypedString(ts) => typed_literal(&ts.data_type, &ts.value.value)?,
             A::Nested(x) => self.compile(x, scope)?,
             A::UnaryOp { op, expr } => {
                 let x = self.compile(expr, scope)?;
@@ -223,6 +224,13 @@ impl Compiler {
                         Expr::Const(Value::UInt(u)) if u == 1 << 63 => {
                             Expr::Const(Value::Int(i64::MIN))
                         }
+                        // A negative literal below BIGINT's range is a DECIMAL, as in
+                        // MySQL (-9223372036854775809): only a negated unsigned value that
+                        // is not a literal is out of range.
+                        Expr::Const(Value::UInt(u)) => Expr::Const(Value::Decimal(Decimal {
+                            mant: -i128::from(u),
+                            scale: 0,
+                        })),
                         x => Expr::Neg(b(x)),
                     },
                     ast::UnaryOperator::Plus => x,
@@ -499,6 +507,27 @@ impl Compiler {
             return Err(SqlError::wrong_args(&name));
         }
         Ok(Expr::Func(func, args))
+    }
+}
+
+/// `DATE 'yyyy-mm-dd'`, `TIMESTAMP '...'`, `DATETIME '...'`: a temporal constant; a string
+/// that is not one is error 1525, as in MariaDB.
+fn typed_literal(t: &ast::DataType, v: &ast::Value) -> Result<Expr, SqlError> {
+    let (ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s)) = v else {
+        return Err(SqlError::unsupported(&format!("literal {t} {v}")));
+    };
+    let (to, name) = match t {
+        ast::DataType::Date => (CastTo::Date, "DATE"),
+        ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => (CastTo::DateTime, "DATETIME"),
+        other => return Err(SqlError::unsupported(&format!("literal {other} '{s}'"))),
+    };
+    match cast(Value::Str(s.clone()), to)? {
+        Value::Null => Err(SqlError::new(
+            1525,
+            "HY000",
+            format!("Incorrect {name} value: '{s}'"),
+        )),
+        v => Ok(Expr::Const(v)),
     }
 }
 
@@ -1354,6 +1383,26 @@ pub fn fmt_double(d: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typed_temporal_literals_are_constants() {
+        let v = |s: &str| ast::Value::SingleQuotedString(s.into());
+        let Expr::Const(d) = typed_literal(&ast::DataType::Date, &v("2024-02-29")).unwrap() else {
+            panic!("not a constant")
+        };
+        assert!(matches!(d, Value::Date(_)));
+        assert_eq!(d.to_text().unwrap(), b"2024-02-29");
+        let Expr::Const(t) = typed_literal(
+            &ast::DataType::Timestamp(None, ast::TimezoneInfo::None),
+            &v("2020-01-02 03:04:05"),
+        )
+        .unwrap() else {
+            panic!("not a constant")
+        };
+        assert_eq!(t.to_text().unwrap(), b"2020-01-02 03:04:05");
+        let e = typed_literal(&ast::DataType::Date, &v("2023-02-30")).unwrap_err();
+        assert_eq!(e.code, 1525);
+    }
 
     #[test]
     fn like_matches_with_wildcards_case_and_escape() {
