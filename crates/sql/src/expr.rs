@@ -577,6 +577,17 @@ fn unhex(h: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// CEIL (`up`) or FLOOR of a decimal, as an integer.
+fn decimal_ceil_floor(d: Decimal, up: bool) -> i128 {
+    let p = 10i128.pow(u32::from(d.scale));
+    let q = d.mant.div_euclid(p);
+    if up && d.mant.rem_euclid(p) != 0 {
+        q + 1
+    } else {
+        q
+    }
+}
+
 fn int_result(v: i128) -> Result<Value, SqlError> {
     if let Ok(i) = i64::try_from(v) {
         Ok(Value::Int(i))
@@ -1073,6 +1084,10 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
         CastTo::Signed => Value::Int(v.to_i64().unwrap_or(0)),
         CastTo::Unsigned => match v {
             Value::UInt(u) => Value::UInt(u),
+            // A negative integer wraps (two's complement), a negative DECIMAL or DOUBLE
+            // clips to 0, as in MariaDB.
+            Value::Decimal(d) if d.mant < 0 => Value::UInt(0),
+            Value::Double(f) if f < 0.0 => Value::UInt(0),
             other => Value::UInt(other.to_i64().unwrap_or(0) as u64),
         },
         CastTo::Char => Value::Str(v.to_string_lossy().unwrap_or_default()),
@@ -1237,15 +1252,9 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
         Func::Ceil | Func::Floor => match ev(0)? {
             Value::Null => Value::Null,
             v @ (Value::Int(_) | Value::UInt(_)) => v,
-            Value::Decimal(d) => {
-                let f64v = d.to_f64();
-                let r = if f == Func::Ceil {
-                    f64v.ceil()
-                } else {
-                    f64v.floor()
-                };
-                Value::Int(r as i64)
-            }
+            // Exactly, on the mantissa: through f64, -99999999999999.9999 would become
+            // -1e14.
+            Value::Decimal(d) => int_result(decimal_ceil_floor(d, f == Func::Ceil))?,
             v => {
                 let x = v.to_f64().unwrap_or(0.0);
                 Value::Double(if f == Func::Ceil { x.ceil() } else { x.floor() })
@@ -1383,6 +1392,30 @@ pub fn fmt_double(d: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ceil_floor_of_decimals_are_exact() {
+        let d = |s: &str| Decimal::parse(s).unwrap();
+        assert_eq!(
+            decimal_ceil_floor(d("-99999999999999.9999"), true),
+            -99999999999999
+        );
+        assert_eq!(
+            decimal_ceil_floor(d("-99999999999999.9999"), false),
+            -100000000000000
+        );
+        assert_eq!(decimal_ceil_floor(d("2.5"), true), 3);
+        assert_eq!(decimal_ceil_floor(d("2.5"), false), 2);
+        assert_eq!(decimal_ceil_floor(d("-3"), true), -3);
+        assert!(matches!(
+            cast(Value::Decimal(d("-999999.99")), CastTo::Unsigned).unwrap(),
+            Value::UInt(0)
+        ));
+        assert!(matches!(
+            cast(Value::Int(-100), CastTo::Unsigned).unwrap(),
+            Value::UInt(18446744073709551516)
+        ));
+    }
 
     #[test]
     fn typed_temporal_literals_are_constants() {

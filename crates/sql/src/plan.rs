@@ -1100,6 +1100,12 @@ impl InsertPlan {
                 Ok(())
             }
             InsertMode::Replace => {
+                // The same row again (say, twice in one statement): MySQL finds the record
+                // unchanged and counts it once, as a plain insert.
+                if old_row.len() == row.len() && old_row.iter().zip(&row).all(|(a, b)| same(a, b)) {
+                    n.affected += 1;
+                    return Ok(());
+                }
                 delete_row(txn, t, &old_pk, &old_row)?;
                 n.affected += 1;
                 n.duplicates += 1;
@@ -1533,6 +1539,12 @@ mod dml_tests {
             assert_eq!(
                 (n, info.as_str()),
                 (3, "Records: 2  Duplicates: 1  Warnings: 0")
+            );
+            // A row identical to the one it replaces counts once.
+            let (n, info, _) = done(s, "REPLACE INTO t VALUES (20,20),(20,20)");
+            assert_eq!(
+                (n, info.as_str()),
+                (2, "Records: 2  Duplicates: 0  Warnings: 0")
             );
             let (n, info, w) = done(s, "INSERT IGNORE INTO t VALUES (5,1),(8,8)");
             assert_eq!(
