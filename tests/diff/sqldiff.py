@@ -402,6 +402,7 @@ class Stmt:
         self.table = table  # a DML statement's table: compared whole afterwards
         self.rows = rows  # a multi-row INSERT's row tuples (the shrinker splits them)
         self.prefix = prefix
+        self.ignore_warnings = False  # '-- @ignore-warnings' in a replayed script
 
     def directives(self):
         d = []
@@ -1125,8 +1126,12 @@ class Tester:
     def check(self, st, history=True):
         """Runs st on both servers and compares; returns True when they agree."""
         self.tried[st.kind] += 1
+        global IGNORE_WARNINGS
         a, b = self.pair.run_both(st.sql)
+        saved = IGNORE_WARNINGS
+        IGNORE_WARNINGS = saved or st.ignore_warnings
         why = compare(a, b, st.ordered, st.fold)
+        IGNORE_WARNINGS = saved
         ta = tb = None
         table = st.table or (dml_table(st.sql) if not st.is_ddl() else None)
         if why is None and table:
@@ -1267,12 +1272,13 @@ def render(stmts):
 def parse_script(text):
     """Statements of a .sql script: each ends with ';' at the end of a line; '-- @ordered',
     '-- @multiset' and '-- @fold 0,2' before a statement say how to compare its rows
-    (default: ordered when it has ORDER BY)."""
+    (default: ordered when it has ORDER BY); '-- @ignore-warnings' leaves its warnings
+    uncompared."""
     stmts, buf, directives = [], [], {}
     for line in text.splitlines():
         s = line.strip()
         if not buf and s.startswith("--"):
-            m = re.match(r"--\s*@(\w+)\s*(.*)", s)
+            m = re.match(r"--\s*@([\w-]+)\s*(.*)", s)
             if m:
                 directives[m.group(1)] = m.group(2)
             continue
@@ -1289,7 +1295,9 @@ def parse_script(text):
             else:
                 ordered = re.search(r"\bORDER\s+BY\b", sql, re.I) is not None
             fold = [int(x) for x in directives.get("fold", "").split(",") if x.strip()]
-            stmts.append(Stmt(sql, "replay", ordered, fold))
+            st = Stmt(sql, "replay", ordered, fold)
+            st.ignore_warnings = "ignore-warnings" in directives
+            stmts.append(st)
             directives = {}
     if buf:
         stmts.append(Stmt("\n".join(buf).strip(), "replay"))
