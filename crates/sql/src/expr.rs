@@ -248,6 +248,7 @@ impl Compiler {
                 }
             }
             A::Value(v) => self.literal(v)?,
+            A::TypedString(ts) => typed_literal(&ts.data_type, &ts.value.value)?,
             A::Nested(x) => self.compile(x, scope)?,
             A::Subquery(q) => {
                 self.subqueries += 1;
@@ -316,6 +317,13 @@ impl Compiler {
                         Expr::Const(Value::UInt(u)) if u == 1 << 63 => {
                             Expr::Const(Value::Int(i64::MIN))
                         }
+                        // A negative literal below BIGINT's range is a DECIMAL, as in
+                        // MySQL (-9223372036854775809): only a negated unsigned value that
+                        // is not a literal is out of range.
+                        Expr::Const(Value::UInt(u)) => Expr::Const(Value::Decimal(Decimal {
+                            mant: -i128::from(u),
+                            scale: 0,
+                        })),
                         x => Expr::Neg(b(x)),
                     },
                     ast::UnaryOperator::Plus => x,
@@ -595,6 +603,27 @@ impl Compiler {
     }
 }
 
+/// `DATE 'yyyy-mm-dd'`, `TIMESTAMP '...'`, `DATETIME '...'`: a temporal constant; a string
+/// that is not one is error 1525, as in MariaDB.
+fn typed_literal(t: &ast::DataType, v: &ast::Value) -> Result<Expr, SqlError> {
+    let (ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s)) = v else {
+        return Err(SqlError::unsupported(&format!("literal {t} {v}")));
+    };
+    let (to, name) = match t {
+        ast::DataType::Date => (CastTo::Date, "DATE"),
+        ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => (CastTo::DateTime, "DATETIME"),
+        other => return Err(SqlError::unsupported(&format!("literal {other} '{s}'"))),
+    };
+    match cast(Value::Str(s.clone()), to)? {
+        Value::Null => Err(SqlError::new(
+            1525,
+            "HY000",
+            format!("Incorrect {name} value: '{s}'"),
+        )),
+        v => Ok(Expr::Const(v)),
+    }
+}
+
 fn cast_target(t: &ast::DataType) -> Result<CastTo, SqlError> {
     use ast::DataType as D;
     Ok(match t {
@@ -639,6 +668,17 @@ fn unhex(h: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
         .collect()
+}
+
+/// CEIL (`up`) or FLOOR of a decimal, as an integer.
+fn decimal_ceil_floor(d: Decimal, up: bool) -> i128 {
+    let p = 10i128.pow(u32::from(d.scale));
+    let q = d.mant.div_euclid(p);
+    if up && d.mant.rem_euclid(p) != 0 {
+        q + 1
+    } else {
+        q
+    }
 }
 
 fn int_result(v: i128) -> Result<Value, SqlError> {
@@ -1240,6 +1280,10 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
         CastTo::Signed => Value::Int(v.to_i64().unwrap_or(0)),
         CastTo::Unsigned => match v {
             Value::UInt(u) => Value::UInt(u),
+            // A negative integer wraps (two's complement), a negative DECIMAL or DOUBLE
+            // clips to 0, as in MariaDB.
+            Value::Decimal(d) if d.mant < 0 => Value::UInt(0),
+            Value::Double(f) if f < 0.0 => Value::UInt(0),
             other => Value::UInt(other.to_i64().unwrap_or(0) as u64),
         },
         CastTo::Char => Value::Str(v.to_string_lossy().unwrap_or_default()),
@@ -1404,15 +1448,9 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
         Func::Ceil | Func::Floor => match ev(0)? {
             Value::Null => Value::Null,
             v @ (Value::Int(_) | Value::UInt(_)) => v,
-            Value::Decimal(d) => {
-                let f64v = d.to_f64();
-                let r = if f == Func::Ceil {
-                    f64v.ceil()
-                } else {
-                    f64v.floor()
-                };
-                Value::Int(r as i64)
-            }
+            // Exactly, on the mantissa: through f64, -99999999999999.9999 would become
+            // -1e14.
+            Value::Decimal(d) => int_result(decimal_ceil_floor(d, f == Func::Ceil))?,
             v => {
                 let x = v.to_f64().unwrap_or(0.0);
                 Value::Double(if f == Func::Ceil { x.ceil() } else { x.floor() })
@@ -1550,6 +1588,50 @@ pub fn fmt_double(d: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ceil_floor_of_decimals_are_exact() {
+        let d = |s: &str| Decimal::parse(s).unwrap();
+        assert_eq!(
+            decimal_ceil_floor(d("-99999999999999.9999"), true),
+            -99999999999999
+        );
+        assert_eq!(
+            decimal_ceil_floor(d("-99999999999999.9999"), false),
+            -100000000000000
+        );
+        assert_eq!(decimal_ceil_floor(d("2.5"), true), 3);
+        assert_eq!(decimal_ceil_floor(d("2.5"), false), 2);
+        assert_eq!(decimal_ceil_floor(d("-3"), true), -3);
+        assert!(matches!(
+            cast(Value::Decimal(d("-999999.99")), CastTo::Unsigned).unwrap(),
+            Value::UInt(0)
+        ));
+        assert!(matches!(
+            cast(Value::Int(-100), CastTo::Unsigned).unwrap(),
+            Value::UInt(18446744073709551516)
+        ));
+    }
+
+    #[test]
+    fn typed_temporal_literals_are_constants() {
+        let v = |s: &str| ast::Value::SingleQuotedString(s.into());
+        let Expr::Const(d) = typed_literal(&ast::DataType::Date, &v("2024-02-29")).unwrap() else {
+            panic!("not a constant")
+        };
+        assert!(matches!(d, Value::Date(_)));
+        assert_eq!(d.to_text().unwrap(), b"2024-02-29");
+        let Expr::Const(t) = typed_literal(
+            &ast::DataType::Timestamp(None, ast::TimezoneInfo::None),
+            &v("2020-01-02 03:04:05"),
+        )
+        .unwrap() else {
+            panic!("not a constant")
+        };
+        assert_eq!(t.to_text().unwrap(), b"2020-01-02 03:04:05");
+        let e = typed_literal(&ast::DataType::Date, &v("2023-02-30")).unwrap_err();
+        assert_eq!(e.code, 1525);
+    }
 
     #[test]
     fn like_matches_with_wildcards_case_and_escape() {

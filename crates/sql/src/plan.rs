@@ -541,16 +541,27 @@ pub fn compile_insert(
 }
 
 /// Outcome counters of a DML statement.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct DmlCount {
     pub affected: u64,
     pub matched: u64,
     pub changed: u64,
+    /// The info string's "Duplicates": rows INSERT IGNORE skipped, rows REPLACE deleted,
+    /// rows ON DUPLICATE KEY UPDATE changed.
     pub duplicates: u64,
     pub records: u64,
     pub warnings: u64,
+    /// The warnings themselves (level, code, message), for SHOW WARNINGS.
+    pub warns: Vec<(&'static str, u16, String)>,
     /// First AUTO_INCREMENT value generated (LAST_INSERT_ID()).
     pub first_id: Option<u64>,
+}
+
+impl DmlCount {
+    pub fn warn(&mut self, level: &'static str, code: u16, message: String) {
+        self.warnings += 1;
+        self.warns.push((level, code, message));
+    }
 }
 
 impl InsertPlan {
@@ -682,18 +693,33 @@ impl InsertPlan {
             }
             update_row(txn, t, &old_pk, &old_row, new)?;
             n.affected += 2;
+            n.duplicates += 1;
             return Ok(());
         }
         match self.mode {
             InsertMode::Insert => Err(SqlError::duplicate(&key_text(&row, &cols), &key_name)),
             InsertMode::Ignore => {
                 n.duplicates += 1;
-                n.warnings += 1;
+                n.warn(
+                    "Warning",
+                    1062,
+                    format!(
+                        "Duplicate entry '{}' for key '{key_name}'",
+                        key_text(&row, &cols)
+                    ),
+                );
                 Ok(())
             }
             InsertMode::Replace => {
+                // The same row again (say, twice in one statement): MySQL finds the record
+                // unchanged and counts it once, as a plain insert.
+                if old_row.len() == row.len() && old_row.iter().zip(&row).all(|(a, b)| same(a, b)) {
+                    n.affected += 1;
+                    return Ok(());
+                }
                 delete_row(txn, t, &old_pk, &old_row)?;
                 n.affected += 1;
+                n.duplicates += 1;
                 // Another unique index may still collide: go again.
                 self.insert_one(txn, t, pk, row, ctx, n)
             }
@@ -735,6 +761,10 @@ fn update_row(
         if !changed {
             continue;
         }
+        // The row's own entry goes first: when only the primary key changed, the unique
+        // check would otherwise find it (under the old key) and report a duplicate.
+        txn.delete(&t.indexes[i], &t.index_key(i, old, pk))
+            .map_err(eng)?;
         if t.def.indexes[i].unique {
             if let Some(_other) = unique_conflict(txn, t, i, &new, &new_pk)? {
                 return Err(SqlError::duplicate(
@@ -743,8 +773,6 @@ fn update_row(
                 ));
             }
         }
-        txn.delete(&t.indexes[i], &t.index_key(i, old, pk))
-            .map_err(eng)?;
         txn.put(&t.indexes[i], &t.index_key(i, &new, &new_pk), b"")
             .map_err(eng)?;
     }
@@ -1050,5 +1078,115 @@ impl DeletePlan {
             n.affected += 1;
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod dml_tests {
+    use crate::SqlError;
+    use crate::{Outcome, Session};
+
+    fn run(s: &mut Session, sql: &str) -> Result<Outcome, SqlError> {
+        s.query(sql).pop().expect("one result")
+    }
+
+    fn done(s: &mut Session, sql: &str) -> (u64, String, Vec<u16>) {
+        match run(s, sql) {
+            Ok(Outcome::Done {
+                affected_rows,
+                info,
+                ..
+            }) => (
+                affected_rows,
+                info,
+                s.warnings.iter().map(|w| w.code).collect(),
+            ),
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+
+    fn with_session(name: &str, f: impl FnOnce(&mut Session)) {
+        let dir = std::env::temp_dir().join(format!("zipdb-dml-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let db = zipdb_engine::Database::open(
+                &dir,
+                zipdb_engine::Options {
+                    pool_bytes: 8 << 20,
+                    wal_bytes: 8 << 20,
+                    recovery_progress: false,
+                    ..Default::default()
+                },
+            )
+            .expect("open the test database");
+            let inst = crate::Instance::open(db, Default::default()).expect("open catalog");
+            let mut s = inst.session("root", 1);
+            run(&mut s, "CREATE DATABASE d").unwrap();
+            run(&mut s, "USE d").unwrap();
+            f(&mut s);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn duplicates_in_info_count_replaced_updated_and_skipped_rows() {
+        with_session("dups", |s| {
+            run(
+                s,
+                "CREATE TABLE t (a INT PRIMARY KEY, b INT, UNIQUE KEY ub (b))",
+            )
+            .unwrap();
+            run(s, "INSERT INTO t VALUES (1,1),(2,2),(3,3)").unwrap();
+            // (1,2) replaces two rows: (1,1) by key and (2,2) by ub.
+            let (n, info, _) = done(s, "REPLACE INTO t VALUES (1,2),(5,5)");
+            assert_eq!(
+                (n, info.as_str()),
+                (4, "Records: 2  Duplicates: 2  Warnings: 0")
+            );
+            let (n, info, _) = done(
+                s,
+                "INSERT INTO t VALUES (5,9),(6,6) ON DUPLICATE KEY UPDATE b = VALUES(b)",
+            );
+            assert_eq!(
+                (n, info.as_str()),
+                (3, "Records: 2  Duplicates: 1  Warnings: 0")
+            );
+            // A row identical to the one it replaces counts once.
+            let (n, info, _) = done(s, "REPLACE INTO t VALUES (20,20),(20,20)");
+            assert_eq!(
+                (n, info.as_str()),
+                (2, "Records: 2  Duplicates: 0  Warnings: 0")
+            );
+            let (n, info, w) = done(s, "INSERT IGNORE INTO t VALUES (5,1),(8,8)");
+            assert_eq!(
+                (n, info.as_str()),
+                (1, "Records: 2  Duplicates: 1  Warnings: 1")
+            );
+            assert_eq!(w, vec![1062]);
+            assert_eq!(
+                s.warnings[0].message,
+                "Duplicate entry '5' for key 'PRIMARY'"
+            );
+        });
+    }
+
+    #[test]
+    fn moving_a_row_keeps_its_own_unique_entry_out_of_the_duplicate_check() {
+        with_session("moved", |s| {
+            run(
+                s,
+                "CREATE TABLE t (a INT, b INT, PRIMARY KEY (a, b), UNIQUE KEY ua (a))",
+            )
+            .unwrap();
+            run(s, "INSERT INTO t VALUES (1, 100), (2, 7)").unwrap();
+            // The primary key changes, ua's column does not: no conflict with itself.
+            let (n, _, _) = done(s, "UPDATE t SET b = 5 WHERE a = 1");
+            assert_eq!(n, 1);
+            // A real conflict on ua is still one.
+            assert_eq!(
+                run(s, "UPDATE t SET a = 2 WHERE a = 1").unwrap_err().code,
+                1062
+            );
+        });
     }
 }

@@ -676,8 +676,12 @@ impl Session {
             ),
             DmlKind::Insert | DmlKind::Delete => String::new(),
         };
-        for _ in 0..n.duplicates {
-            self.warn(1062, "Duplicate entry ignored");
+        for (level, code, message) in n.warns {
+            self.warnings.push(Warning {
+                level,
+                code,
+                message,
+            });
         }
         Outcome::Done {
             affected_rows: n.affected,

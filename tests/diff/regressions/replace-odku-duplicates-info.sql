@@ -1,0 +1,10 @@
+-- REPLACE and INSERT ... ON DUPLICATE KEY UPDATE report their replaced/updated rows as
+-- "Duplicates" in the info string; INSERT IGNORE's 1062 warnings name the entry and key.
+CREATE TABLE t (a INT PRIMARY KEY, b INT, UNIQUE KEY ub (b));
+INSERT INTO t VALUES (1,1),(2,2),(3,3);
+REPLACE INTO t VALUES (1,2),(5,5);
+INSERT INTO t VALUES (5,9),(6,6) ON DUPLICATE KEY UPDATE b = VALUES(b);
+INSERT INTO t VALUES (6,6),(7,7) ON DUPLICATE KEY UPDATE b = VALUES(b);
+INSERT IGNORE INTO t VALUES (5,1),(8,8),(9,8);
+SHOW WARNINGS;
+SELECT * FROM t ORDER BY a;
