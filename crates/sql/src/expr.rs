@@ -710,10 +710,29 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
     }
     let overflow = || SqlError::new(1690, "22003", "DECIMAL value is out of range");
     if let (Some(x), Some(y)) = (as_i128(&a), as_i128(&b)) {
+        // MySQL's integer rule: with an UNSIGNED operand the result is UNSIGNED (a negative
+        // one is an error, as `1 - unsigned_col` is), otherwise it is a signed BIGINT.
+        let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+        let typed = |r: Option<i128>| -> Result<Value, SqlError> {
+            match (r, unsigned) {
+                (Some(r), true) => u64::try_from(r).map(Value::UInt).map_err(|_| {
+                    SqlError::new(1690, "22003", "BIGINT UNSIGNED value is out of range")
+                }),
+                (Some(r), false) => i64::try_from(r)
+                    .map(Value::Int)
+                    .map_err(|_| SqlError::new(1690, "22003", "BIGINT value is out of range")),
+                (None, true) => Err(SqlError::new(
+                    1690,
+                    "22003",
+                    "BIGINT UNSIGNED value is out of range",
+                )),
+                (None, false) => Err(SqlError::new(1690, "22003", "BIGINT value is out of range")),
+            }
+        };
         return match op {
-            Arith::Add => int_result(x + y),
-            Arith::Sub => int_result(x - y),
-            Arith::Mul => int_result(x.checked_mul(y).ok_or_else(overflow)?),
+            Arith::Add => typed(x.checked_add(y)),
+            Arith::Sub => typed(x.checked_sub(y)),
+            Arith::Mul => typed(x.checked_mul(y)),
             Arith::IntDiv => {
                 if y == 0 {
                     Ok(Value::Null)
@@ -1649,9 +1668,27 @@ mod tests {
     #[test]
     fn arithmetic_is_exact_for_integers_and_decimals() {
         let d = |s: &str| Value::Decimal(Decimal::parse(s).unwrap());
+        // Signed overflow is an error; an UNSIGNED operand makes the result UNSIGNED, and a
+        // negative one an error.
+        assert_eq!(
+            arith(Arith::Add, Value::Int(i64::MAX), Value::Int(1))
+                .unwrap_err()
+                .code,
+            1690
+        );
         assert!(matches!(
-            arith(Arith::Add, Value::Int(i64::MAX), Value::Int(1)).unwrap(),
-            Value::UInt(_)
+            arith(Arith::Add, Value::UInt(u64::MAX - 1), Value::Int(1)).unwrap(),
+            Value::UInt(u64::MAX)
+        ));
+        assert_eq!(
+            arith(Arith::Sub, Value::Int(1), Value::UInt(2))
+                .unwrap_err()
+                .code,
+            1690
+        );
+        assert!(matches!(
+            arith(Arith::Sub, Value::UInt(5), Value::Int(2)).unwrap(),
+            Value::UInt(3)
         ));
         assert!(arith(Arith::Mul, Value::Int(i64::MAX), Value::Int(i64::MAX)).is_err());
         assert_eq!(

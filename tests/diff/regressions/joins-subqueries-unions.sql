@@ -1,0 +1,36 @@
+-- Joins (index lookup, hash, nested loop; inner, LEFT, comma), subqueries (IN, NOT IN with
+-- NULLs, EXISTS, scalar, ANY/ALL, correlated) and UNION [ALL], with column labels as written.
+CREATE TABLE a (id INT PRIMARY KEY, x INT, s VARCHAR(10), KEY kx (x));
+CREATE TABLE b (id INT PRIMARY KEY, a_id INT, y INT, s VARCHAR(10));
+INSERT INTO a VALUES (1, 10, 'p'), (2, 20, 'Q'), (3, NULL, 'r '), (4, 10, NULL);
+INSERT INTO b VALUES (1, 1, 100, 'P'), (2, 1, 200, 'q'), (3, 2, 300, 'R'), (4, 9, 400, NULL), (5, NULL, 500, 'p ');
+SELECT a.id, b.id FROM a JOIN b ON b.a_id = a.id ORDER BY a.id, b.id;
+SELECT a.id, b.id FROM a LEFT JOIN b ON b.a_id = a.id ORDER BY a.id, b.id;
+SELECT a.id, b.id FROM a JOIN b ON a.s = b.s ORDER BY a.id, b.id;
+SELECT a.id, b.id FROM a LEFT JOIN b ON a.s = b.s WHERE b.id IS NULL ORDER BY a.id;
+SELECT a.id, b.id FROM a, b WHERE a.x = b.y/10 ORDER BY 1, 2;
+SELECT a.id, b.id FROM a JOIN b ON a.id < b.id ORDER BY 1, 2 LIMIT 5;
+SELECT a.id, b.id FROM a LEFT JOIN b ON a.id = b.a_id AND b.y > 150 ORDER BY 1, 2;
+SELECT t1.id, t2.id FROM a t1 JOIN a t2 ON t1.x = t2.x ORDER BY 1, 2;
+SELECT a.*, b.y FROM a JOIN b ON a.id = b.a_id ORDER BY b.id;
+SELECT a.id, COUNT(*), SUM(b.y) FROM a JOIN b ON b.a_id = a.id GROUP BY a.id ORDER BY a.id;
+SELECT id FROM a JOIN b ON a.id = b.a_id;
+SELECT 1 FROM a JOIN a ON 1;
+SELECT id FROM a WHERE id IN (SELECT a_id FROM b) ORDER BY id;
+SELECT id FROM a WHERE id NOT IN (SELECT a_id FROM b) ORDER BY id;
+SELECT id FROM a WHERE id NOT IN (SELECT a_id FROM b WHERE a_id IS NOT NULL) ORDER BY id;
+SELECT id FROM a WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.a_id = a.id) ORDER BY id;
+SELECT id, (SELECT MAX(y) FROM b WHERE b.a_id = a.id) m FROM a ORDER BY id;
+SELECT id FROM a WHERE x = (SELECT MIN(x) FROM a) ORDER BY id;
+SELECT (SELECT COUNT(*) FROM b);
+SELECT id FROM a WHERE x = (SELECT x FROM a);
+SELECT id FROM a WHERE id IN (SELECT id, y FROM b);
+SELECT id FROM a WHERE id > ALL (SELECT a_id FROM b WHERE a_id IS NOT NULL) ORDER BY id;
+SELECT id, x < ALL (SELECT y FROM b WHERE y > 1000), x > SOME (SELECT x FROM a WHERE x IS NOT NULL) FROM a ORDER BY id;
+SELECT id FROM a UNION ALL SELECT a_id FROM b ORDER BY id;
+SELECT id, s FROM a UNION SELECT id, s FROM b ORDER BY 2, 1;
+SELECT id FROM a UNION ALL SELECT id FROM b UNION SELECT 1 ORDER BY 1 DESC LIMIT 3;
+SELECT 1, 'x' UNION ALL SELECT 2.5, 3;
+(SELECT id FROM a ORDER BY id DESC LIMIT 2) UNION ALL (SELECT id FROM b ORDER BY id LIMIT 1);
+SELECT id FROM a UNION SELECT id, s FROM b;
+SELECT id, x+1, -x, COUNT(*), CONCAT(s,'a'), CAST(x AS CHAR), x IN (1,2), (SELECT 1), NOT x FROM a GROUP BY id ORDER BY id;
