@@ -35,6 +35,9 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32) {
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
     let mut io = PacketIo::new(stream, shared.config.max_allowed_packet);
+    // KILL CONNECTION from another session shuts the socket down: a blocked read here ends,
+    // and so does a client's wait for a reply.
+    let closer = io.stream().try_clone().ok();
     let mut session = match connect(&mut io, shared, id, peer.map(|p| p.ip())) {
         Ok(Some(s)) => s,
         Ok(None) => return,
@@ -45,6 +48,14 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32) {
             return;
         }
     };
+    if let Some(p) = peer {
+        session.set_peer(&p.to_string());
+    }
+    if let Some(sock) = closer {
+        session.set_closer(Box::new(move || {
+            let _ = sock.shutdown(std::net::Shutdown::Both);
+        }));
+    }
     match command_loop(&mut io, &mut session) {
         Err(ProtoError::TooLarge { .. }) => send_err(
             &mut io,
@@ -245,7 +256,15 @@ fn write_outcome(
                 io.write(&column_definition(c));
             }
             io.write(&reply::eof(warnings, st));
-            for row in rows {
+            for (n, row) in rows.iter().enumerate() {
+                // KILL QUERY while a large result goes out: an error packet ends it early,
+                // as MySQL ends a result it stops sending.
+                if n % 256 == 255 && session.query_killed() {
+                    let e =
+                        zipdb_sql::SqlError::new(1317, "70100", "Query execution was interrupted");
+                    io.write(&reply::err(e.code, e.sqlstate, &e.message));
+                    return;
+                }
                 p.clear();
                 if binary_rows {
                     binary::write_row(&mut p, row, columns);
@@ -429,6 +448,9 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
             }
         }
         io.flush()?;
+        if session.connection_killed() {
+            return Ok(());
+        }
     }
 }
 

@@ -30,6 +30,11 @@ pub enum Kind {
     SessionVariables,
     Schemata,
     Tables,
+    Columns,
+    Statistics,
+    Processlist,
+    /// Always empty (zipdb has no triggers); mysqldump asks for each table's.
+    Triggers,
 }
 
 const KINDS: &[(&str, Kind)] = &[
@@ -39,6 +44,10 @@ const KINDS: &[(&str, Kind)] = &[
     ("SESSION_VARIABLES", Kind::SessionVariables),
     ("SCHEMATA", Kind::Schemata),
     ("TABLES", Kind::Tables),
+    ("COLUMNS", Kind::Columns),
+    ("STATISTICS", Kind::Statistics),
+    ("PROCESSLIST", Kind::Processlist),
+    ("TRIGGERS", Kind::Triggers),
 ];
 
 /// Whether `db` is `information_schema`.
@@ -58,6 +67,17 @@ fn text(len: u32) -> SqlType {
 const BIGINT_UNSIGNED: SqlType = SqlType::Int {
     bytes: 8,
     unsigned: true,
+};
+
+const BIGINT: SqlType = SqlType::Int {
+    bytes: 8,
+    unsigned: false,
+};
+
+/// MariaDB's LONGTEXT columns (COLUMN_DEFAULT, COLUMN_TYPE, INFO).
+const LONGTEXT: SqlType = SqlType::Text {
+    max: u32::MAX,
+    binary: false,
 };
 
 fn columns(kind: Kind) -> Vec<(&'static str, SqlType)> {
@@ -101,6 +121,91 @@ fn columns(kind: Kind) -> Vec<(&'static str, SqlType)> {
             ("LOGICAL_DATA_LENGTH", BIGINT_UNSIGNED),
             ("LOGICAL_INDEX_LENGTH", BIGINT_UNSIGNED),
             ("COMPRESSION_RATIO", SqlType::Double),
+        ],
+        // MariaDB 10.11's column lists, in its order, so that `SELECT *` and positional
+        // reads by tools see the same shape.
+        Kind::Columns => vec![
+            ("TABLE_CATALOG", text(512)),
+            ("TABLE_SCHEMA", text(64)),
+            ("TABLE_NAME", text(64)),
+            ("COLUMN_NAME", text(64)),
+            ("ORDINAL_POSITION", BIGINT_UNSIGNED),
+            ("COLUMN_DEFAULT", LONGTEXT),
+            ("IS_NULLABLE", text(3)),
+            ("DATA_TYPE", text(64)),
+            ("CHARACTER_MAXIMUM_LENGTH", BIGINT_UNSIGNED),
+            ("CHARACTER_OCTET_LENGTH", BIGINT_UNSIGNED),
+            ("NUMERIC_PRECISION", BIGINT_UNSIGNED),
+            ("NUMERIC_SCALE", BIGINT_UNSIGNED),
+            ("DATETIME_PRECISION", BIGINT_UNSIGNED),
+            ("CHARACTER_SET_NAME", text(32)),
+            ("COLLATION_NAME", text(64)),
+            ("COLUMN_TYPE", LONGTEXT),
+            ("COLUMN_KEY", text(3)),
+            ("EXTRA", text(80)),
+            ("PRIVILEGES", text(80)),
+            ("COLUMN_COMMENT", text(1024)),
+            ("IS_GENERATED", text(6)),
+            ("GENERATION_EXPRESSION", LONGTEXT),
+        ],
+        Kind::Statistics => vec![
+            ("TABLE_CATALOG", text(512)),
+            ("TABLE_SCHEMA", text(64)),
+            ("TABLE_NAME", text(64)),
+            ("NON_UNIQUE", BIGINT),
+            ("INDEX_SCHEMA", text(64)),
+            ("INDEX_NAME", text(64)),
+            ("SEQ_IN_INDEX", BIGINT_UNSIGNED),
+            ("COLUMN_NAME", text(64)),
+            ("COLLATION", text(1)),
+            ("CARDINALITY", BIGINT),
+            ("SUB_PART", BIGINT),
+            ("PACKED", text(10)),
+            ("NULLABLE", text(3)),
+            ("INDEX_TYPE", text(16)),
+            ("COMMENT", text(16)),
+            ("INDEX_COMMENT", text(1024)),
+            ("IGNORED", text(3)),
+        ],
+        Kind::Processlist => vec![
+            ("ID", BIGINT),
+            ("USER", text(128)),
+            ("HOST", text(64)),
+            ("DB", text(64)),
+            ("COMMAND", text(16)),
+            (
+                "TIME",
+                SqlType::Int {
+                    bytes: 4,
+                    unsigned: false,
+                },
+            ),
+            ("STATE", text(64)),
+            ("INFO", LONGTEXT),
+        ],
+        Kind::Triggers => vec![
+            ("TRIGGER_CATALOG", text(512)),
+            ("TRIGGER_SCHEMA", text(64)),
+            ("TRIGGER_NAME", text(64)),
+            ("EVENT_MANIPULATION", text(6)),
+            ("EVENT_OBJECT_CATALOG", text(512)),
+            ("EVENT_OBJECT_SCHEMA", text(64)),
+            ("EVENT_OBJECT_TABLE", text(64)),
+            ("ACTION_ORDER", BIGINT),
+            ("ACTION_CONDITION", LONGTEXT),
+            ("ACTION_STATEMENT", LONGTEXT),
+            ("ACTION_ORIENTATION", text(9)),
+            ("ACTION_TIMING", text(6)),
+            ("ACTION_REFERENCE_OLD_TABLE", text(64)),
+            ("ACTION_REFERENCE_NEW_TABLE", text(64)),
+            ("ACTION_REFERENCE_OLD_ROW", text(3)),
+            ("ACTION_REFERENCE_NEW_ROW", text(3)),
+            ("CREATED", SqlType::DateTime { fsp: 2 }),
+            ("SQL_MODE", text(8192)),
+            ("DEFINER", text(384)),
+            ("CHARACTER_SET_CLIENT", text(32)),
+            ("COLLATION_CONNECTION", text(64)),
+            ("DATABASE_COLLATION", text(64)),
         ],
     }
 }
@@ -219,5 +324,177 @@ pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
             }
             r
         }
+        Kind::Columns => {
+            let mut r = Vec::new();
+            for t in user_tables(sess) {
+                for (i, c) in t.def.columns.iter().enumerate() {
+                    r.push(column_row(&t, i, c));
+                }
+            }
+            r
+        }
+        Kind::Statistics => {
+            let mut r = Vec::new();
+            for t in user_tables(sess) {
+                for ix in crate::show::index_list(&t) {
+                    for (seq, &c) in ix.columns.iter().enumerate() {
+                        r.push(vec![
+                            s("def"),
+                            s(&t.def.db),
+                            s(&t.def.name),
+                            Value::Int(i64::from(!ix.unique)),
+                            s(&t.def.db),
+                            s(ix.name),
+                            Value::UInt(seq as u64 + 1),
+                            s(&t.def.columns[c].name),
+                            s("A"),
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                            s(if t.def.columns[c].nullable { "YES" } else { "" }),
+                            s("BTREE"),
+                            s(""),
+                            s(""),
+                            s("NO"),
+                        ]);
+                    }
+                }
+            }
+            r
+        }
+        Kind::Processlist => crate::show::processlist_rows(sess, true),
+        Kind::Triggers => Vec::new(),
     })
+}
+
+/// Every table of every database, ordered by database and name (the catalog's maps are
+/// ordered), as MariaDB lists them.
+fn user_tables(sess: &Session) -> Vec<Arc<Table>> {
+    let cat = sess.inst.catalog.read();
+    cat.dbs.values().flat_map(|t| t.values().cloned()).collect()
+}
+
+/// One row of `COLUMNS`, worded as MariaDB 10.11 words it: DATA_TYPE is the bare type name,
+/// COLUMN_DEFAULT an SQL expression (strings quoted, `NULL` for a nullable column without a
+/// default, SQL NULL for a NOT NULL one), lengths in characters and in bytes (utf8mb4: 4 per
+/// character).
+fn column_row(t: &Table, i: usize, c: &ColumnDef) -> Vec<Value> {
+    let s = |v: &str| Value::Str(v.to_string());
+    let ty = c.ty;
+    let (data_type, char_len, octet_len, precision, scale, dt_precision) = match ty {
+        SqlType::Int { bytes, unsigned } => {
+            let (name, digits) = match bytes {
+                1 => ("tinyint", 3),
+                2 => ("smallint", 5),
+                3 => ("mediumint", 7),
+                4 => ("int", 10),
+                // BIGINT UNSIGNED holds one digit more (18446744073709551615).
+                _ => ("bigint", if unsigned { 20 } else { 19 }),
+            };
+            (name, None, None, Some(digits), Some(0), None)
+        }
+        SqlType::Float => ("float", None, None, Some(12), None, None),
+        SqlType::Double => ("double", None, None, Some(22), None, None),
+        SqlType::Decimal { precision, scale } => (
+            "decimal",
+            None,
+            None,
+            Some(u64::from(precision)),
+            Some(u64::from(scale)),
+            None,
+        ),
+        SqlType::Char { len, binary } => {
+            let octets = if binary { len } else { len.saturating_mul(4) };
+            (
+                if binary { "binary" } else { "char" },
+                Some(u64::from(len)),
+                Some(u64::from(octets)),
+                None,
+                None,
+                None,
+            )
+        }
+        SqlType::Varchar { len, binary } => {
+            let octets = if binary { len } else { len.saturating_mul(4) };
+            (
+                if binary { "varbinary" } else { "varchar" },
+                Some(u64::from(len)),
+                Some(u64::from(octets)),
+                None,
+                None,
+                None,
+            )
+        }
+        SqlType::Text { max, binary } => {
+            // "tinytext", "mediumblob", ...: the declared name, which has no arguments.
+            let name: &'static str = match (max, binary) {
+                (0..=255, false) => "tinytext",
+                (256..=65535, false) => "text",
+                (65536..=16_777_215, false) => "mediumtext",
+                (_, false) => "longtext",
+                (0..=255, true) => "tinyblob",
+                (256..=65535, true) => "blob",
+                (65536..=16_777_215, true) => "mediumblob",
+                (_, true) => "longblob",
+            };
+            (
+                name,
+                Some(u64::from(max)),
+                Some(u64::from(max)),
+                None,
+                None,
+                None,
+            )
+        }
+        SqlType::Date => ("date", None, None, None, None, None),
+        SqlType::DateTime { fsp } => ("datetime", None, None, None, None, Some(u64::from(fsp))),
+        SqlType::Timestamp { fsp } => ("timestamp", None, None, None, None, Some(u64::from(fsp))),
+    };
+    let num = |v: Option<u64>| v.map_or(Value::Null, Value::UInt);
+    let default = if c.default_now {
+        s("current_timestamp()")
+    } else {
+        match &c.default {
+            None | Some(Value::Null) if c.nullable && !c.auto_increment => s("NULL"),
+            None | Some(Value::Null) => Value::Null,
+            Some(v) if ty.is_string() || matches!(v, Value::Str(_) | Value::Bytes(_)) => {
+                let text = v.to_string_lossy().unwrap_or_default();
+                Value::Str(format!("'{}'", text.replace('\'', "''")))
+            }
+            Some(v) => Value::Str(v.to_string_lossy().unwrap_or_default()),
+        }
+    };
+    let (charset, collation) = if ty.is_text() {
+        (s("utf8mb4"), s("utf8mb4_general_ci"))
+    } else {
+        (Value::Null, Value::Null)
+    };
+    vec![
+        s("def"),
+        s(&t.def.db),
+        s(&t.def.name),
+        s(&c.name),
+        Value::UInt(i as u64 + 1),
+        default,
+        s(if c.nullable { "YES" } else { "NO" }),
+        s(data_type),
+        num(char_len),
+        num(octet_len),
+        num(precision),
+        num(scale),
+        num(dt_precision),
+        charset,
+        collation,
+        s(&ty.sql_name()),
+        s(crate::show::column_key(t, i)),
+        s(if c.auto_increment {
+            "auto_increment"
+        } else {
+            ""
+        }),
+        s("select,insert,update,references"),
+        s(""),
+        s("NEVER"),
+        Value::Null,
+    ]
 }

@@ -78,6 +78,53 @@ pub struct Instance {
     /// Set once the server listens on a non-loopback address: from then on every account
     /// must keep a password (see [`Instance::require_passwords`]).
     pub(crate) network_exposed: AtomicBool,
+    /// Every open session by connection id, for SHOW PROCESSLIST and KILL.
+    pub(crate) processes: Mutex<std::collections::BTreeMap<u64, Arc<Process>>>,
+}
+
+/// What a connection is doing, as SHOW PROCESSLIST shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct Activity {
+    pub db: Option<String>,
+    /// `Sleep` between commands, `Query` or `Execute` during one.
+    pub command: &'static str,
+    /// The statement being run.
+    pub info: Option<String>,
+    /// When the current command (or the idle time) began.
+    pub since: std::time::Instant,
+}
+
+/// The part of a session other connections see: its activity and its kill flags.
+pub struct Process {
+    pub id: u64,
+    pub(crate) user: String,
+    pub(crate) host: Mutex<String>,
+    pub(crate) activity: Mutex<Activity>,
+    /// `KILL QUERY`: the running statement stops at its next check with error 1317. Cleared when
+    /// the next statement starts, so that a kill that arrives after its statement ended does
+    /// not hit the following one.
+    query_killed: AtomicBool,
+    /// `KILL [CONNECTION]`: the connection ends after its current command.
+    conn_killed: AtomicBool,
+    /// Set by the server: closes the connection's socket, which wakes a client read that blocks
+    /// and makes the session's next read end.
+    closer: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
+}
+
+impl Process {
+    /// KILL CONNECTION from another session.
+    fn kill(&self) {
+        self.query_killed.store(true, Ordering::Release);
+        self.conn_killed.store(true, Ordering::Release);
+        if let Some(close) = self.closer.lock().as_ref() {
+            close();
+        }
+    }
+}
+
+/// ER_QUERY_INTERRUPTED.
+pub(crate) fn interrupted() -> SqlError {
+    SqlError::new(1317, "70100", "Query execution was interrupted")
 }
 
 impl Instance {
@@ -97,6 +144,7 @@ impl Instance {
             started: std::time::Instant::now(),
             accounts: RwLock::new(accounts),
             network_exposed: AtomicBool::new(false),
+            processes: Mutex::new(Default::default()),
         }))
     }
 
@@ -140,7 +188,23 @@ impl Instance {
         self.counters
             .threads_connected
             .fetch_add(1, Ordering::Relaxed);
+        let process = Arc::new(Process {
+            id: conn_id,
+            user: user.to_string(),
+            host: Mutex::new("localhost".to_string()),
+            activity: Mutex::new(Activity {
+                db: None,
+                command: "Sleep",
+                info: None,
+                since: std::time::Instant::now(),
+            }),
+            query_killed: AtomicBool::new(false),
+            conn_killed: AtomicBool::new(false),
+            closer: Mutex::new(None),
+        });
+        self.processes.lock().insert(conn_id, process.clone());
         Session {
+            process,
             inst: self.clone(),
             text: String::new(),
             user: user.to_string(),
@@ -158,6 +222,7 @@ impl Instance {
             prepared: HashMap::new(),
             next_stmt_id: 1,
             vars: HashMap::new(),
+            user_vars: HashMap::new(),
         }
     }
 
@@ -186,6 +251,8 @@ struct OpenTxn {
     txn: Transaction,
     explicit: bool,
     _gate: ArcRwLockReadGuard<RawRwLock, ()>,
+    /// SAVEPOINT names, oldest first; they end with the transaction.
+    savepoints: Vec<(String, zipdb_engine::Savepoint)>,
 }
 
 /// A prepared statement.
@@ -222,6 +289,7 @@ pub struct Session {
     /// The text of the statement being compiled: result columns are labelled with their
     /// expressions as written, as MySQL does.
     text: String,
+    pub(crate) process: Arc<Process>,
     pub(crate) user: String,
     /// Host pattern of the account the session logged in as (SET PASSWORD without FOR).
     pub(crate) host: String,
@@ -246,6 +314,10 @@ pub struct Session {
     prepared: HashMap<u32, Box<Prepared>>,
     next_stmt_id: u32,
     pub(crate) vars: HashMap<String, Value>,
+    /// User variables (`SET @x = ...`), by lower-case name. Only SET reads them so far: dump
+    /// files save session settings in them and restore from them (`SET @OLD_SQL_MODE =
+    /// @@SQL_MODE, ...` ... `SET SQL_MODE = @OLD_SQL_MODE`).
+    user_vars: HashMap<String, Value>,
 }
 
 impl Drop for Session {
@@ -256,6 +328,14 @@ impl Drop for Session {
             .counters
             .threads_connected
             .fetch_sub(1, Ordering::Relaxed);
+        // Only this session's entry: embedded users may reuse an id while it is open.
+        let mut procs = self.inst.processes.lock();
+        if procs
+            .get(&self.conn_id)
+            .is_some_and(|p| Arc::ptr_eq(p, &self.process))
+        {
+            procs.remove(&self.conn_id);
+        }
     }
 }
 
@@ -318,7 +398,85 @@ impl Session {
             return Err(SqlError::unknown_db(name));
         }
         self.db = Some(name.to_string());
+        self.process.activity.lock().db = Some(name.to_string());
         Ok(())
+    }
+
+    /// Records the client's address for SHOW PROCESSLIST (`127.0.0.1:51234`).
+    pub fn set_peer(&mut self, host: &str) {
+        *self.process.host.lock() = host.to_string();
+    }
+
+    /// Installs what KILL CONNECTION calls to close this session's connection (the server
+    /// shuts its socket down); called at once if the session was already killed.
+    pub fn set_closer(&mut self, close: Box<dyn Fn() + Send + Sync>) {
+        if self.process.conn_killed.load(Ordering::Acquire) {
+            close();
+        }
+        *self.process.closer.lock() = Some(close);
+    }
+
+    /// Whether KILL CONNECTION ended this session: the server stops reading commands.
+    pub fn connection_killed(&self) -> bool {
+        self.process.conn_killed.load(Ordering::Acquire)
+    }
+
+    /// Whether KILL QUERY (or KILL CONNECTION) interrupted the running statement: the server
+    /// stops sending its rows.
+    pub fn query_killed(&self) -> bool {
+        self.process.query_killed.load(Ordering::Acquire)
+    }
+
+    /// Marks the start of a command for SHOW PROCESSLIST, and forgets a KILL QUERY that came
+    /// after the previous statement ended.
+    fn begin_command(&self, command: &'static str, info: &str) {
+        let mut a = self.process.activity.lock();
+        // Under the activity lock: KILL QUERY reads `command` under it too, so it cannot set the
+        // flag for the old statement after this clear.
+        if !self.process.conn_killed.load(Ordering::Acquire) {
+            self.process.query_killed.store(false, Ordering::Release);
+        }
+        a.command = command;
+        a.info = Some(info.to_string());
+        a.since = std::time::Instant::now();
+    }
+
+    /// The connection is idle again.
+    fn end_command(&self) {
+        let mut a = self.process.activity.lock();
+        a.command = "Sleep";
+        a.info = None;
+        a.since = std::time::Instant::now();
+    }
+
+    /// KILL [CONNECTION | QUERY] id. No privilege system: any account may kill any
+    /// connection, as one with MariaDB's SUPER may.
+    fn kill(&mut self, id: u64, connection: bool) -> Result<Outcome, SqlError> {
+        let target = self.inst.processes.lock().get(&id).cloned();
+        let Some(p) = target else {
+            return Err(SqlError::new(
+                1094,
+                "HY000",
+                format!("Unknown thread id: {id}"),
+            ));
+        };
+        if connection {
+            if Arc::ptr_eq(&p, &self.process) {
+                // MariaDB answers a session that kills itself with this error, then closes it:
+                // the socket stays open until the server has sent it.
+                p.conn_killed.store(true, Ordering::Release);
+                return Err(SqlError::new(1927, "70100", "Connection was killed"));
+            }
+            p.kill();
+        } else {
+            let a = p.activity.lock();
+            // An idle connection has no statement to stop; KILL QUERY of the session itself
+            // would only interrupt the KILL.
+            if a.command != "Sleep" && !Arc::ptr_eq(&p, &self.process) {
+                p.query_killed.store(true, Ordering::Release);
+            }
+        }
+        Ok(Outcome::done(0))
     }
 
     /// Status flags for the client (in transaction, autocommit).
@@ -358,13 +516,24 @@ impl Session {
 
     /// Runs a COM_QUERY: each `;`-separated statement in turn, stopping at the first error.
     pub fn query(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
+        self.begin_command("Query", sql);
+        let r = self.query_inner(sql);
+        self.end_command();
+        r
+    }
+
+    fn query_inner(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
         self.warnings_shown = false;
+        let sql = &*crate::parse::executable_comments(sql);
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         // SHOW is parsed here: the parser reads most SHOW forms as one opaque variable name.
         if let Some(r) = show::try_show(self, sql) {
             return vec![r];
         }
         if let Some(r) = crate::user::try_user_statement(self, sql) {
+            return vec![r];
+        }
+        if let Some(r) = self.compat_statement(sql) {
             return vec![r];
         }
         let stmts = match crate::parse::parse_ast(sql) {
@@ -448,11 +617,105 @@ impl Session {
                 Ok(Outcome::done(0))
             }
             S::Explain { statement, .. } => self.explain(statement),
+            S::Savepoint { name } => self.savepoint(&name.value),
+            S::Rollback {
+                savepoint: Some(name),
+                ..
+            } => self.savepoint_end(&name.value, true),
+            S::ReleaseSavepoint { name } => self.savepoint_end(&name.value, false),
+            S::Kill { modifier, id } => {
+                let connection = !matches!(modifier, Some(ast::KillType::Query));
+                self.kill(*id, connection)
+            }
             _ => {
                 // DDL commits the open transaction first, as MySQL does.
                 self.commit()?;
                 ddl::execute(self, stmt)
             }
+        }
+    }
+
+    /// SAVEPOINT name. Outside a transaction it does nothing, as in MySQL with autocommit on.
+    fn savepoint(&mut self, name: &str) -> Result<Outcome, SqlError> {
+        if let Some(open) = self.txn.as_mut() {
+            // A second savepoint of the same name replaces the first, as in MySQL.
+            if let Some(k) = open
+                .savepoints
+                .iter()
+                .position(|(n, _)| n.eq_ignore_ascii_case(name))
+            {
+                let (_, old) = open.savepoints.remove(k);
+                open.txn.release(old);
+            }
+            let sp = open.txn.savepoint();
+            open.savepoints.push((name.to_string(), sp));
+        }
+        Ok(Outcome::done(0))
+    }
+
+    /// ROLLBACK TO [SAVEPOINT] name (`undo`) or RELEASE SAVEPOINT name. Savepoints set after
+    /// `name` go in both cases; `name` itself stays after a rollback, as in MySQL.
+    fn savepoint_end(&mut self, name: &str, undo: bool) -> Result<Outcome, SqlError> {
+        let missing = || SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"));
+        let open = self.txn.as_mut().ok_or_else(missing)?;
+        let k = open
+            .savepoints
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+            .ok_or_else(missing)?;
+        // Newer savepoints are closed first: the engine counts open savepoints, and their
+        // writes are undone (or kept) with those of `name`.
+        while open.savepoints.len() > k + 1 {
+            if let Some((_, sp)) = open.savepoints.pop() {
+                open.txn.release(sp);
+            }
+        }
+        if let Some((n, sp)) = open.savepoints.pop() {
+            if undo {
+                open.txn.rollback_to(sp);
+                let again = open.txn.savepoint();
+                open.savepoints.push((n, again));
+            } else {
+                open.txn.release(sp);
+            }
+        }
+        Ok(Outcome::done(0))
+    }
+
+    /// Statements the parser does not read, in the forms clients send them:
+    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT` (mysqldump --single-transaction; every
+    /// zipdb transaction reads one snapshot taken when it begins), and `LOCK TABLES ...` /
+    /// `UNLOCK TABLES` (mysqldump and dump files), which are accepted without taking table
+    /// locks: LOCK TABLES commits an open transaction first, as in MySQL, and row locks and
+    /// snapshots keep each statement consistent; and `ALTER TABLE t DISABLE|ENABLE KEYS`.
+    fn compat_statement(&mut self, sql: &str) -> Option<Result<Outcome, SqlError>> {
+        let text = sql.trim().trim_end_matches(';');
+        if text.contains(';') {
+            return None;
+        }
+        let words: Vec<String> = text
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_uppercase)
+            .collect();
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        match w.as_slice() {
+            ["START", "TRANSACTION", "WITH", "CONSISTENT", "SNAPSHOT", modes @ ..]
+                if modes
+                    .iter()
+                    .all(|m| matches!(*m, "READ" | "ONLY" | "WRITE")) =>
+            {
+                Some(self.commit().map(|()| {
+                    self.begin(self.isolation);
+                    Outcome::done(0)
+                }))
+            }
+            ["LOCK", "TABLE" | "TABLES", _, ..] => Some(self.commit().map(|()| Outcome::done(0))),
+            ["UNLOCK", "TABLE" | "TABLES"] => Some(Ok(Outcome::done(0))),
+            // Dump files wrap each table's INSERTs in these (a MyISAM speed-up): every index
+            // here is maintained as rows go in, as InnoDB does, so they change nothing.
+            ["ALTER", "TABLE", _, "DISABLE" | "ENABLE", "KEYS"] => Some(Ok(Outcome::done(0))),
+            _ => None,
         }
     }
 
@@ -512,6 +775,7 @@ impl Session {
             txn,
             explicit: true,
             _gate: gate,
+            savepoints: Vec::new(),
         });
     }
 
@@ -569,6 +833,7 @@ impl Session {
                     txn: self.inst.db.begin_with(IsolationLevel::ReadCommitted),
                     explicit: false,
                     _gate: gate,
+                    savepoints: Vec::new(),
                 });
             } else {
                 self.begin(self.isolation);
@@ -612,6 +877,13 @@ impl Session {
             Plan::Delete(p) => p
                 .execute(&mut open.txn, &ctx)
                 .map(|n| self.dml_outcome(n, DmlKind::Delete)),
+        };
+        // KILL QUERY during the statement: its result is dropped and its changes undone below,
+        // as for any failed statement. (The executor does not look at the flag while it runs,
+        // so a long scan finishes its work first.)
+        let r = match r {
+            Ok(_) if self.process.query_killed.load(Ordering::Acquire) => Err(interrupted()),
+            r => r,
         };
         // Engine errors name trees; the client wants the table.
         let r = r.map_err(|mut e| {
@@ -811,13 +1083,18 @@ impl Session {
             .trim_start_matches("global ")
             .trim_matches('`')
             .to_string();
-        if name.starts_with('@') {
-            // User variables are accepted and not kept yet.
-            return Ok(());
-        }
         let mut c = Compiler::new();
         let vars = |n: &str| self.sysvar(n);
         let v = match value {
+            // `SET x = @saved`: a user variable (NULL when never set, as in MySQL).
+            ast::Expr::Identifier(id)
+                if id.value.starts_with('@') && !id.value.starts_with("@@") =>
+            {
+                self.user_vars
+                    .get(&id.value[1..].trim_matches('`').to_ascii_lowercase())
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            }
             // `SET x = ON` / `= DEFAULT`: bare words are values here.
             ast::Expr::Identifier(id) => Value::Str(id.value.clone()),
             e => c
@@ -830,6 +1107,10 @@ impl Session {
                 )?
                 .eval(&[], &self.ctx(&[]))?,
         };
+        if let Some(user_var) = name.strip_prefix('@') {
+            self.user_vars.insert(user_var.to_string(), v);
+            return Ok(());
+        }
         // Unknown variables are an error, as in MySQL.
         self.sysvar(&name)?;
         let truth = |v: &Value| -> Result<bool, SqlError> {
@@ -904,7 +1185,7 @@ impl Session {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
-        let mut stmts = crate::parse::parse_ast(sql)?;
+        let mut stmts = crate::parse::parse_ast(&crate::parse::executable_comments(sql))?;
         if stmts.len() != 1 {
             return Err(SqlError::new(
                 1064,
@@ -965,7 +1246,9 @@ impl Session {
         let Some(mut p) = self.prepared.remove(&id) else {
             return Err(unknown_stmt(id));
         };
+        self.begin_command("Execute", &p.sql);
         let r = self.execute_prepared(&mut p, params);
+        self.end_command();
         self.prepared.insert(id, p);
         r
     }

@@ -3,7 +3,8 @@
 //! SHOW is recognised here rather than by the parser, which reads most MySQL SHOW forms as
 //! one opaque name. Supported: DATABASES/SCHEMAS, [FULL] TABLES, [FULL] COLUMNS/FIELDS, CREATE
 //! TABLE, CREATE DATABASE, INDEX/INDEXES/KEYS, [GLOBAL|SESSION] VARIABLES, [GLOBAL|SESSION]
-//! STATUS, WARNINGS/ERRORS, TABLE STATUS, ENGINES, COLLATION, CHARACTER SET; each with
+//! STATUS, WARNINGS/ERRORS, TABLE STATUS, [FULL] PROCESSLIST, ENGINES, COLLATION, CHARACTER
+//! SET, and the empty FUNCTION/PROCEDURE STATUS, TRIGGERS, EVENTS; each with
 //! `LIKE 'pattern'` where MySQL has it.
 
 use std::sync::atomic::Ordering;
@@ -208,15 +209,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
                 if !matches(&c.name, &pat) {
                     continue;
                 }
-                let key = if t.def.pk.contains(&ci) {
-                    "PRI"
-                } else if t.def.indexes.iter().any(|x| x.unique && x.columns == [ci]) {
-                    "UNI"
-                } else if t.def.indexes.iter().any(|x| x.columns.first() == Some(&ci)) {
-                    "MUL"
-                } else {
-                    ""
-                };
+                let key = column_key(&t, ci);
                 let mut row = vec![s(c.name.clone()), s(c.ty.sql_name())];
                 if full {
                     row.push(if c.ty.is_text() {
@@ -266,12 +259,12 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
             let db = db.or_else(|| sess.db.clone()).ok_or_else(SqlError::no_db)?;
             let t = inst.table(&db, &t)?;
             let mut r = Vec::new();
-            let mut add = |name: &str, unique: bool, cols: &[usize]| {
-                for (seq, &c) in cols.iter().enumerate() {
+            for ix in index_list(&t) {
+                for (seq, &c) in ix.columns.iter().enumerate() {
                     r.push(vec![
                         s(t.def.name.clone()),
-                        Value::Int(i64::from(!unique)),
-                        s(name),
+                        Value::Int(i64::from(!ix.unique)),
+                        s(ix.name),
                         Value::Int(seq as i64 + 1),
                         s(t.def.columns[c].name.clone()),
                         s("A"),
@@ -284,12 +277,6 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
                         s(""),
                     ]);
                 }
-            };
-            if !t.def.pk.is_empty() {
-                add("PRIMARY", true, &t.def.pk);
-            }
-            for x in &t.def.indexes {
-                add(&x.name, x.unique, &x.columns);
             }
             Ok(rows(
                 &[
@@ -324,9 +311,24 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
                     }
                     let db = db.ok_or_else(SqlError::no_db)?;
                     let t = inst.table(&db, &name)?;
+                    // sql_mode NO_TABLE_OPTIONS (mysqldump --compatible=no_table_options) leaves
+                    // out ENGINE, COMPRESSION and the rest, for a dump another server reads.
+                    let mode = sess
+                        .sysvar("sql_mode")?
+                        .to_string_lossy()
+                        .unwrap_or_default();
+                    let mut text = create_table_text(&t);
+                    if mode
+                        .split(',')
+                        .any(|m| m.trim().eq_ignore_ascii_case("NO_TABLE_OPTIONS"))
+                    {
+                        if let Some(end) = text.rfind(')') {
+                            text.truncate(end + 1);
+                        }
+                    }
                     Ok(rows(
                         &["Table", "Create Table"],
-                        vec![vec![s(name), s(create_table_text(&t))]],
+                        vec![vec![s(name), s(text)]],
                     ))
                 }
                 "DATABASE" | "SCHEMA" => {
@@ -402,6 +404,85 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
             })
         }
         "TABLE" if upper(w, i + 1) == "STATUS" => table_status(sess, w, i + 2),
+        // zipdb has no stored routines, triggers or events: their lists are empty, so that
+        // tools that ask (mysqldump --routines, --triggers, --events) go on.
+        "FUNCTION" | "PROCEDURE" if upper(w, i + 1) == "STATUS" => Ok(rows(
+            &[
+                "Db",
+                "Name",
+                "Type",
+                "Definer",
+                "Modified",
+                "Created",
+                "Security_type",
+                "Comment",
+                "character_set_client",
+                "collation_connection",
+                "Database Collation",
+            ],
+            Vec::new(),
+        )),
+        "TRIGGERS" => Ok(rows(
+            &[
+                "Trigger",
+                "Event",
+                "Table",
+                "Statement",
+                "Timing",
+                "Created",
+                "sql_mode",
+                "Definer",
+                "character_set_client",
+                "collation_connection",
+                "Database Collation",
+            ],
+            Vec::new(),
+        )),
+        "EVENTS" => Ok(rows(
+            &[
+                "Db",
+                "Name",
+                "Definer",
+                "Time zone",
+                "Type",
+                "Execute at",
+                "Interval value",
+                "Interval field",
+                "Starts",
+                "Ends",
+                "Status",
+                "Originator",
+                "character_set_client",
+                "collation_connection",
+                "Database Collation",
+            ],
+            Vec::new(),
+        )),
+        "PROCESSLIST" => {
+            if !upper(w, i + 1).is_empty() {
+                return Err(SqlError::syntax(&w[i + 1].0, 1));
+            }
+            Ok(Outcome::Rows {
+                columns: Arc::new(vec![
+                    ColumnMeta::bigint("Id"),
+                    ColumnMeta::text("User"),
+                    ColumnMeta::text("Host"),
+                    ColumnMeta::text("db"),
+                    ColumnMeta::text("Command"),
+                    ColumnMeta::computed(
+                        "Time",
+                        SqlType::Int {
+                            bytes: 4,
+                            unsigned: false,
+                        },
+                        false,
+                    ),
+                    ColumnMeta::text("State"),
+                    ColumnMeta::text("Info"),
+                ]),
+                rows: processlist_rows(sess, full),
+            })
+        }
         "ENGINES" => Ok(rows(
             &[
                 "Engine",
@@ -449,6 +530,81 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         )),
         "" => Err(SqlError::syntax("SHOW", 1)),
         other => Err(SqlError::unsupported(&format!("SHOW {other}"))),
+    }
+}
+
+/// SHOW PROCESSLIST's rows (also `information_schema.PROCESSLIST`'s), by connection id;
+/// without `full` the statement text is cut to 100 characters, as MySQL cuts it.
+pub(crate) fn processlist_rows(sess: &Session, full: bool) -> Vec<Vec<Value>> {
+    let procs: Vec<_> = sess.inst.processes.lock().values().cloned().collect();
+    procs
+        .iter()
+        .map(|p| {
+            let a = p.activity.lock().clone();
+            let info = a.info.map_or(Value::Null, |t| {
+                if full {
+                    Value::Str(t)
+                } else {
+                    Value::Str(t.chars().take(100).collect())
+                }
+            });
+            let state = if a.command == "Sleep" {
+                ""
+            } else {
+                "executing"
+            };
+            vec![
+                Value::Int(p.id as i64),
+                s(p.user.clone()),
+                s(p.host.lock().clone()),
+                a.db.map_or(Value::Null, Value::Str),
+                s(a.command),
+                Value::Int(a.since.elapsed().as_secs().min(i32::MAX as u64) as i64),
+                s(state),
+                info,
+            ]
+        })
+        .collect()
+}
+
+/// An index as SHOW INDEX and `information_schema.STATISTICS` list it.
+pub(crate) struct IndexInfo<'a> {
+    pub name: &'a str,
+    pub unique: bool,
+    pub columns: &'a [usize],
+}
+
+/// The primary key (if the table declares one) and then the secondary indexes.
+pub(crate) fn index_list(t: &crate::catalog::Table) -> Vec<IndexInfo<'_>> {
+    let mut v = Vec::with_capacity(t.def.indexes.len() + 1);
+    if !t.def.pk.is_empty() {
+        v.push(IndexInfo {
+            name: "PRIMARY",
+            unique: true,
+            columns: &t.def.pk,
+        });
+    }
+    for x in &t.def.indexes {
+        v.push(IndexInfo {
+            name: &x.name,
+            unique: x.unique,
+            columns: &x.columns,
+        });
+    }
+    v
+}
+
+/// The `Key` of SHOW COLUMNS (and COLUMN_KEY): PRI for primary key columns, UNI for the column
+/// of a one-column unique index, MUL for the first column of any other index.
+pub(crate) fn column_key(t: &crate::catalog::Table, ci: usize) -> &'static str {
+    if t.def.pk.contains(&ci) {
+        "PRI"
+    } else if t.def.indexes.iter().any(|x| x.unique && x.columns == [ci]) {
+        "UNI"
+    } else if t.def.indexes.iter().any(|x| x.columns.first() == Some(&ci)) {
+        "MUL"
+    } else {
+        ""
     }
 }
 
@@ -824,6 +980,11 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
             zipdb_engine::FlushPolicy::None => 0,
         }),
         "sql_select_limit" => Some(Value::UInt(u64::MAX)),
+        // Set by mysqldump; SHOW CREATE TABLE always quotes names.
+        "sql_quote_show_create" => int(1),
+        // MariaDB's statement timeout, which mariadb-dump turns off (none here).
+        "max_statement_time" => int(0),
+        "information_schema_stats_expiry" => int(0),
         "max_execution_time" => int(0),
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
         "warning_count" => int(sess.warnings.len() as i64),
