@@ -88,8 +88,9 @@ pub(crate) struct Activity {
     pub db: Option<String>,
     /// `Sleep` between commands, `Query` or `Execute` during one.
     pub command: &'static str,
-    /// The statement being run.
-    pub info: Option<String>,
+    /// The statement being run (meaningful while `command` is not `Sleep`; the buffer is
+    /// reused so that marking a command does not allocate).
+    pub info: String,
     /// When the current command (or the idle time) began.
     pub since: std::time::Instant,
 }
@@ -195,7 +196,7 @@ impl Instance {
             activity: Mutex::new(Activity {
                 db: None,
                 command: "Sleep",
-                info: None,
+                info: String::new(),
                 since: std::time::Instant::now(),
             }),
             query_killed: AtomicBool::new(false),
@@ -437,7 +438,8 @@ impl Session {
             self.process.query_killed.store(false, Ordering::Release);
         }
         a.command = command;
-        a.info = Some(info.to_string());
+        a.info.clear();
+        a.info.push_str(info);
         a.since = std::time::Instant::now();
     }
 
@@ -445,7 +447,6 @@ impl Session {
     fn end_command(&self) {
         let mut a = self.process.activity.lock();
         a.command = "Sleep";
-        a.info = None;
         a.since = std::time::Instant::now();
     }
 

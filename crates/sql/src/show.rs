@@ -541,13 +541,13 @@ pub(crate) fn processlist_rows(sess: &Session, full: bool) -> Vec<Vec<Value>> {
         .iter()
         .map(|p| {
             let a = p.activity.lock().clone();
-            let info = a.info.map_or(Value::Null, |t| {
-                if full {
-                    Value::Str(t)
-                } else {
-                    Value::Str(t.chars().take(100).collect())
-                }
-            });
+            let info = if a.command == "Sleep" {
+                Value::Null
+            } else if full {
+                Value::Str(a.info)
+            } else {
+                Value::Str(a.info.chars().take(100).collect())
+            };
             let state = if a.command == "Sleep" {
                 ""
             } else {
