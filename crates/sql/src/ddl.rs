@@ -496,6 +496,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                                     virtual_rows: None,
                                     sub: None,
                                     outer: &[],
+                                    killed: None,
                                 },
                             )?;
                         col.default = Some(v);

@@ -1452,7 +1452,12 @@ impl SelectPlan {
         };
         {
             // A complete (joined) row that passed every filter.
+            let mut seen = 0u32;
             let mut sink = |row: &[Value]| -> Result<bool, SqlError> {
+                seen = seen.wrapping_add(1);
+                if seen % 512 == 0 {
+                    ctx.check_killed()?;
+                }
                 match &self.group_by {
                     None => {
                         let out = self
@@ -1489,7 +1494,12 @@ impl SelectPlan {
             };
             let mut joined = Vec::new();
             // A row of the first table; `jt` reads the joined tables.
+            let mut scanned = 0u32;
             let mut on_row = |row: &[Value], jt: Option<&Transaction>| -> Result<bool, SqlError> {
+                scanned = scanned.wrapping_add(1);
+                if scanned % 512 == 0 {
+                    ctx.check_killed()?;
+                }
                 if let Some(f) = &self.filter {
                     if !f.test(row, ctx)? {
                         return Ok(true);

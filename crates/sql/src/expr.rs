@@ -154,6 +154,22 @@ pub struct Ctx<'a> {
     pub sub: Option<&'a crate::exec::SubCtx<'a>>,
     /// The row of the enclosing query, for a correlated subquery's outer references.
     pub outer: &'a [Value],
+    /// Set by `KILL QUERY`: long scans check it every few hundred rows.
+    pub killed: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+impl Ctx<'_> {
+    /// `Err(1317)` once the statement has been killed.
+    pub fn check_killed(&self) -> Result<(), SqlError> {
+        match self.killed {
+            Some(k) if k.load(std::sync::atomic::Ordering::Relaxed) => Err(SqlError::new(
+                1317,
+                "70100",
+                "Query execution was interrupted",
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Resolves names while compiling.

@@ -270,6 +270,9 @@ pub fn drive(
     let mut go = true;
     // One candidate row of this table: check the match, continue with the next step.
     let mut try_row = |row: &mut Vec<Value>, cand: &[Value]| -> Result<bool, SqlError> {
+        // A join can run long between rows of the first table: KILL QUERY is checked per
+        // candidate (one relaxed load).
+        ctx.check_killed()?;
         row.truncate(off);
         row.extend_from_slice(cand);
         if !passes(&s.on, row, ctx)? {

@@ -963,7 +963,12 @@ fn targets(
         },
     };
     let mut out: Vec<(Vec<u8>, Vec<Value>)> = Vec::new();
+    let mut scanned = 0u32;
     scan_rows(txn, t, access, &all, false, ctx, &mut |k, row| {
+        scanned = scanned.wrapping_add(1);
+        if scanned % 512 == 0 {
+            ctx.check_killed()?;
+        }
         if let Some(f) = filter {
             if !f.test(&row, ctx)? {
                 return Ok(true);

@@ -765,6 +765,7 @@ impl Session {
             virtual_rows: None,
             sub: None,
             outer: &[],
+            killed: Some(&self.process.query_killed),
         }
     }
 
@@ -860,6 +861,7 @@ impl Session {
             virtual_rows: virtual_rows.as_deref(),
             sub: None,
             outer: &[],
+            killed: Some(&self.process.query_killed),
         };
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         let r = match plan {
