@@ -1455,7 +1455,7 @@ impl SelectPlan {
             let mut seen = 0u32;
             let mut sink = |row: &[Value]| -> Result<bool, SqlError> {
                 seen = seen.wrapping_add(1);
-                if seen % 512 == 0 {
+                if seen.is_multiple_of(512) {
                     ctx.check_killed()?;
                 }
                 match &self.group_by {
@@ -1497,7 +1497,7 @@ impl SelectPlan {
             let mut scanned = 0u32;
             let mut on_row = |row: &[Value], jt: Option<&Transaction>| -> Result<bool, SqlError> {
                 scanned = scanned.wrapping_add(1);
-                if scanned % 512 == 0 {
+                if scanned.is_multiple_of(512) {
                     ctx.check_killed()?;
                 }
                 if let Some(f) = &self.filter {

@@ -966,7 +966,7 @@ fn targets(
     let mut scanned = 0u32;
     scan_rows(txn, t, access, &all, false, ctx, &mut |k, row| {
         scanned = scanned.wrapping_add(1);
-        if scanned % 512 == 0 {
+        if scanned.is_multiple_of(512) {
             ctx.check_killed()?;
         }
         if let Some(f) = filter {
