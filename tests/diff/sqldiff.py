@@ -1390,7 +1390,8 @@ def main():
         print("replay this run: %s --zipdb %s --seed %d --features %s %s" % (
             sys.argv[0], args.zipdb, args.seed, ",".join(feats),
             "--queries %d" % total))
-        return 1 if tester.mismatches or pair.crashes else 0
+        # 2: zipdb crashed (always a failure); 1: mismatches.
+        return 2 if pair.crashes else 1 if tester.mismatches else 0
     finally:
         pair.stop()
 
