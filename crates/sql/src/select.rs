@@ -968,3 +968,72 @@ fn meta_for(
     }
     ColumnMeta::computed(label, ty, true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The labels of a statement's unnamed select items, as `source_label` finds them.
+    fn labels(sql: &str) -> Vec<String> {
+        let stmts = crate::parse::parse_ast(sql).expect("parses");
+        let ast::Statement::Query(q) = &stmts[0] else {
+            panic!("not a query: {sql}");
+        };
+        let ast::SetExpr::Select(sel) = &*q.body else {
+            panic!("not a plain SELECT: {sql}");
+        };
+        sel.projection
+            .iter()
+            .map(|it| match it {
+                ast::SelectItem::UnnamedExpr(e) => {
+                    source_label(sql, e).unwrap_or_else(|| format!("<none: {e}>"))
+                }
+                other => format!("<{other}>"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unnamed_columns_are_labelled_with_their_text_as_written() {
+        assert_eq!(
+            labels("select x+1, -x, - x ,count(*), CAST(x as char), (select 1), not x from t"),
+            [
+                "x+1",
+                "-x",
+                "- x",
+                "count(*)",
+                "CAST(x as char)",
+                "(select 1)",
+                "not x"
+            ]
+        );
+        // Modifiers before the first item, strings with commas and parentheses, comments,
+        // several lines, a trailing ORDER BY and a nested subquery's own FROM.
+        assert_eq!(
+            labels(
+                "SELECT DISTINCT concat(s, ',)'),\n  y  *  2 /* c */ , (SELECT a FROM u WHERE b)\n\
+                 FROM t ORDER BY 1"
+            ),
+            [
+                "concat(s, ',)')",
+                "y  *  2 /* c */",
+                "(SELECT a FROM u WHERE b)"
+            ]
+        );
+        // Multi-byte characters before the item: positions count characters.
+        assert_eq!(labels("select 'é', upper('ü')"), ["'é'", "upper('ü')"]);
+        // The second statement of a multi-statement text.
+        let sql = "select 1; select a  +  b from t";
+        let stmts = crate::parse::parse_ast(sql).expect("parses");
+        let ast::Statement::Query(q) = &stmts[1] else {
+            panic!("query");
+        };
+        let ast::SetExpr::Select(sel) = &*q.body else {
+            panic!("select");
+        };
+        let ast::SelectItem::UnnamedExpr(e) = &sel.projection[0] else {
+            panic!("item");
+        };
+        assert_eq!(source_label(sql, e).as_deref(), Some("a  +  b"));
+    }
+}
