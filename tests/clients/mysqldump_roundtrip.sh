@@ -121,12 +121,12 @@ grep -q '^types 4 ' "$WORK/sum.src" || fail "types should have 4 rows"
 grep -q '^multi 3000 ' "$WORK/sum.src" || fail "multi should have 3000 rows"
 
 # --- the dumps --------------------------------------------------------------------------------
-# --no-tablespaces: the tablespace query uses subqueries over INFORMATION_SCHEMA.FILES and
-# PARTITIONS, which zipdb lacks (and it has no tablespaces).
-# The first dump locks tables (LOCK TABLES ... READ LOCAL, SHOW TABLE STATUS) and asks for
-# routines, events and triggers (there are none), the second
-# reads one snapshot (START TRANSACTION WITH CONSISTENT SNAPSHOT, SAVEPOINT per table).
-DUMP_OPTS=(-h 127.0.0.1 -P "$SRC_PORT" -u root --no-tablespaces)
+# Default options, as a user runs it: the first dump also asks for tablespaces (subqueries over
+# INFORMATION_SCHEMA.FILES and PARTITIONS; zipdb has none to list), locks tables (LOCK TABLES
+# ... READ LOCAL, SHOW TABLE STATUS) and asks for routines, events and triggers (there are
+# none); the second reads one snapshot (START TRANSACTION WITH CONSISTENT SNAPSHOT, SAVEPOINT
+# per table).
+DUMP_OPTS=(-h 127.0.0.1 -P "$SRC_PORT" -u root)
 mariadb-dump "${DUMP_OPTS[@]}" --routines --events --triggers --databases rt >"$WORK/dump.sql" 2>"$WORK/dump.err" ||
     { cat "$WORK/dump.err" >&2; fail "mariadb-dump failed"; }
 mariadb-dump "${DUMP_OPTS[@]}" --single-transaction --compatible=no_table_options --databases rt \

@@ -1382,8 +1382,44 @@ impl SelectPlan {
 
     /// Whether some part reads an `information_schema` table.
     pub fn reads_virtual(&self) -> bool {
-        self.table.as_ref().is_some_and(|t| t.virt.is_some())
-            || self.union.iter().any(|(p, _)| p.reads_virtual())
+        let mut kinds = Vec::new();
+        self.virtual_kinds(&mut kinds);
+        !kinds.is_empty()
+    }
+
+    /// The `information_schema` tables the statement reads anywhere: FROM, joins, UNION
+    /// operands and subqueries (the session computes their rows before execution).
+    pub fn virtual_kinds(&self, out: &mut Vec<crate::infoschema::Kind>) {
+        let tables = self.table.iter().chain(self.joins.iter().map(|j| &j.table));
+        for t in tables {
+            if let Some(k) = t.virt {
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+        }
+        for (p, _) in &self.union {
+            p.virtual_kinds(out);
+        }
+        let mut exprs: Vec<&Expr> = Vec::new();
+        exprs.extend(self.filter.iter());
+        exprs.extend(self.having.iter());
+        exprs.extend(self.outputs.iter());
+        if let Some((keys, aggs)) = &self.group_by {
+            exprs.extend(keys.iter());
+            exprs.extend(aggs.iter().filter_map(|a| a.arg.as_ref()));
+        }
+        for j in &self.joins {
+            exprs.extend(j.on.iter());
+            exprs.extend(j.after.iter());
+        }
+        for e in exprs {
+            e.visit(&mut |x| {
+                if let Expr::Subquery(p, _) = x {
+                    p.plan.virtual_kinds(out);
+                }
+            });
+        }
     }
 
     pub fn execute(
@@ -1526,9 +1562,10 @@ impl SelectPlan {
                     on_row(&[], None)?;
                 }
                 (Some(t), txn) if t.virt.is_some() => {
-                    let rows = ctx.virtual_rows.ok_or_else(|| {
-                        SqlError::internal("information_schema rows were not computed")
-                    })?;
+                    let rows = match t.virt {
+                        Some(k) => ctx.virtual_of(k)?,
+                        None => &[],
+                    };
                     let jt = txn.shared();
                     for r in rows {
                         if !on_row(r, jt)? {

@@ -148,7 +148,7 @@ pub struct Ctx<'a> {
     pub version: &'a str,
     /// The rows of the `information_schema` table the statement reads, computed by the
     /// session before execution.
-    pub virtual_rows: Option<&'a [Vec<Value>]>,
+    pub virtual_rows: Option<&'a [(crate::infoschema::Kind, Vec<Vec<Value>>)]>,
     /// What subqueries read through: set by the plan that runs them (see
     /// [`crate::exec::SubCtx`]).
     pub sub: Option<&'a crate::exec::SubCtx<'a>>,
@@ -158,7 +158,16 @@ pub struct Ctx<'a> {
     pub killed: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// The rows of `information_schema` table `kind`, computed by the session for every such
+    /// table the statement reads (joins, UNION operands and subqueries included).
+    pub fn virtual_of(&self, kind: crate::infoschema::Kind) -> Result<&'a [Vec<Value>], SqlError> {
+        self.virtual_rows
+            .and_then(|v| v.iter().find(|(k, _)| *k == kind))
+            .map(|(_, rows)| rows.as_slice())
+            .ok_or_else(|| SqlError::internal("information_schema rows were not computed"))
+    }
+
     /// `Err(1317)` once the statement has been killed.
     pub fn check_killed(&self) -> Result<(), SqlError> {
         match self.killed {

@@ -35,6 +35,11 @@ pub enum Kind {
     Processlist,
     /// Always empty (zipdb has no triggers); mysqldump asks for each table's.
     Triggers,
+    /// Always empty (no tablespace files to list); mysqldump asks for them unless given
+    /// `--no-tablespaces`.
+    Files,
+    /// One row per table, unpartitioned (NULL partition), as MariaDB lists them.
+    Partitions,
 }
 
 const KINDS: &[(&str, Kind)] = &[
@@ -48,6 +53,8 @@ const KINDS: &[(&str, Kind)] = &[
     ("STATISTICS", Kind::Statistics),
     ("PROCESSLIST", Kind::Processlist),
     ("TRIGGERS", Kind::Triggers),
+    ("FILES", Kind::Files),
+    ("PARTITIONS", Kind::Partitions),
 ];
 
 /// Whether `db` is `information_schema`.
@@ -182,6 +189,86 @@ fn columns(kind: Kind) -> Vec<(&'static str, SqlType)> {
             ),
             ("STATE", text(64)),
             ("INFO", LONGTEXT),
+        ],
+        Kind::Files => {
+            let mut v = vec![
+                ("FILE_ID", BIGINT),
+                ("FILE_NAME", text(512)),
+                ("FILE_TYPE", text(20)),
+                ("TABLESPACE_NAME", text(64)),
+                ("TABLE_CATALOG", text(64)),
+                ("TABLE_SCHEMA", text(64)),
+                ("TABLE_NAME", text(64)),
+                ("LOGFILE_GROUP_NAME", text(64)),
+                ("LOGFILE_GROUP_NUMBER", BIGINT),
+                ("ENGINE", text(64)),
+                ("FULLTEXT_KEYS", text(64)),
+            ];
+            for n in [
+                "DELETED_ROWS",
+                "UPDATE_COUNT",
+                "FREE_EXTENTS",
+                "TOTAL_EXTENTS",
+                "EXTENT_SIZE",
+                "INITIAL_SIZE",
+                "MAXIMUM_SIZE",
+                "AUTOEXTEND_SIZE",
+            ] {
+                v.push((n, BIGINT));
+            }
+            for n in [
+                "CREATION_TIME",
+                "LAST_UPDATE_TIME",
+                "LAST_ACCESS_TIME",
+                "RECOVER_TIME",
+            ] {
+                v.push((n, SqlType::DateTime { fsp: 0 }));
+            }
+            v.extend([
+                ("TRANSACTION_COUNTER", BIGINT),
+                ("VERSION", BIGINT_UNSIGNED),
+                ("ROW_FORMAT", text(10)),
+                ("TABLE_ROWS", BIGINT_UNSIGNED),
+                ("AVG_ROW_LENGTH", BIGINT_UNSIGNED),
+                ("DATA_LENGTH", BIGINT_UNSIGNED),
+                ("MAX_DATA_LENGTH", BIGINT_UNSIGNED),
+                ("INDEX_LENGTH", BIGINT_UNSIGNED),
+                ("DATA_FREE", BIGINT_UNSIGNED),
+                ("CREATE_TIME", SqlType::DateTime { fsp: 0 }),
+                ("UPDATE_TIME", SqlType::DateTime { fsp: 0 }),
+                ("CHECK_TIME", SqlType::DateTime { fsp: 0 }),
+                ("CHECKSUM", BIGINT_UNSIGNED),
+                ("STATUS", text(20)),
+                ("EXTRA", text(255)),
+            ]);
+            v
+        }
+        Kind::Partitions => vec![
+            ("TABLE_CATALOG", text(512)),
+            ("TABLE_SCHEMA", text(64)),
+            ("TABLE_NAME", text(64)),
+            ("PARTITION_NAME", text(64)),
+            ("SUBPARTITION_NAME", text(64)),
+            ("PARTITION_ORDINAL_POSITION", BIGINT_UNSIGNED),
+            ("SUBPARTITION_ORDINAL_POSITION", BIGINT_UNSIGNED),
+            ("PARTITION_METHOD", text(18)),
+            ("SUBPARTITION_METHOD", text(12)),
+            ("PARTITION_EXPRESSION", LONGTEXT),
+            ("SUBPARTITION_EXPRESSION", LONGTEXT),
+            ("PARTITION_DESCRIPTION", LONGTEXT),
+            ("TABLE_ROWS", BIGINT_UNSIGNED),
+            ("AVG_ROW_LENGTH", BIGINT_UNSIGNED),
+            ("DATA_LENGTH", BIGINT_UNSIGNED),
+            ("MAX_DATA_LENGTH", BIGINT_UNSIGNED),
+            ("INDEX_LENGTH", BIGINT_UNSIGNED),
+            ("DATA_FREE", BIGINT_UNSIGNED),
+            ("CREATE_TIME", SqlType::DateTime { fsp: 0 }),
+            ("UPDATE_TIME", SqlType::DateTime { fsp: 0 }),
+            ("CHECK_TIME", SqlType::DateTime { fsp: 0 }),
+            ("CHECKSUM", BIGINT_UNSIGNED),
+            ("PARTITION_COMMENT", text(80)),
+            ("NODEGROUP", text(12)),
+            ("TABLESPACE_NAME", text(64)),
         ],
         Kind::Triggers => vec![
             ("TRIGGER_CATALOG", text(512)),
@@ -363,7 +450,24 @@ pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
             r
         }
         Kind::Processlist => crate::show::processlist_rows(sess, true),
-        Kind::Triggers => Vec::new(),
+        Kind::Triggers | Kind::Files => Vec::new(),
+        Kind::Partitions => {
+            let stats = sess.inst.db.stats();
+            let width = columns(Kind::Partitions).len();
+            user_tables(sess)
+                .iter()
+                .map(|t| {
+                    let z = crate::show::TableSizes::of(t, &stats);
+                    let mut r = vec![Value::Null; width];
+                    r[0] = s("def");
+                    r[1] = s(&t.def.db);
+                    r[2] = s(&t.def.name);
+                    r[14] = Value::UInt(z.data_physical);
+                    r[16] = Value::UInt(z.index_physical);
+                    r
+                })
+                .collect()
+        }
     })
 }
 

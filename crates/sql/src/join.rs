@@ -191,24 +191,32 @@ pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Bui
             }
         };
         let mut rows = Vec::new();
-        scan_rows_from(
-            txn,
-            &s.table,
-            &Access::Full,
-            &s.wanted,
-            false,
-            &[],
-            ctx,
-            &mut |_, r| {
-                if match filter {
-                    Some(f) => f.test(&r, ctx)?,
-                    None => true,
-                } {
-                    rows.push(r);
+        let mut keep = |r: Vec<Value>| -> Result<bool, SqlError> {
+            if match filter {
+                Some(f) => f.test(&r, ctx)?,
+                None => true,
+            } {
+                rows.push(r);
+            }
+            Ok(true)
+        };
+        match s.table.virt {
+            Some(kind) => {
+                for r in ctx.virtual_of(kind)? {
+                    keep(r.clone())?;
                 }
-                Ok(true)
-            },
-        )?;
+            }
+            None => scan_rows_from(
+                txn,
+                &s.table,
+                &Access::Full,
+                &s.wanted,
+                false,
+                &[],
+                ctx,
+                &mut |_, r| keep(r),
+            )?,
+        }
         out.push(match &s.method {
             JoinMethod::Hash {
                 build_keys,

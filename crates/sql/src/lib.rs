@@ -17,7 +17,7 @@ mod ddl;
 mod error;
 pub mod exec;
 pub mod expr;
-mod infoschema;
+pub(crate) mod infoschema;
 mod join;
 mod parse;
 pub mod plan;

@@ -360,11 +360,6 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     let mut joins = Vec::new();
     for k in 1..items.len() {
         let it = items[k];
-        if it.table.virt.is_some() {
-            return Err(SqlError::unsupported(
-                "joins with information_schema tables other than the first",
-            ));
-        }
         let left = from[k].left;
         let mut on_terms: Vec<Expr> = Vec::new();
         if let Some(on) = &ons[k] {
@@ -388,7 +383,12 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         let known =
             |x: &Expr| !x.has_subquery() && columns_of(x, width).iter().all(|&col| col < it.offset);
         let refs: Vec<&Expr> = on_terms.iter().collect();
-        let access = choose_access_at(it.table, &refs, it.offset, &known);
+        // An information_schema table has no trees to look up in: hash or loop over its rows.
+        let access = if it.table.virt.is_some() {
+            Access::Full
+        } else {
+            choose_access_at(it.table, &refs, it.offset, &known)
+        };
         let method = if !matches!(access, Access::Full) {
             JoinMethod::Lookup(access)
         } else {
@@ -550,11 +550,6 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
             },
         };
         let p = compile_select(&sub, env, c)?;
-        if p.reads_virtual() {
-            return Err(SqlError::unsupported(
-                "UNION over information_schema tables",
-            ));
-        }
         if let Some((first, _)) = parts.first() {
             if first.visible != p.visible {
                 return Err(SqlError::new(

@@ -843,10 +843,15 @@ impl Session {
         }
         let now = now_packed();
         let virtual_rows = match plan {
-            Plan::Select(s) => match s.table.as_ref().and_then(|t| t.virt) {
-                Some(kind) => Some(crate::infoschema::rows(self, kind)?),
-                None => None,
-            },
+            Plan::Select(s) => {
+                let mut kinds = Vec::new();
+                s.virtual_kinds(&mut kinds);
+                let mut all = Vec::with_capacity(kinds.len());
+                for k in kinds {
+                    all.push((k, crate::infoschema::rows(self, k)?));
+                }
+                (!all.is_empty()).then_some(all)
+            }
             _ => None,
         };
         let mut open = self.txn.take().expect("a transaction was just ensured");

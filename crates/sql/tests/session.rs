@@ -303,7 +303,7 @@ fn information_schema_shows_counters_sizes_and_is_read_only() {
     assert_eq!(err(&mut s, "DROP TABLE information_schema.TABLES"), 1044);
     s.use_db("information_schema")
         .expect("use information_schema");
-    assert_eq!(q(&mut s, "SHOW TABLES").len(), 10);
+    assert_eq!(q(&mut s, "SHOW TABLES").len(), 12);
 }
 
 /// A small deterministic generator for the join model test (replayable from its seed).
@@ -558,5 +558,64 @@ fn union_removes_duplicates_up_to_its_last_distinct_and_orders_the_whole() {
     assert_eq!(
         err(&mut s, "SELECT id FROM a UNION SELECT id, s FROM a"),
         1222
+    );
+}
+
+#[test]
+fn information_schema_tables_join_and_nest_like_any_table() {
+    let f = fixture();
+    let mut s = session(&f, 1);
+    ok(
+        &mut s,
+        "CREATE TABLE a (id INT PRIMARY KEY, x INT, KEY kx (x))",
+    );
+    ok(&mut s, "CREATE TABLE b (id INT PRIMARY KEY, y INT, z INT)");
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT t.TABLE_NAME, COUNT(*) FROM information_schema.TABLES t \
+             JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA \
+             AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = 'd' \
+             GROUP BY t.TABLE_NAME ORDER BY 1"
+        ),
+        [["a", "2"], ["b", "3"]]
+    );
+    // A subquery over one information_schema table inside a query over another.
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'd' AND \
+             TABLE_NAME IN (SELECT TABLE_NAME FROM information_schema.STATISTICS \
+             WHERE INDEX_NAME <> 'PRIMARY')"
+        ),
+        [["a"]]
+    );
+    // A join between a user table and an information_schema table.
+    ok(&mut s, "INSERT INTO a VALUES (1, 1), (2, 2)");
+    assert_eq!(
+        one(
+            &mut s,
+            "SELECT COUNT(*) FROM a JOIN information_schema.COLUMNS c \
+             ON c.TABLE_SCHEMA = 'd' AND c.TABLE_NAME = 'b' AND c.ORDINAL_POSITION = a.x"
+        ),
+        "2"
+    );
+    // What mysqldump asks before dumping tablespaces: nothing to list, and no error.
+    assert!(q(
+        &mut s,
+        "SELECT LOGFILE_GROUP_NAME, FILE_NAME FROM INFORMATION_SCHEMA.FILES \
+         WHERE FILE_TYPE = 'UNDO LOG' AND LOGFILE_GROUP_NAME IN (SELECT DISTINCT \
+         LOGFILE_GROUP_NAME FROM INFORMATION_SCHEMA.FILES WHERE TABLESPACE_NAME IN \
+         (SELECT DISTINCT TABLESPACE_NAME FROM INFORMATION_SCHEMA.PARTITIONS \
+         WHERE TABLE_SCHEMA IN ('d')))"
+    )
+    .is_empty());
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT TABLE_NAME FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = 'd' \
+             UNION ALL SELECT 'z' ORDER BY 1"
+        ),
+        [["a"], ["b"], ["z"]]
     );
 }
