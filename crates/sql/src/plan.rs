@@ -374,6 +374,8 @@ pub struct InsertPlan {
     pub table: Arc<Table>,
     pub columns: Vec<usize>,
     pub rows: Vec<Vec<Expr>>,
+    /// INSERT ... SELECT: the query whose rows are inserted (then `rows` is empty).
+    pub select: Option<Box<SelectPlan>>,
     pub mode: InsertMode,
     /// ON DUPLICATE KEY UPDATE: (column, expression over `[old row..., new row...]`).
     pub on_dup: Vec<(usize, Expr)>,
@@ -466,6 +468,7 @@ pub fn compile_insert(
     };
     let vars = env.vars;
     let mut rows = Vec::new();
+    let mut select = None;
     if !ins.assignments.is_empty() {
         let mut r = Vec::new();
         for a in &ins.assignments {
@@ -482,8 +485,22 @@ pub fn compile_insert(
         let Some(src) = &ins.source else {
             return Err(SqlError::unsupported("INSERT without VALUES"));
         };
-        let ast::SetExpr::Values(values) = &*src.body else {
-            return Err(SqlError::unsupported("INSERT ... SELECT"));
+        let values = match &*src.body {
+            ast::SetExpr::Values(values) => values,
+            // INSERT ... SELECT: the rows come from a query, read whole before the first insert
+            // (so a query over the target table sees it as it was, as in MySQL).
+            _ => {
+                let p = crate::select::compile_select(src, env, c)?;
+                if p.visible != columns.len() {
+                    return Err(SqlError::new(
+                        1136,
+                        "21S01",
+                        "Column count doesn't match value count at row 1",
+                    ));
+                }
+                select = Some(Box::new(p));
+                &EMPTY_VALUES
+            }
         };
         for (n, row) in values.rows.iter().enumerate() {
             if row.content.len() != columns.len() {
@@ -535,10 +552,18 @@ pub fn compile_insert(
         table: t,
         columns,
         rows,
+        select,
         mode,
         on_dup,
     })
 }
+
+/// No VALUES rows (INSERT ... SELECT).
+static EMPTY_VALUES: ast::Values = ast::Values {
+    explicit_row: false,
+    value_keyword: false,
+    rows: Vec::new(),
+};
 
 /// Outcome counters of a DML statement.
 #[derive(Debug, Default, Clone)]
@@ -555,6 +580,8 @@ pub struct DmlCount {
     pub warns: Vec<(&'static str, u16, String)>,
     /// First AUTO_INCREMENT value generated (LAST_INSERT_ID()).
     pub first_id: Option<u64>,
+    /// INSERT ... SELECT: MySQL reports its Records/Duplicates info even for one row.
+    pub from_select: bool,
 }
 
 impl DmlCount {
@@ -567,8 +594,20 @@ impl DmlCount {
 impl InsertPlan {
     pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
         let t = &*self.table;
-        let mut n = DmlCount::default();
-        for (ri, exprs) in self.rows.iter().enumerate() {
+        let mut n = DmlCount {
+            from_select: self.select.is_some(),
+            ..DmlCount::default()
+        };
+        let selected = match &self.select {
+            Some(p) => p.execute(Some(&mut *txn), ctx)?,
+            None => Vec::new(),
+        };
+        let count = if self.select.is_some() {
+            selected.len()
+        } else {
+            self.rows.len()
+        };
+        for ri in 0..count {
             let rowno = ri as u64 + 1;
             let mut row: Vec<Value> = Vec::with_capacity(t.types.len());
             let mut given = vec![false; t.types.len()];
@@ -579,13 +618,20 @@ impl InsertPlan {
                     col.default.clone().unwrap_or(Value::Null)
                 });
             }
-            for (e, &c) in exprs.iter().zip(&self.columns) {
-                // `DEFAULT` compiles to an argument-less COALESCE: keep the default.
-                if matches!(e, Expr::Func(crate::expr::Func::Coalesce, a) if a.is_empty()) {
-                    continue;
+            if let Some(vals) = selected.get(ri) {
+                for (v, &c) in vals.iter().zip(&self.columns) {
+                    row[c] = v.clone();
+                    given[c] = true;
                 }
-                row[c] = e.eval(&[], ctx)?;
-                given[c] = true;
+            } else {
+                for (e, &c) in self.rows[ri].iter().zip(&self.columns) {
+                    // `DEFAULT` compiles to an argument-less COALESCE: keep the default.
+                    if matches!(e, Expr::Func(crate::expr::Func::Coalesce, a) if a.is_empty()) {
+                        continue;
+                    }
+                    row[c] = e.eval(&[], ctx)?;
+                    given[c] = true;
+                }
             }
             // AUTO_INCREMENT: NULL or 0 takes the next value.
             if let Some(ai) = t.auto_inc {

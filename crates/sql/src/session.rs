@@ -842,8 +842,13 @@ impl Session {
             }
         }
         let now = now_packed();
-        let virtual_rows = match plan {
-            Plan::Select(s) => {
+        let reads = match plan {
+            Plan::Select(s) => Some(&**s),
+            Plan::Insert(i) => i.select.as_deref(),
+            _ => None,
+        };
+        let virtual_rows = match reads {
+            Some(s) => {
                 let mut kinds = Vec::new();
                 s.virtual_kinds(&mut kinds);
                 let mut all = Vec::with_capacity(kinds.len());
@@ -943,10 +948,10 @@ impl Session {
     }
 
     fn dml_outcome(&mut self, n: DmlCount, kind: DmlKind) -> Outcome {
-        // MySQL's info strings: multi-row INSERT, and every UPDATE (even one that matched
-        // nothing); none for DELETE.
+        // MySQL's info strings: multi-row INSERT and INSERT ... SELECT, and every UPDATE (even
+        // one that matched nothing); none for DELETE.
         let info = match kind {
-            DmlKind::Insert if n.records > 1 => format!(
+            DmlKind::Insert if n.records > 1 || n.from_select => format!(
                 "Records: {}  Duplicates: {}  Warnings: {}",
                 n.records, n.duplicates, n.warnings
             ),
