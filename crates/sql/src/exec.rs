@@ -1249,8 +1249,45 @@ impl SubPlan {
 /// What subqueries of a running plan share: the transaction, and the rows of the
 /// uncorrelated ones (computed once, on first use).
 pub struct SubCtx<'a> {
-    pub txn: &'a Transaction,
+    /// `None` once every subquery has been run ahead (UPDATE/DELETE, which then write
+    /// through the transaction exclusively).
+    pub txn: Option<&'a Transaction>,
     pub cache: std::cell::RefCell<std::collections::HashMap<usize, std::rc::Rc<Vec<Vec<Value>>>>>,
+}
+
+/// Runs every (uncorrelated) subquery in `exprs` once through a shared borrow of `txn`, and
+/// returns a [`SubCtx`] holding their rows and no transaction, for statements that go on to
+/// write through `txn` (UPDATE/DELETE). `None` when there are no subqueries.
+pub fn prefill_subqueries(
+    exprs: &[&Expr],
+    txn: &Transaction,
+    ctx: &Ctx,
+) -> Result<Option<SubCtx<'static>>, SqlError> {
+    let mut plans: Vec<Arc<SubPlan>> = Vec::new();
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::Subquery(p, _) = x {
+                plans.push(p.clone());
+            }
+        });
+    }
+    if plans.is_empty() {
+        return Ok(None);
+    }
+    let mut cache = std::collections::HashMap::new();
+    for p in plans {
+        debug_assert!(
+            p.outer_cols.is_empty(),
+            "a correlated subquery in UPDATE/DELETE"
+        );
+        let inner = Ctx { sub: None, ..*ctx };
+        let rows = p.plan.execute_in(Txn::Shared(txn), &inner)?;
+        cache.insert(Arc::as_ptr(&p) as usize, std::rc::Rc::new(rows));
+    }
+    Ok(Some(SubCtx {
+        txn: None,
+        cache: std::cell::RefCell::new(cache),
+    }))
 }
 
 /// Evaluates a subquery expression for `row` (the enclosing query's row).
@@ -1270,7 +1307,10 @@ pub fn eval_subquery(
             sub: None,
             ..*ctx
         };
-        p.plan.execute_in(Txn::Shared(sc.txn), &inner)
+        let txn = sc
+            .txn
+            .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
+        p.plan.execute_in(Txn::Shared(txn), &inner)
     };
     let rows = if p.outer_cols.is_empty() {
         let key = Arc::as_ptr(p) as usize;
@@ -1445,7 +1485,7 @@ impl SelectPlan {
                 Txn::None => return Err(SqlError::internal("no transaction for a subquery")),
             };
             let sc = SubCtx {
-                txn: shared,
+                txn: Some(shared),
                 cache: Default::default(),
             };
             let ctx = Ctx {

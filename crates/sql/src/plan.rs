@@ -863,6 +863,46 @@ fn single_table(
     }
 }
 
+/// An expression of UPDATE/DELETE over the target table's row. Subqueries may appear if they
+/// do not read the row (they are run once, before any row changes: see
+/// [`crate::exec::prefill_subqueries`]); correlated ones are refused.
+fn dml_compile(
+    e: &ast::Expr,
+    t: &Table,
+    alias: Option<&str>,
+    clause: &'static str,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<Expr, SqlError> {
+    let items = [crate::exec::FromItem {
+        table: t,
+        alias,
+        offset: 0,
+    }];
+    let x = c.compile(
+        e,
+        &mut crate::exec::FromScope {
+            items: &items,
+            visible: 1,
+            clause,
+            vars: env.vars,
+            env: Some(env),
+        },
+    )?;
+    let mut correlated = false;
+    x.visit(&mut |n| {
+        if let Expr::Subquery(p, _) = n {
+            correlated |= !p.outer_cols.is_empty();
+        }
+    });
+    if correlated {
+        return Err(SqlError::unsupported(
+            "subqueries that read the row being updated or deleted",
+        ));
+    }
+    Ok(x)
+}
+
 fn compile_where_order_limit(
     t: &Table,
     alias: Option<&str>,
@@ -875,15 +915,7 @@ fn compile_where_order_limit(
     let vars = env.vars;
     let filter = match selection {
         None => None,
-        Some(w) => Some(c.compile(
-            w,
-            &mut TableScope {
-                table: t,
-                alias,
-                clause: "where clause",
-                vars,
-            },
-        )?),
+        Some(w) => Some(dml_compile(w, t, alias, "where clause", env, c)?),
     };
     let mut order = Vec::new();
     for o in order_by {
@@ -926,15 +958,7 @@ pub fn compile_update(
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let col = assignment_column(&t, a)?;
-        let x = c.compile(
-            &a.value,
-            &mut TableScope {
-                table: &t,
-                alias: alias.as_deref(),
-                clause: "field list",
-                vars: env.vars,
-            },
-        )?;
+        let x = dml_compile(&a.value, &t, alias.as_deref(), "field list", env, c)?;
         assignments.push((col, x));
     }
     let (filter, order, limit) = compile_where_order_limit(
@@ -1072,6 +1096,16 @@ fn lock_target(
 
 impl UpdatePlan {
     pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+        let exprs: Vec<&Expr> = self
+            .filter
+            .iter()
+            .chain(self.assignments.iter().map(|(_, e)| e))
+            .collect();
+        let sc = crate::exec::prefill_subqueries(&exprs, txn, ctx)?;
+        let ctx = &Ctx {
+            sub: sc.as_ref(),
+            ..*ctx
+        };
         let t = &*self.table;
         let mut n = DmlCount::default();
         for (pk, _) in targets(
@@ -1111,6 +1145,12 @@ impl UpdatePlan {
 
 impl DeletePlan {
     pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+        let sc =
+            crate::exec::prefill_subqueries(&self.filter.iter().collect::<Vec<_>>(), txn, ctx)?;
+        let ctx = &Ctx {
+            sub: sc.as_ref(),
+            ..*ctx
+        };
         let t = &*self.table;
         let mut n = DmlCount::default();
         for (pk, _) in targets(
