@@ -1193,6 +1193,8 @@ pub struct SelectPlan {
     /// A UNION: the operands, each with whether it removes duplicates from everything before
     /// it. Their rows are the source rows of this plan (which then has no table).
     pub union: Vec<(SelectPlan, bool)>,
+    /// The first table is a derived table: the query whose rows it holds.
+    pub derived: Option<Box<SelectPlan>>,
     /// Some expression of this plan (not of a UNION operand) runs a subquery.
     pub has_sub: bool,
     /// The types of the visible outputs (what a scalar subquery's value is typed as).
@@ -1201,7 +1203,7 @@ pub struct SelectPlan {
 
 /// The transaction a plan reads through: none (no table), shared (scans, subqueries) or
 /// exclusive (locking reads).
-pub enum Txn<'a> {
+pub(crate) enum Txn<'a> {
     None,
     Shared(&'a Transaction),
     Mut(&'a mut Transaction),
@@ -1441,6 +1443,13 @@ impl SelectPlan {
         for (p, _) in &self.union {
             p.virtual_kinds(out);
         }
+        let derived = self
+            .derived
+            .iter()
+            .chain(self.joins.iter().filter_map(|j| j.derived.as_ref()));
+        for p in derived {
+            p.virtual_kinds(out);
+        }
         let mut exprs: Vec<&Expr> = Vec::new();
         exprs.extend(self.filter.iter());
         exprs.extend(self.having.iter());
@@ -1473,7 +1482,7 @@ impl SelectPlan {
         }
     }
 
-    fn execute_in(&self, txn: Txn, ctx: &Ctx) -> Result<Vec<Vec<Value>>, SqlError> {
+    pub(crate) fn execute_in(&self, txn: Txn, ctx: &Ctx) -> Result<Vec<Vec<Value>>, SqlError> {
         if self.has_sub {
             // Subqueries read through a shared transaction while this plan scans.
             let shared = match &txn {
@@ -1508,7 +1517,9 @@ impl SelectPlan {
         let stop_at = limit.map(|l| l.saturating_add(offset));
         let mut groups: BTreeMap<GroupKey, Vec<AggState>> = BTreeMap::new();
         let mut txn = txn;
-        let union_rows = if self.union.is_empty() {
+        let union_rows = if let Some(d) = &self.derived {
+            Some(d.execute_in(txn.reborrow(), ctx)?)
+        } else if self.union.is_empty() {
             None
         } else {
             let mut all: Vec<Vec<Value>> = Vec::new();
@@ -1591,9 +1602,11 @@ impl SelectPlan {
                 }
             };
             match (&self.table, txn) {
-                (None, _) if union_rows.is_some() => {
+                (_, txn) if union_rows.is_some() => {
+                    // A UNION's operands, or a derived table's query, as source rows.
+                    let jt = txn.shared();
                     for r in union_rows.iter().flatten() {
-                        if !on_row(r, None)? {
+                        if !on_row(r, jt)? {
                             break;
                         }
                     }

@@ -57,6 +57,8 @@ pub enum JoinMethod {
 #[derive(Debug, Clone)]
 pub struct JoinStep {
     pub table: Arc<Table>,
+    /// A derived table: the query whose rows it holds (read once, like an unindexed table).
+    pub derived: Option<Box<crate::exec::SelectPlan>>,
     /// Where the table's columns start in the joined row.
     pub offset: usize,
     /// LEFT JOIN: outer rows without a match continue with NULLs for this table.
@@ -200,22 +202,28 @@ pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Bui
             }
             Ok(true)
         };
-        match s.table.virt {
-            Some(kind) => {
-                for r in ctx.virtual_of(kind)? {
-                    keep(r.clone())?;
-                }
+        if let Some(p) = &s.derived {
+            for r in p.execute_in(crate::exec::Txn::Shared(txn), ctx)? {
+                keep(r)?;
             }
-            None => scan_rows_from(
-                txn,
-                &s.table,
-                &Access::Full,
-                &s.wanted,
-                false,
-                &[],
-                ctx,
-                &mut |_, r| keep(r),
-            )?,
+        } else {
+            match s.table.virt {
+                Some(kind) => {
+                    for r in ctx.virtual_of(kind)? {
+                        keep(r.clone())?;
+                    }
+                }
+                None => scan_rows_from(
+                    txn,
+                    &s.table,
+                    &Access::Full,
+                    &s.wanted,
+                    false,
+                    &[],
+                    ctx,
+                    &mut |_, r| keep(r),
+                )?,
+            }
         }
         out.push(match &s.method {
             JoinMethod::Hash {

@@ -111,7 +111,10 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         .locks
         .iter()
         .any(|l| matches!(l.lock_type, ast::LockType::Update));
-    let from = from_tables(sel, env)?;
+    let mut from = from_tables(sel, env, c)?;
+    // Derived tables' plans, by FROM position (the items below borrow the tables).
+    let mut derived: Vec<Option<Box<SelectPlan>>> =
+        from.iter_mut().map(|f| f.derived.take()).collect();
     // The FROM items borrow the tables: offsets in the joined row, in FROM order.
     let mut items: Vec<FromItem> = Vec::with_capacity(from.len());
     let mut width = 0;
@@ -383,8 +386,9 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         let known =
             |x: &Expr| !x.has_subquery() && columns_of(x, width).iter().all(|&col| col < it.offset);
         let refs: Vec<&Expr> = on_terms.iter().collect();
-        // An information_schema table has no trees to look up in: hash or loop over its rows.
-        let access = if it.table.virt.is_some() {
+        // An information_schema or derived table has no trees to look up in: hash or loop
+        // over its rows.
+        let access = if it.table.virt.is_some() || derived[k].is_some() {
             Access::Full
         } else {
             choose_access_at(it.table, &refs, it.offset, &known)
@@ -431,6 +435,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             }
         };
         joins.push(JoinStep {
+            derived: derived[k].take(),
             table: from[k].table.clone(),
             offset: it.offset,
             left,
@@ -441,9 +446,10 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         });
     }
     let base_width = t.map_or(0, |t| t.types.len());
+    let base_derived = derived.first_mut().and_then(Option::take);
     let access = match t {
         None => Access::None,
-        Some(t) if t.virt.is_some() => Access::Full,
+        Some(t) if t.virt.is_some() || base_derived.is_some() => Access::Full,
         Some(t) => choose_access(t, base_filter.as_ref()),
     };
     let visible = outs.len();
@@ -453,7 +459,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     // direction, needs no sort.
     let ordered_scan = match (t, &access, group_by.is_some()) {
         (Some(t), Access::Full | Access::Primary(_), false)
-            if !order_desc.is_empty() && t.virt.is_none() =>
+            if !order_desc.is_empty() && t.virt.is_none() && base_derived.is_none() =>
         {
             let same_dir = order_desc.iter().all(|d| *d == order_desc[0]);
             let on_pk = outputs[visible..]
@@ -485,6 +491,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         for_update,
         joins,
         union: Vec::new(),
+        derived: base_derived,
         has_sub: c.subqueries > subs_before,
         types: out_types,
     })
@@ -626,6 +633,7 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
         joins: Vec::new(),
         types: parts[0].0.types.clone(),
         union: parts,
+        derived: None,
         has_sub: false,
     })
 }
@@ -718,18 +726,117 @@ struct FromTable {
     alias: Option<String>,
     left: bool,
     on: Option<ast::Expr>,
+    /// A derived table (`(SELECT ...) AS x`): the plan whose rows it holds; `table` then
+    /// only describes its columns.
+    derived: Option<Box<SelectPlan>>,
+}
+
+/// The table a derived table's rows are read as: its columns are the query's result columns.
+/// It has no trees (`primary` is a placeholder handle that is never used).
+fn derived_table(p: &SelectPlan, name: &str, env: &Env) -> Result<Arc<Table>, SqlError> {
+    use crate::catalog::{ColumnDef, TableDef, TableOptions};
+    let mut columns: Vec<ColumnDef> = Vec::with_capacity(p.visible);
+    for (i, m) in p.columns.iter().take(p.visible).enumerate() {
+        if columns.iter().any(|c| c.name.eq_ignore_ascii_case(&m.name)) {
+            return Err(SqlError::new(
+                1060,
+                "42S21",
+                format!("Duplicate column name '{}'", m.name),
+            ));
+        }
+        columns.push(ColumnDef {
+            name: m.name.clone(),
+            ty: p.types.get(i).copied().unwrap_or(SqlType::Varchar {
+                len: 255,
+                binary: false,
+            }),
+            nullable: true,
+            default: None,
+            default_now: false,
+            auto_increment: false,
+        });
+    }
+    let placeholder = (env.lookup)(crate::infoschema::DB, "TABLES")?
+        .primary
+        .clone();
+    let types = columns.iter().map(|c| c.ty).collect();
+    Ok(Arc::new(Table {
+        def: TableDef {
+            id: 0,
+            db: String::new(),
+            name: name.to_string(),
+            columns,
+            pk: Vec::new(),
+            indexes: Vec::new(),
+            codec: zipdb_engine::Codec::None,
+            options: TableOptions::default(),
+            primary_tree: String::new(),
+        },
+        types,
+        primary: placeholder,
+        indexes: Vec::new(),
+        next_id: std::sync::atomic::AtomicU64::new(0),
+        auto_inc: None,
+        virt: None,
+    }))
 }
 
 /// The FROM clause's tables in order (none for no FROM or `FROM DUAL`). Comma-separated
 /// tables are inner joins without ON.
-fn from_tables(sel: &ast::Select, env: &Env) -> Result<Vec<FromTable>, SqlError> {
+fn from_tables(sel: &ast::Select, env: &Env, c: &mut Compiler) -> Result<Vec<FromTable>, SqlError> {
     let mut out: Vec<FromTable> = Vec::new();
-    let add = |rel: &ast::TableFactor,
-               left: bool,
-               on: Option<ast::Expr>,
-               out: &mut Vec<FromTable>|
+    let mut add = |rel: &ast::TableFactor,
+                   left: bool,
+                   on: Option<ast::Expr>,
+                   out: &mut Vec<FromTable>|
      -> Result<(), SqlError> {
+        let unique = |out: &[FromTable], shown: &str| -> Result<(), SqlError> {
+            if out.iter().any(|f| {
+                f.alias
+                    .as_deref()
+                    .unwrap_or(&f.table.def.name)
+                    .eq_ignore_ascii_case(shown)
+            }) {
+                return Err(SqlError::new(
+                    1066,
+                    "42000",
+                    format!("Not unique table/alias: '{shown}'"),
+                ));
+            }
+            Ok(())
+        };
         match rel {
+            ast::TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias,
+                ..
+            } => {
+                // MariaDB's grammar requires the alias: a missing one is a syntax error there
+                // (MySQL says 1248).
+                let Some(alias) = alias.as_ref().map(|a| a.name.value.clone()) else {
+                    return Err(SqlError::syntax("", 1));
+                };
+                unique(out, &alias)?;
+                // A derived table does not see the tables beside it (no LATERAL).
+                let inner = Env {
+                    db: env.db,
+                    lookup: env.lookup,
+                    vars: env.vars,
+                    outer: None,
+                    sql: env.sql,
+                };
+                let p = compile_select(subquery, &inner, c)?;
+                let table = derived_table(&p, &alias, env)?;
+                out.push(FromTable {
+                    table,
+                    alias: Some(alias),
+                    left,
+                    on,
+                    derived: Some(Box::new(p)),
+                });
+                Ok(())
+            }
             ast::TableFactor::Table { name, alias, .. } => {
                 if name.to_string().eq_ignore_ascii_case("dual") && out.is_empty() {
                     return Ok(());
@@ -737,27 +844,17 @@ fn from_tables(sel: &ast::Select, env: &Env) -> Result<Vec<FromTable>, SqlError>
                 let table = env.table_for_select(name)?;
                 let alias = alias.as_ref().map(|a| a.name.value.clone());
                 let shown = alias.clone().unwrap_or_else(|| table.def.name.clone());
-                if out.iter().any(|f| {
-                    f.alias
-                        .as_deref()
-                        .unwrap_or(&f.table.def.name)
-                        .eq_ignore_ascii_case(&shown)
-                }) {
-                    return Err(SqlError::new(
-                        1066,
-                        "42000",
-                        format!("Not unique table/alias: '{shown}'"),
-                    ));
-                }
+                unique(out, &shown)?;
                 out.push(FromTable {
                     table,
                     alias,
                     left,
                     on,
+                    derived: None,
                 });
                 Ok(())
             }
-            ast::TableFactor::Derived { .. } => Err(SqlError::unsupported("subqueries in FROM")),
+            ast::TableFactor::Derived { .. } => Err(SqlError::unsupported("LATERAL")),
             other => Err(SqlError::unsupported(&format!(
                 "FROM {}",
                 other.to_string().chars().take(30).collect::<String>()
