@@ -62,6 +62,9 @@ pub struct FromItem<'a> {
     pub table: &'a Table,
     pub alias: Option<&'a str>,
     pub offset: usize,
+    /// Columns joined `USING` to an earlier table's: an unqualified name means the earlier
+    /// one's (MySQL's coalesced column), so it is not ambiguous.
+    pub merged: &'a [String],
 }
 
 impl FromItem<'_> {
@@ -104,6 +107,9 @@ fn resolve(
     }
     let mut found = None;
     for it in items {
+        if it.merged.iter().any(|m| m.eq_ignore_ascii_case(name)) {
+            continue;
+        }
         if let Some(i) = it.table.column(name) {
             if found.is_some() {
                 return Err(SqlError::new(

@@ -878,6 +878,7 @@ fn dml_compile(
         table: t,
         alias,
         offset: 0,
+        merged: &[],
     }];
     let x = c.compile(
         e,

@@ -123,6 +123,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             table: &f.table,
             alias: f.alias.as_deref(),
             offset: width,
+            merged: &f.merged,
         });
         width += f.table.types.len();
     }
@@ -167,8 +168,31 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                 if items.is_empty() {
                     return Err(SqlError::new(1096, "HY000", "No tables used"));
                 }
+                // In the order the FROM clause names the tables (a RIGHT JOIN runs them the
+                // other way round); USING columns once, first, as MySQL lists them.
+                let mut order: Vec<usize> = (0..items.len()).collect();
+                order.sort_by_key(|&i| from[i].declared);
                 for it in &items {
-                    expand_star(it, &mut outs);
+                    for m in it.merged.iter() {
+                        let first = order
+                            .iter()
+                            .map(|&i| &items[i])
+                            .find(|x| !x.merged.iter().any(|n| n.eq_ignore_ascii_case(m)));
+                        if let Some((x, c)) = first.and_then(|x| x.table.column(m).map(|c| (x, c)))
+                        {
+                            if !outs.iter().any(|o| o.2 == Some(x.offset + c)) {
+                                let name = x.table.def.columns[c].name.clone();
+                                outs.push((
+                                    name.clone(),
+                                    ast::Expr::Identifier(ast::Ident::new(name)),
+                                    Some(x.offset + c),
+                                ));
+                            }
+                        }
+                    }
+                }
+                for &i in &order {
+                    expand_star(&items[i], &mut outs);
                 }
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {
@@ -729,6 +753,10 @@ struct FromTable {
     /// A derived table (`(SELECT ...) AS x`): the plan whose rows it holds; `table` then
     /// only describes its columns.
     derived: Option<Box<SelectPlan>>,
+    /// Columns joined `USING` to an earlier table's.
+    merged: Vec<String>,
+    /// Position in the FROM clause as written (`SELECT *` order).
+    declared: usize,
 }
 
 /// The table a derived table's rows are read as: its columns are the query's result columns.
@@ -834,6 +862,8 @@ fn from_tables(sel: &ast::Select, env: &Env, c: &mut Compiler) -> Result<Vec<Fro
                     left,
                     on,
                     derived: Some(Box::new(p)),
+                    merged: Vec::new(),
+                    declared: out.len(),
                 });
                 Ok(())
             }
@@ -851,6 +881,8 @@ fn from_tables(sel: &ast::Select, env: &Env, c: &mut Compiler) -> Result<Vec<Fro
                     left,
                     on,
                     derived: None,
+                    merged: Vec::new(),
+                    declared: out.len(),
                 });
                 Ok(())
             }
@@ -869,27 +901,80 @@ fn from_tables(sel: &ast::Select, env: &Env, c: &mut Compiler) -> Result<Vec<Fro
     for twj in &sel.from {
         add(&twj.relation, false, None, &mut out)?;
         for j in &twj.joins {
-            let (left, on) = join_kind(&j.join_operator)?;
+            let (kind, on, using) = join_kind(&j.join_operator)?;
             if out.is_empty() {
                 return Err(SqlError::unsupported("a join with DUAL"));
             }
-            add(&j.relation, left, on, &mut out)?;
+            let right = kind == JoinKind::Right;
+            if right && out.len() > 1 {
+                return Err(SqlError::unsupported(
+                    "RIGHT JOIN after other joins (write it as a LEFT JOIN)",
+                ));
+            }
+            add(&j.relation, kind == JoinKind::Left, on, &mut out)?;
+            let new = out.len() - 1;
+            if let Some(cols) = using {
+                // USING (c, ...): ON earlier.c = new.c for each, with the earlier table the
+                // first one that has the column.
+                let name_of = |f: &FromTable| f.alias.clone().unwrap_or(f.table.def.name.clone());
+                let mut terms = Vec::new();
+                for c in &cols {
+                    let earlier = out[..new].iter().find(|f| f.table.column(c).is_some());
+                    let (Some(e), true) = (earlier, out[new].table.column(c).is_some()) else {
+                        return Err(SqlError::unknown_column(c, "from clause"));
+                    };
+                    let id = |t: String| {
+                        ast::Expr::CompoundIdentifier(vec![ast::Ident::new(t), ast::Ident::new(c)])
+                    };
+                    terms.push(ast::Expr::BinaryOp {
+                        left: Box::new(id(name_of(e))),
+                        op: ast::BinaryOperator::Eq,
+                        right: Box::new(id(name_of(&out[new]))),
+                    });
+                }
+                out[new].on = terms.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
+                    left: Box::new(a),
+                    op: ast::BinaryOperator::And,
+                    right: Box::new(b),
+                });
+                out[new].merged = cols;
+            }
+            if right {
+                // a RIGHT JOIN b ON c runs as b LEFT JOIN a ON c; SELECT * keeps a's columns
+                // first (`declared`), and USING columns are b's.
+                out.swap(0, 1);
+                let (first, second) = out.split_at_mut(1);
+                let (b, a) = (&mut first[0], &mut second[0]);
+                a.on = b.on.take();
+                a.left = true;
+                b.left = false;
+                a.merged = std::mem::take(&mut b.merged);
+                if !a.merged.is_empty() {
+                    // With USING, MariaDB lists the right table's columns first.
+                    std::mem::swap(&mut a.declared, &mut b.declared);
+                }
+            }
         }
     }
     Ok(out)
 }
 
-/// Whether a join is a LEFT one, and its ON condition; unsupported kinds are refused.
-fn join_kind(op: &ast::JoinOperator) -> Result<(bool, Option<ast::Expr>), SqlError> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JoinKind {
+    Inner,
+    Left,
+    Right,
+}
+
+/// A join's kind, its ON condition and its USING columns; unsupported kinds are refused.
+fn join_kind(
+    op: &ast::JoinOperator,
+) -> Result<(JoinKind, Option<ast::Expr>, Option<Vec<String>>), SqlError> {
     use ast::JoinOperator as J;
-    let (left, c) = match op {
-        J::Join(c) | J::Inner(c) | J::CrossJoin(c) | J::StraightJoin(c) => (false, c),
-        J::Left(c) | J::LeftOuter(c) => (true, c),
-        J::Right(_) | J::RightOuter(_) => {
-            return Err(SqlError::unsupported(
-                "RIGHT JOIN (write it as a LEFT JOIN)",
-            ))
-        }
+    let (kind, c) = match op {
+        J::Join(c) | J::Inner(c) | J::CrossJoin(c) | J::StraightJoin(c) => (JoinKind::Inner, c),
+        J::Left(c) | J::LeftOuter(c) => (JoinKind::Left, c),
+        J::Right(c) | J::RightOuter(c) => (JoinKind::Right, c),
         other => {
             return Err(SqlError::unsupported(&format!(
                 "join {}",
@@ -897,18 +982,33 @@ fn join_kind(op: &ast::JoinOperator) -> Result<(bool, Option<ast::Expr>), SqlErr
             )))
         }
     };
-    let on = match c {
-        ast::JoinConstraint::On(e) => Some(e.clone()),
-        ast::JoinConstraint::None => None,
-        ast::JoinConstraint::Using(_) => return Err(SqlError::unsupported("JOIN ... USING")),
+    Ok(match c {
+        ast::JoinConstraint::On(e) => (kind, Some(e.clone()), None),
+        ast::JoinConstraint::None => (kind, None, None),
+        ast::JoinConstraint::Using(cols) => {
+            let names = cols
+                .iter()
+                .map(|n| {
+                    n.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.clone())
+                        .unwrap_or_default()
+                })
+                .collect();
+            (kind, None, Some(names))
+        }
         ast::JoinConstraint::Natural => return Err(SqlError::unsupported("NATURAL JOIN")),
-    };
-    Ok((left, on))
+    })
 }
 
 /// `SELECT *` (or `t.*`) columns of one table.
 fn expand_star(it: &FromItem, outs: &mut Vec<(String, ast::Expr, Option<usize>)>) {
     for (i, col) in it.table.def.columns.iter().enumerate() {
+        if outs.iter().any(|o| o.2 == Some(it.offset + i))
+            || it.merged.iter().any(|m| m.eq_ignore_ascii_case(&col.name))
+        {
+            continue;
+        }
         outs.push((
             col.name.clone(),
             ast::Expr::Identifier(ast::Ident::new(col.name.clone())),
