@@ -1196,15 +1196,65 @@ pub struct SelectPlan {
     /// The tables after the first (see [`crate::join`]); `filter` then holds only the WHERE
     /// terms over the first table.
     pub joins: Vec<JoinStep>,
-    /// A UNION: the operands, each with whether it removes duplicates from everything before
-    /// it. Their rows are the source rows of this plan (which then has no table).
-    pub union: Vec<(SelectPlan, bool)>,
+    /// UNION / INTERSECT / EXCEPT: the operands, each with the operation that combines it
+    /// with everything before it (the first one's is meaningless). Their rows are the source
+    /// rows of this plan (which then has no table).
+    pub union: Vec<(SelectPlan, SetOp)>,
     /// The first table is a derived table: the query whose rows it holds.
     pub derived: Option<Box<SelectPlan>>,
     /// Some expression of this plan (not of a UNION operand) runs a subquery.
     pub has_sub: bool,
     /// The types of the visible outputs (what a scalar subquery's value is typed as).
     pub types: Vec<SqlType>,
+}
+
+/// How a set operation combines an operand with the rows before it. `distinct`: the result
+/// has no duplicates (UNION, INTERSECT, EXCEPT); otherwise multisets (the ALL forms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union { distinct: bool },
+    Intersect { distinct: bool },
+    Except { distinct: bool },
+}
+
+/// `acc` combined with `part` by `op`, rows compared as DISTINCT compares them.
+fn set_combine(op: SetOp, acc: &mut Vec<Vec<Value>>, part: Vec<Vec<Value>>) {
+    let dedup = |rows: &mut Vec<Vec<Value>>| {
+        let mut seen = std::collections::BTreeSet::new();
+        rows.retain(|r| seen.insert(GroupKey(r.clone())));
+    };
+    match op {
+        SetOp::Union { distinct } => {
+            acc.extend(part);
+            if distinct {
+                dedup(acc);
+            }
+        }
+        SetOp::Intersect { distinct } | SetOp::Except { distinct } => {
+            let keep_found = matches!(op, SetOp::Intersect { .. });
+            let mut counts: BTreeMap<GroupKey, usize> = BTreeMap::new();
+            for r in part {
+                *counts.entry(GroupKey(r)).or_default() += 1;
+            }
+            if distinct {
+                dedup(acc);
+                acc.retain(|r| counts.contains_key(&GroupKey(r.clone())) == keep_found);
+            } else {
+                // Multisets: each row of the operand matches (and keeps, or removes) one row.
+                acc.retain(|r| {
+                    let n = counts.get_mut(&GroupKey(r.clone()));
+                    let found = match n {
+                        Some(n) if *n > 0 => {
+                            *n -= 1;
+                            true
+                        }
+                        _ => false,
+                    };
+                    found == keep_found
+                });
+            }
+        }
+    }
 }
 
 /// The transaction a plan reads through: none (no table), shared (scans, subqueries) or
@@ -1529,12 +1579,9 @@ impl SelectPlan {
             None
         } else {
             let mut all: Vec<Vec<Value>> = Vec::new();
-            for (p, distinct) in &self.union {
-                all.extend(p.execute_in(txn.reborrow(), ctx)?);
-                if *distinct {
-                    let mut seen = std::collections::BTreeSet::new();
-                    all.retain(|r| seen.insert(GroupKey(r.clone())));
-                }
+            for (p, op) in &self.union {
+                let rows = p.execute_in(txn.reborrow(), ctx)?;
+                set_combine(*op, &mut all, rows);
             }
             Some(all)
         };

@@ -9,7 +9,7 @@ use sqlparser::ast;
 use crate::catalog::Table;
 use crate::exec::{
     choose_access, choose_access_at, conjuncts, joined_column_meta, joined_types, mark_columns,
-    Access, AggScope, FromItem, FromScope, SelectPlan,
+    Access, AggScope, FromItem, FromScope, SelectPlan, SetOp,
 };
 use crate::expr::{CastTo, Cmp, Compiler, Expr};
 use crate::join::{columns_of, shift_columns, JoinMethod, JoinStep, KeyClass};
@@ -526,8 +526,8 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
 /// meaningless.
 fn set_operands<'a>(
     e: &'a ast::SetExpr,
-    distinct: bool,
-    out: &mut Vec<(&'a ast::SetExpr, bool)>,
+    op_before: SetOp,
+    out: &mut Vec<(&'a ast::SetExpr, SetOp)>,
 ) -> Result<(), SqlError> {
     match e {
         ast::SetExpr::SetOperation {
@@ -536,19 +536,24 @@ fn set_operands<'a>(
             set_quantifier,
             right,
         } => {
-            if !matches!(op, ast::SetOperator::Union) {
-                return Err(SqlError::unsupported(&format!("{op}")));
-            }
-            let d = match set_quantifier {
+            let distinct = match set_quantifier {
                 ast::SetQuantifier::All => false,
                 ast::SetQuantifier::Distinct | ast::SetQuantifier::None => true,
-                other => return Err(SqlError::unsupported(&format!("UNION {other}"))),
+                other => return Err(SqlError::unsupported(&format!("{op} {other}"))),
             };
-            set_operands(left, distinct, out)?;
-            set_operands(right, d, out)
+            let this = match op {
+                ast::SetOperator::Union => SetOp::Union { distinct },
+                ast::SetOperator::Intersect => SetOp::Intersect { distinct },
+                ast::SetOperator::Except | ast::SetOperator::Minus => SetOp::Except { distinct },
+            };
+            set_operands(left, op_before, out)?;
+            // A set operation on the right binds tighter (INTERSECT over UNION, or
+            // parentheses): it is one operand, compiled as a plan of its own.
+            out.push((right, this));
+            Ok(())
         }
         other => {
-            out.push((other, distinct));
+            out.push((other, op_before));
             Ok(())
         }
     }
@@ -559,12 +564,13 @@ fn set_operands<'a>(
 /// name the first operand's columns.
 fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
     let mut operands = Vec::new();
+    let first = SetOp::Union { distinct: false };
     match &*q.body {
-        ast::SetExpr::Query(inner) => operands.push((&*inner.body, false)),
-        body => set_operands(body, false, &mut operands)?,
+        ast::SetExpr::Query(inner) => operands.push((&*inner.body, first)),
+        body => set_operands(body, first, &mut operands)?,
     }
-    let mut parts: Vec<(SelectPlan, bool)> = Vec::with_capacity(operands.len());
-    for (e, distinct) in operands {
+    let mut parts: Vec<(SelectPlan, SetOp)> = Vec::with_capacity(operands.len());
+    for (e, op) in operands {
         let sub = match e {
             ast::SetExpr::Query(inner) => (**inner).clone(),
             other => ast::Query {
@@ -590,7 +596,7 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
                 ));
             }
         }
-        parts.push((p, distinct));
+        parts.push((p, op));
     }
     let first = &parts[0].0;
     let n = first.visible;
