@@ -162,6 +162,7 @@ impl Scope for FromScope<'_> {
             vars: env.vars,
             outer: Some(&outer),
             sql: env.sql,
+            ctes: env.ctes,
         };
         let plan = crate::select::compile_select(q, &inner, c)?;
         let mut outer_cols = used.into_inner();
@@ -1050,6 +1051,7 @@ impl Scope for AggScope<'_> {
             vars: env.vars,
             outer: None,
             sql: env.sql,
+            ctes: env.ctes,
         };
         let plan = crate::select::compile_select(q, &inner, c)?;
         Ok(SubPlan {

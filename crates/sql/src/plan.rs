@@ -22,6 +22,8 @@ pub struct Env<'a> {
     pub outer: Option<&'a OuterRef<'a>>,
     /// The statement's text (for labelling result columns as written), when known.
     pub sql: Option<&'a str>,
+    /// Common table expressions in scope (`WITH name AS (...)`), innermost last.
+    pub ctes: &'a [&'a ast::Cte],
 }
 
 /// The enclosing query's FROM tables, seen from a subquery: a column found only there

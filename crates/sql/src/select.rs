@@ -85,8 +85,21 @@ fn without_subqueries(s: &str) -> String {
 }
 
 pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
-    if q.with.is_some() {
-        return Err(SqlError::unsupported("WITH"));
+    if let Some(with) = &q.with {
+        // WITH: each common table expression is a derived table wherever the query names
+        // it (see `from_tables`); it sees the ones defined before it.
+        if with.recursive {
+            return Err(SqlError::unsupported("WITH RECURSIVE"));
+        }
+        let mut ctes: Vec<&ast::Cte> = env.ctes.to_vec();
+        ctes.extend(with.cte_tables.iter());
+        let inner = Env {
+            ctes: &ctes,
+            ..*env
+        };
+        let mut rest = q.clone();
+        rest.with = None;
+        return compile_select(&rest, &inner, c);
     }
     let sel = match &*q.body {
         ast::SetExpr::Select(sel) => sel,
@@ -765,21 +778,40 @@ struct FromTable {
     declared: usize,
 }
 
+/// The innermost common table expression named `name` (a one-part name), if any.
+fn cte_index(env: &Env, name: &ast::ObjectName) -> Option<usize> {
+    let n = name.0.first()?.as_ident()?.value.as_str();
+    env.ctes.iter().rposition(|c| c.alias.name.value == n)
+}
+
 /// The table a derived table's rows are read as: its columns are the query's result columns.
 /// It has no trees (`primary` is a placeholder handle that is never used).
-fn derived_table(p: &SelectPlan, name: &str, env: &Env) -> Result<Arc<Table>, SqlError> {
+fn derived_table(
+    p: &SelectPlan,
+    name: &str,
+    renames: &[String],
+    env: &Env,
+) -> Result<Arc<Table>, SqlError> {
     use crate::catalog::{ColumnDef, TableDef, TableOptions};
+    if !renames.is_empty() && renames.len() != p.visible {
+        return Err(SqlError::new(
+            4002,
+            "HY000",
+            "WITH column list and SELECT field list have different column counts",
+        ));
+    }
     let mut columns: Vec<ColumnDef> = Vec::with_capacity(p.visible);
     for (i, m) in p.columns.iter().take(p.visible).enumerate() {
-        if columns.iter().any(|c| c.name.eq_ignore_ascii_case(&m.name)) {
+        let col = renames.get(i).unwrap_or(&m.name);
+        if columns.iter().any(|c| c.name.eq_ignore_ascii_case(col)) {
             return Err(SqlError::new(
                 1060,
                 "42S21",
-                format!("Duplicate column name '{}'", m.name),
+                format!("Duplicate column name '{col}'"),
             ));
         }
         columns.push(ColumnDef {
-            name: m.name.clone(),
+            name: col.clone(),
             ty: p.types.get(i).copied().unwrap_or(SqlType::Varchar {
                 len: 255,
                 binary: false,
@@ -859,12 +891,47 @@ fn from_tables(sel: &ast::Select, env: &Env, c: &mut Compiler) -> Result<Vec<Fro
                     vars: env.vars,
                     outer: None,
                     sql: env.sql,
+                    ctes: env.ctes,
                 };
                 let p = compile_select(subquery, &inner, c)?;
-                let table = derived_table(&p, &alias, env)?;
+                let table = derived_table(&p, &alias, &[], env)?;
                 out.push(FromTable {
                     table,
                     alias: Some(alias),
+                    left,
+                    on,
+                    derived: Some(Box::new(p)),
+                    merged: Vec::new(),
+                    declared: out.len(),
+                });
+                Ok(())
+            }
+            ast::TableFactor::Table { name, alias, .. }
+                if name.0.len() == 1 && cte_index(env, name).is_some() =>
+            {
+                let i = cte_index(env, name).unwrap_or_default();
+                let cte = env.ctes[i];
+                let shown = alias
+                    .as_ref()
+                    .map_or(cte.alias.name.value.clone(), |a| a.name.value.clone());
+                unique(out, &shown)?;
+                // The CTE's query sees only the CTEs defined before it.
+                let inner = Env {
+                    outer: None,
+                    ctes: &env.ctes[..i],
+                    ..*env
+                };
+                let p = compile_select(&cte.query, &inner, c)?;
+                let renames: Vec<String> = cte
+                    .alias
+                    .columns
+                    .iter()
+                    .map(|c| c.name.value.clone())
+                    .collect();
+                let table = derived_table(&p, &shown, &renames, env)?;
+                out.push(FromTable {
+                    table,
+                    alias: Some(shown),
                     left,
                     on,
                     derived: Some(Box::new(p)),

@@ -743,6 +743,7 @@ impl Session {
             vars: &vars,
             outer: None,
             sql: Some(&self.text),
+            ctes: &[],
         };
         Ok(match stmt {
             ast::Statement::Query(q) => Plan::Select(Box::new(plan::compile_select(q, &env, c)?)),
