@@ -251,8 +251,8 @@ impl Compiler {
                 if let Some(v) = id.value.strip_prefix("@@") {
                     Expr::Const(scope.sysvar(v)?)
                 } else if id.value.starts_with('@') {
-                    // User variables are not kept yet: they read as NULL, as unset ones do.
-                    Expr::Const(Value::Null)
+                    // A user variable: the scope asks the session (see `Session::sysvar`).
+                    Expr::Const(scope.sysvar(&id.value)?)
                 } else {
                     scope.column(None, &id.value)?
                 }

@@ -1122,7 +1122,8 @@ impl Session {
                 .eval(&[], &self.ctx(&[]))?,
         };
         if let Some(user_var) = name.strip_prefix('@') {
-            self.user_vars.insert(user_var.to_string(), v);
+            self.user_vars
+                .insert(user_var.trim_matches('`').to_ascii_lowercase(), v);
             return Ok(());
         }
         // Unknown variables are an error, as in MySQL.
@@ -1182,6 +1183,16 @@ impl Session {
 
     /// A system variable's value (`@@name`).
     pub fn sysvar(&self, name: &str) -> Result<Value, SqlError> {
+        // `@name`: a user variable (NULL when never set, as in MySQL). Read when the statement
+        // compiles: text statements compile each time they run; a prepared statement keeps
+        // the value it had at PREPARE.
+        if let Some(u) = name.strip_prefix('@') {
+            return Ok(self
+                .user_vars
+                .get(&u.trim_matches('`').to_ascii_lowercase())
+                .cloned()
+                .unwrap_or(Value::Null));
+        }
         let n = name.to_ascii_lowercase();
         let n = n
             .trim_start_matches("session.")

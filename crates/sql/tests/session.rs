@@ -619,3 +619,19 @@ fn information_schema_tables_join_and_nest_like_any_table() {
         [["a"], ["b"], ["z"]]
     );
 }
+
+#[test]
+fn user_variables_read_back_in_expressions() {
+    let f = fixture();
+    let mut s = session(&f, 1);
+    ok(&mut s, "SET @a = 5, @B = 'x'");
+    assert_eq!(
+        q(&mut s, "SELECT @a, @b, @nope, @A + 1"),
+        [["5", "x", "NULL", "6"]]
+    );
+    ok(&mut s, "SET @c = @a * 2");
+    assert_eq!(one(&mut s, "SELECT @c"), "10");
+    ok(&mut s, "CREATE TABLE t (id INT PRIMARY KEY)");
+    ok(&mut s, "INSERT INTO t VALUES (@a), (@c)");
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t WHERE id >= @a"), "2");
+}
