@@ -1313,6 +1313,45 @@ pub struct SubCtx<'a> {
     /// through the transaction exclusively).
     pub txn: Option<&'a Transaction>,
     pub cache: std::cell::RefCell<std::collections::HashMap<usize, std::rc::Rc<Vec<Vec<Value>>>>>,
+    /// Hash indexes of uncorrelated IN subqueries' values, built on first use.
+    pub in_index:
+        std::cell::RefCell<std::collections::HashMap<usize, std::rc::Rc<Option<InIndex>>>>,
+}
+
+/// The values of an IN subquery hashed for membership tests: only when every non-NULL value
+/// hashes in one class, so that a probe of that class that misses means no equal value.
+pub struct InIndex {
+    class: crate::join::KeyClass,
+    buckets: std::collections::HashMap<crate::join::HashPart, Vec<usize>>,
+    has_null: bool,
+}
+
+impl InIndex {
+    fn build(rows: &[Vec<Value>]) -> Option<InIndex> {
+        let mut class = None;
+        let mut buckets: std::collections::HashMap<crate::join::HashPart, Vec<usize>> =
+            std::collections::HashMap::new();
+        let mut has_null = false;
+        for (i, r) in rows.iter().enumerate() {
+            let v = r.first()?;
+            let Some(c) = crate::join::value_class(v) else {
+                has_null = true;
+                continue;
+            };
+            if *class.get_or_insert(c) != c {
+                return None;
+            }
+            match crate::join::hash_part(v, c) {
+                Ok(Some(p)) => buckets.entry(p).or_default().push(i),
+                _ => return None,
+            }
+        }
+        Some(InIndex {
+            class: class?,
+            buckets,
+            has_null,
+        })
+    }
 }
 
 /// Runs every (uncorrelated) subquery in `exprs` once through a shared borrow of `txn`, and
@@ -1347,6 +1386,7 @@ pub fn prefill_subqueries(
     Ok(Some(SubCtx {
         txn: None,
         cache: std::cell::RefCell::new(cache),
+        in_index: Default::default(),
     }))
 }
 
@@ -1406,6 +1446,38 @@ pub fn eval_subquery(
             let v = x.eval(row, ctx)?;
             if v.is_null() {
                 return Ok(Value::Null);
+            }
+            // Uncorrelated and large enough: probe a hash index of the values.
+            if p.outer_cols.is_empty() && rows.len() >= 16 {
+                let key = Arc::as_ptr(p) as usize;
+                let cached = sc.in_index.borrow().get(&key).cloned();
+                let index = match cached {
+                    Some(ix) => ix,
+                    None => {
+                        let ix = std::rc::Rc::new(InIndex::build(&rows));
+                        sc.in_index.borrow_mut().insert(key, ix.clone());
+                        ix
+                    }
+                };
+                if let Some(ix) = &*index {
+                    if crate::join::value_class(&v) == Some(ix.class) {
+                        if let Ok(Some(h)) = crate::join::hash_part(&v, ix.class) {
+                            let hit = ix.buckets.get(&h).is_some_and(|b| {
+                                b.iter().any(|&i| {
+                                    rows[i].first().and_then(|c| v.sql_cmp(c))
+                                        == Some(Ordering::Equal)
+                                })
+                            });
+                            return Ok(if hit {
+                                Value::Int(i64::from(!*neg))
+                            } else if ix.has_null {
+                                Value::Null
+                            } else {
+                                Value::Int(i64::from(*neg))
+                            });
+                        }
+                    }
+                }
             }
             let mut saw_null = false;
             for r in rows.iter() {
@@ -1554,6 +1626,7 @@ impl SelectPlan {
             let sc = SubCtx {
                 txn: Some(shared),
                 cache: Default::default(),
+                in_index: Default::default(),
             };
             let ctx = Ctx {
                 sub: Some(&sc),

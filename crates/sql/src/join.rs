@@ -44,13 +44,18 @@ pub enum JoinMethod {
     /// table on `build_keys` (over the table's row); outer rows probe with `probe_keys` (over
     /// the joined row).
     Hash {
+        /// How the table is read for the build: a full scan, or constant key bounds.
+        build_access: Access,
         build_filter: Option<Expr>,
         build_keys: Vec<Expr>,
         probe_keys: Vec<Expr>,
         classes: Vec<KeyClass>,
     },
     /// The table read once (rows passing `build_filter`); every row tried for every outer row.
-    Loop { build_filter: Option<Expr> },
+    Loop {
+        build_access: Access,
+        build_filter: Option<Expr>,
+    },
 }
 
 /// One table after the first of a FROM clause.
@@ -118,6 +123,17 @@ impl KeyClass {
     }
 }
 
+/// The class a value hashes in by its own type (for IN over a subquery's values).
+pub(crate) fn value_class(v: &Value) -> Option<KeyClass> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => KeyClass::Num,
+        Value::Str(_) => KeyClass::Text,
+        Value::Bytes(_) => KeyClass::Bytes,
+        Value::Date(_) | Value::DateTime(_) => KeyClass::Time,
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HashPart {
     Num(u64),
@@ -128,7 +144,7 @@ pub enum HashPart {
 
 /// A value's hash-key part: `Ok(None)` for NULL (matches nothing under `=`), `Err(())` for a
 /// value the class cannot hash (the row then goes to every probe).
-fn hash_part(v: &Value, class: KeyClass) -> Result<Option<HashPart>, ()> {
+pub(crate) fn hash_part(v: &Value, class: KeyClass) -> Result<Option<HashPart>, ()> {
     if v.is_null() {
         return Ok(None);
     }
@@ -183,14 +199,20 @@ pub enum Built {
 pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Built>, SqlError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
-        let filter = match &s.method {
+        let (access, filter) = match &s.method {
             JoinMethod::Lookup(_) => {
                 out.push(Built::None);
                 continue;
             }
-            JoinMethod::Hash { build_filter, .. } | JoinMethod::Loop { build_filter } => {
-                build_filter
+            JoinMethod::Hash {
+                build_access,
+                build_filter,
+                ..
             }
+            | JoinMethod::Loop {
+                build_access,
+                build_filter,
+            } => (build_access, build_filter),
         };
         let mut rows = Vec::new();
         let mut keep = |r: Vec<Value>| -> Result<bool, SqlError> {
@@ -216,7 +238,7 @@ pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Bui
                 None => scan_rows_from(
                     txn,
                     &s.table,
-                    &Access::Full,
+                    access,
                     &s.wanted,
                     false,
                     &[],

@@ -430,9 +430,29 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         } else {
             choose_access_at(it.table, &refs, it.offset, &known)
         };
-        let method = if !matches!(access, Access::Full) {
+        // Key bounds that read no earlier table (`b.id <= 2000`) select the same rows for
+        // every outer row: those rows are read once, through the bounds, and hashed or looped
+        // over, rather than looked up again per outer row.
+        let per_row = match &access {
+            Access::Primary(b) | Access::Index(_, b) => b.iter().any(|x| {
+                let mut cols = false;
+                let mut see = |e: &Expr| cols |= !columns_of(e, width).is_empty();
+                match x {
+                    crate::exec::ColBound::Eq(e) => see(e),
+                    crate::exec::ColBound::In(l) => l.iter().for_each(&mut see),
+                    crate::exec::ColBound::Range(lo, hi) => {
+                        lo.iter().chain(hi.iter()).for_each(|(e, _)| see(e))
+                    }
+                }
+                cols
+            }),
+            _ => false,
+        };
+        let method = if per_row {
             JoinMethod::Lookup(access)
         } else {
+            // Constant bounds are in the table's own row now (they read no column).
+            let build_access = access;
             let mut build_keys = Vec::new();
             let mut probe_keys = Vec::new();
             let mut classes = Vec::new();
@@ -461,9 +481,13 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             on_terms = rest;
             let build_filter = and_all(own.iter().map(|x| shift_columns(x, it.offset)).collect());
             if build_keys.is_empty() {
-                JoinMethod::Loop { build_filter }
+                JoinMethod::Loop {
+                    build_access,
+                    build_filter,
+                }
             } else {
                 JoinMethod::Hash {
+                    build_access,
                     build_filter,
                     build_keys,
                     probe_keys,

@@ -635,3 +635,74 @@ fn user_variables_read_back_in_expressions() {
     ok(&mut s, "INSERT INTO t VALUES (@a), (@c)");
     assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t WHERE id >= @a"), "2");
 }
+
+#[test]
+fn in_over_a_large_subquery_uses_sql_equality_and_null_rules() {
+    let f = fixture();
+    let mut s = session(&f, 1);
+    ok(
+        &mut s,
+        "CREATE TABLE a (id INT PRIMARY KEY, x INT, s VARCHAR(8))",
+    );
+    ok(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, y DECIMAL(6,2), t VARCHAR(8))",
+    );
+    let rows: Vec<String> = (1..=100)
+        .map(|i| format!("({i}, {i}, 'k{}')", i % 10))
+        .collect();
+    ok(&mut s, &format!("INSERT INTO a VALUES {}", rows.join(",")));
+    // b: 40 values, even numbers as decimals (2.00 = 2), text differing in case and
+    // trailing spaces, then a NULL.
+    let rows: Vec<String> = (1..=40)
+        .map(|i| format!("({i}, {}.00, 'K{} ')", i * 2, i % 3))
+        .collect();
+    ok(&mut s, &format!("INSERT INTO b VALUES {}", rows.join(",")));
+    let count = |s: &mut Session, sql: &str| one(s, sql);
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM a WHERE x IN (SELECT y FROM b)"
+        ),
+        "40"
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM a WHERE x NOT IN (SELECT y FROM b)"
+        ),
+        "60"
+    );
+    // 'k0', 'k1', 'k2' match 'K0 ', 'K1 ', 'K2 ' under the collation: 30 of 100 rows.
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM a WHERE s IN (SELECT t FROM b)"
+        ),
+        "30"
+    );
+    ok(&mut s, "INSERT INTO b VALUES (41, NULL, NULL)");
+    // With a NULL among the values, a miss is unknown: NOT IN matches nothing.
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM a WHERE x IN (SELECT y FROM b)"
+        ),
+        "40"
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM a WHERE x NOT IN (SELECT y FROM b)"
+        ),
+        "0"
+    );
+    // A string probe against numbers compares as numbers (no hashing across classes).
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM a WHERE '4' IN (SELECT y FROM b)"
+        ),
+        "100"
+    );
+}
