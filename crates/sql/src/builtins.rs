@@ -326,6 +326,18 @@ pub fn fraction_digits(v: &Value) -> u8 {
 
 /// HOUR/MINUTE/SECOND's argument: a datetime, or a time of day (`'hh:mm:ss'`).
 pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
+    if let Value::Str(_) | Value::Bytes(_) = v {
+        let s = v.to_string_lossy()?;
+        let s = s.trim();
+        if !s.contains(':') {
+            // MariaDB reads a string without a colon as a TIME number, `[H..]HMMSS`, from its
+            // leading digits: '2021-11-30' is 00:20:21 and '1999-12-31' is no time at all.
+            let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+            let n: i64 = digits.parse().ok()?;
+            let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
+            return (m < 60 && sec < 60 && h <= 838).then_some((h, m, sec));
+        }
+    }
     if let Some((d, _)) = temporal(v) {
         return Some((i64::from(d.hour), i64::from(d.minute), i64::from(d.second)));
     }

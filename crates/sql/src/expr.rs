@@ -1516,7 +1516,6 @@ impl Expr {
                 | Func::Ascii
                 | Func::Strcmp
                 | Func::Sign
-                | Func::Crc32
                 | Func::DateDiff
                 | Func::TimestampDiff(_)
                 | Func::UnixTimestamp
@@ -1542,6 +1541,10 @@ impl Expr {
                         },
                     },
                     _ => SqlType::Double,
+                },
+                Func::Crc32 => SqlType::Int {
+                    bytes: 4,
+                    unsigned: true,
                 },
                 Func::LastDay | Func::MakeDate => SqlType::Date,
                 Func::FromUnixtime => SqlType::DateTime { fsp: 0 },
@@ -2190,7 +2193,8 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
         Func::Rand => Value::Double((next_random() >> 11) as f64 / (1u64 << 53) as f64),
         Func::Crc32 => match ev(0)?.to_text() {
             None => Value::Null,
-            Some(b) => int(i64::from(bi::crc32(&b))),
+            // INT UNSIGNED in MariaDB: `CRC32(x) * -1` is out of range there too.
+            Some(b) => Value::UInt(u64::from(bi::crc32(&b))),
         },
         Func::DateAdd(unit, sub) => {
             let (arg, n) = (ev(0)?, ev(1)?);
@@ -2407,8 +2411,9 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             }
             int(0)
         }
-        Func::Elt => match ev(0)?.to_i64() {
-            Some(n) if n >= 1 && (n as usize) < args.len() => match ev(n as usize)? {
+        // MariaDB keeps the low 32 bits of the index (ELT(-9223372036854775807, 'a') is 'a').
+        Func::Elt => match count_arg(&ev(0)?).map(|n| n as u32 as usize) {
+            Some(n) if n >= 1 && n < args.len() => match ev(n)? {
                 Value::Null => Value::Null,
                 Value::Bytes(b) => Value::Bytes(b),
                 v => Value::Str(v.to_string_lossy().unwrap_or_default()),
