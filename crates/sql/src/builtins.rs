@@ -285,8 +285,33 @@ pub fn temporal(v: &Value) -> Option<(DateTime, bool)> {
             Some((d, s.contains(':') || s.len() >= 14 && !s.contains('-')))
         }
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
-            let n = v.to_i64()?;
-            let s = n.to_string();
+            // The integer part (a fraction is cut, not rounded); negative is no date.
+            let n: u64 = match v {
+                Value::Int(i) => u64::try_from(*i).ok()?,
+                Value::UInt(u) => *u,
+                other => {
+                    let f = other.to_f64()?;
+                    if !(0.0..1e15).contains(&f) {
+                        return None;
+                    }
+                    f.trunc() as u64
+                }
+            };
+            // MariaDB's ranges: YYMMDD, YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss.
+            let s = match n {
+                0 => return Some((DateTime::default(), false)),
+                101..=991_231 => format!("{}{:06}", if n / 10_000 < 70 { "20" } else { "19" }, n),
+                10_000_101..=99_991_231 => n.to_string(),
+                101_000_000..=991_231_235_959 => {
+                    format!(
+                        "{}{:012}",
+                        if n / 10_000_000_000 < 70 { "20" } else { "19" },
+                        n
+                    )
+                }
+                10_000_101_000_000..=99_991_231_235_959 => n.to_string(),
+                _ => return None,
+            };
             Some((parse_compact(&s)?, s.len() > 8))
         }
         Value::Null => None,
@@ -335,8 +360,30 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
             let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
             let n: i64 = digits.parse().ok()?;
             let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
-            return (m < 60 && sec < 60 && h <= 838).then_some((h, m, sec));
+            if m >= 60 || sec >= 60 {
+                return None;
+            }
+            return Some(if h > 838 { (838, 59, 59) } else { (h, m, sec) });
         }
+    }
+    if let Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) = v {
+        // A number is a TIME `[H..]HMMSS` (the sign ignored), a datetime when it has 8 to 14
+        // digits, and beyond that clipped to 838:59:59, as MariaDB reads it.
+        let n: u64 = match v {
+            Value::UInt(u) => *u,
+            Value::Int(i) => i.unsigned_abs(),
+            other => other.to_f64()?.abs().trunc() as u64,
+        };
+        if n > 99_999_999_999_999 {
+            return Some((838, 59, 59));
+        }
+        if n > 8_385_959 {
+            let (d, _) = temporal(&Value::UInt(n))?;
+            return Some((i64::from(d.hour), i64::from(d.minute), i64::from(d.second)));
+        }
+        let n = n as i64;
+        let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
+        return (m < 60 && sec < 60).then_some((h, m, sec));
     }
     if let Some((d, _)) = temporal(v) {
         return Some((i64::from(d.hour), i64::from(d.minute), i64::from(d.second)));
@@ -917,7 +964,9 @@ pub fn from_base64(text: &[u8]) -> Option<Vec<u8>> {
             acc &= (1 << nbits) - 1;
         }
     }
-    if pad > 2 {
+    // Only whole groups of four: MariaDB rejects 'YQ=' and '3'.
+    let groups = text.iter().filter(|c| !c.is_ascii_whitespace()).count();
+    if pad > 2 || groups % 4 != 0 {
         return None;
     }
     Some(out)

@@ -1926,7 +1926,50 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
 fn count_arg(v: &Value) -> Option<i64> {
     match v {
         Value::UInt(u) => Some(*u as i64),
+        // A DOUBLE rounds half to even (2.5 is 2), as MariaDB's rint() does.
+        Value::Double(f) => {
+            let r = f.round_ties_even();
+            Some(if r >= i64::MAX as f64 {
+                i64::MAX
+            } else if r <= i64::MIN as f64 {
+                i64::MIN
+            } else {
+                r as i64
+            })
+        }
+        // A DATETIME as a number is YYYYMMDDhhmmss even at midnight.
+        Value::DateTime(p) => {
+            let d = DateTime::unpack(*p);
+            Some(
+                ((i64::from(d.year) * 100 + i64::from(d.month)) * 100 + i64::from(d.day))
+                    * 1_000_000
+                    + (i64::from(d.hour) * 100 + i64::from(d.minute)) * 100
+                    + i64::from(d.second),
+            )
+        }
         other => other.to_i64(),
+    }
+}
+
+/// The digits of fraction a temporal string result shows: MariaDB types it at compile time,
+/// from a literal's own digits, or 6 for a value that is not a constant (a column).
+fn arg_fsp(e: &Expr, v: &Value) -> u8 {
+    match (e, v) {
+        (Expr::Const(_), v) => bi::fraction_digits(v),
+        (_, Value::Str(_) | Value::Bytes(_)) => 6,
+        _ => 0,
+    }
+}
+
+/// The digits of fraction an `INTERVAL n SECOND` adds: a DECIMAL's scale, 6 for a DOUBLE or a
+/// string that is not a constant.
+fn interval_fsp(e: &Expr, n: &Value, unit: Unit) -> u8 {
+    match (unit, n) {
+        (Unit::Microsecond, _) => 6,
+        (Unit::Second, Value::Decimal(d)) => d.scale.min(6),
+        (Unit::Second, Value::Double(_)) => 6,
+        (Unit::Second, Value::Str(_)) if !matches!(e, Expr::Const(_)) => 6,
+        _ => 0,
     }
 }
 
@@ -1943,9 +1986,11 @@ fn double_or_null(x: f64) -> Value {
 fn temporal_result(arg: &Value, d: DateTime, had_time: bool, date_unit: bool, fsp: u8) -> Value {
     match arg {
         Value::Date(_) if date_unit => Value::Date(d.pack()),
-        Value::Date(_) | Value::DateTime(_) => Value::DateTime(d.pack()),
+        // A DATETIME(n) result prints n digits of fraction, zeros too: only text can say so.
+        Value::Date(_) | Value::DateTime(_) if fsp == 0 => Value::DateTime(d.pack()),
+        Value::Date(_) | Value::DateTime(_) => Value::Str(d.format(fsp)),
         _ if !had_time && date_unit => Value::Str(d.format_date()),
-        _ => Value::Str(d.format(if d.micro != 0 { fsp.max(6) } else { fsp })),
+        _ => Value::Str(d.format(fsp)),
     }
 }
 
@@ -1982,7 +2027,14 @@ fn next_random() -> u64 {
 fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlError> {
     let ev = |i: usize| args[i].eval(row, ctx);
     let s = |i: usize| text_arg(args, i, row, ctx);
-    let num = |i: usize| -> Result<Option<f64>, SqlError> { Ok(ev(i)?.to_f64()) };
+    // A DATETIME reads as YYYYMMDDhhmmss here, also at midnight (Value::to_f64 keeps
+    // midnight as YYYYMMDD for its comparisons with date numbers).
+    let num = |i: usize| -> Result<Option<f64>, SqlError> {
+        Ok(match ev(i)? {
+            v @ Value::DateTime(_) => count_arg(&v).map(|n| n as f64),
+            v => v.to_f64(),
+        })
+    };
     let date = |i: usize| -> Result<Option<DateTime>, SqlError> {
         Ok(bi::temporal(&ev(i)?)
             .map(|(d, _)| d)
@@ -2048,7 +2100,8 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             let (Some(x), Some(d), Some(n)) = (s(0)?, s(1)?, count_arg(&ev(2)?)) else {
                 return Ok(Value::Null);
             };
-            Value::Str(bi::substring_index(&x, &d, n))
+            // MariaDB keeps the count in 32 bits: 4294967295 counts as -1.
+            Value::Str(bi::substring_index(&x, &d, i64::from(n as i32)))
         }
         Func::Space => match count_arg(&ev(0)?) {
             None => Value::Null,
@@ -2076,7 +2129,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 return Ok(Value::Null);
             };
             // A NULL length reads as 0, which means 256.
-            let n = ev(1)?.to_i64().unwrap_or(0);
+            let n = count_arg(&ev(1)?).unwrap_or(0);
             use sha2::Digest;
             Value::Str(match n {
                 0 | 256 => bi::hex_lower(&sha2::Sha256::digest(&b)),
@@ -2095,10 +2148,13 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             Some(b) => bi::from_base64(&b).map_or(Value::Null, Value::Bytes),
         },
         Func::Format => {
-            let (v, d) = (ev(0)?, ev(1)?.to_i64());
+            let (v, d) = (ev(0)?, count_arg(&ev(1)?));
             match d {
                 None => Value::Null,
-                Some(d) => bi::format_number(&v, d).map_or(Value::Null, Value::Str),
+                // The places are kept in 32 bits, as MariaDB does.
+                Some(d) => {
+                    bi::format_number(&v, i64::from(d as i32)).map_or(Value::Null, Value::Str)
+                }
             }
         }
         Func::Strcmp => {
@@ -2133,7 +2189,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             }
         },
         Func::Truncate => {
-            let (v, d) = (ev(0)?, ev(1)?.to_i64());
+            let (v, d) = (ev(0)?, count_arg(&ev(1)?));
             let Some(d) = d else {
                 return Ok(Value::Null);
             };
@@ -2167,7 +2223,8 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
         },
         Func::Ln | Func::Log2 | Func::Log10 | Func::Log if args.len() == 1 => match num(0)? {
             Some(x) if x > 0.0 => Value::Double(match f {
-                Func::Log2 => x.log2(),
+                // As MariaDB computes it (x.log2() differs in the last digit).
+                Func::Log2 => x.ln() / std::f64::consts::LN_2,
                 Func::Log10 => x.log10(),
                 _ => x.ln(),
             }),
@@ -2206,7 +2263,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             };
             let mut amount = match unit {
                 Unit::Second => bi::seconds_to_micros(&n),
-                _ => n.to_i64().map(i128::from),
+                _ => count_arg(&n).map(i128::from),
             }
             .unwrap_or(0);
             if sub {
@@ -2215,11 +2272,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             let Some(r) = bi::add_interval(&d, unit, amount) else {
                 return Ok(Value::Null);
             };
-            let fsp = if unit == Unit::Microsecond {
-                6
-            } else {
-                bi::fraction_digits(&arg)
-            };
+            let fsp = arg_fsp(&args[0], &arg).max(interval_fsp(&args[1], &n, unit));
             temporal_result(&arg, r, had_time, unit.is_date_part(), fsp)
         }
         Func::DateDiff => match (date(0)?, date(1)?) {
@@ -2242,7 +2295,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             }
             let scale = match &v {
                 Value::DateTime(_) if d.micro != 0 => 6,
-                _ => bi::fraction_digits(&v),
+                _ => arg_fsp(&args[0], &v),
             };
             if scale == 0 {
                 int((us / 1_000_000) as i64)
@@ -2270,7 +2323,13 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 _ => Value::DateTime(d.pack()),
             }
         }
-        Func::Hour | Func::Minute | Func::Second => match bi::time_of(&ev(0)?) {
+        Func::Hour | Func::Minute | Func::Second => match match &args[0] {
+            // DATE_ADD on a string gives a string, but a temporal one: its time of day, not
+            // a TIME number read from its digits.
+            Expr::Func(Func::DateAdd(..), _) => bi::temporal(&ev(0)?)
+                .map(|(d, _)| (i64::from(d.hour), i64::from(d.minute), i64::from(d.second))),
+            _ => bi::time_of(&ev(0)?),
+        } {
             None => Value::Null,
             Some((h, m, sec)) => int(match f {
                 Func::Hour => h,
@@ -2297,7 +2356,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
         },
         Func::Week => {
             let mode = if args.len() > 1 {
-                match ev(1)?.to_i64() {
+                match count_arg(&ev(1)?) {
                     None => return Ok(Value::Null),
                     Some(m) => m,
                 }
@@ -2322,10 +2381,10 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             ),
         },
         Func::MakeDate => {
-            let (Some(y), Some(n)) = (ev(0)?.to_i64(), ev(1)?.to_i64()) else {
+            let (Some(y), Some(n)) = (count_arg(&ev(0)?), count_arg(&ev(1)?)) else {
                 return Ok(Value::Null);
             };
-            if n <= 0 || !(0..=9999).contains(&y) {
+            if n <= 0 || n > 4_000_000 || !(0..=9999).contains(&y) {
                 return Ok(Value::Null);
             }
             let y = match y {
@@ -2400,12 +2459,25 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
         }
         Func::IsNull => int(i64::from(ev(0)?.is_null())),
         Func::Field => {
-            let x = ev(0)?;
-            if x.is_null() {
+            let vals = args
+                .iter()
+                .map(|a| a.eval(row, ctx))
+                .collect::<Result<Vec<_>, _>>()?;
+            if vals[0].is_null() {
                 return Ok(int(0));
             }
-            for i in 1..args.len() {
-                if x.sql_cmp(&ev(i)?) == Some(Ordering::Equal) {
+            // All strings compare as strings, all numbers as numbers, a mix as doubles.
+            let strings = vals
+                .iter()
+                .all(|v| matches!(v, Value::Str(_) | Value::Bytes(_) | Value::Null));
+            let numbers = vals.iter().all(|v| v.is_numeric() || v.is_null());
+            for (i, v) in vals.iter().enumerate().skip(1) {
+                let eq = if strings || numbers {
+                    vals[0].sql_cmp(v) == Some(Ordering::Equal)
+                } else {
+                    matches!((vals[0].to_f64(), v.to_f64()), (Some(a), Some(b)) if a == b)
+                };
+                if eq {
                     return Ok(int(i as i64));
                 }
             }
@@ -2426,7 +2498,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
         },
         Func::InetNtoa => match ev(0)? {
             Value::Null => Value::Null,
-            v => match v.to_i64() {
+            v => match count_arg(&v) {
                 Some(n) if n >= 0 => bi::inet_ntoa(n as u64).map_or(Value::Null, Value::Str),
                 _ => Value::Null,
             },
@@ -2592,6 +2664,36 @@ mod tests {
             vec![s("wörld.ü.x"), s("."), Value::Int(-2)],
         );
         assert_eq!(text(r), "ü.x");
+    }
+
+    #[test]
+    fn huge_and_fractional_counts_do_not_panic_and_round_like_mariadb() {
+        let s = |x: &str| Value::Str(x.into());
+        // 2.5 rounds to 2 (half to even), as MariaDB's rint() does.
+        assert_eq!(
+            text(call(Func::Repeat, vec![s("ab"), Value::Double(2.5)])),
+            "abab"
+        );
+        assert!(call(Func::MakeDate, vec![Value::Int(2024), Value::Int(i64::MAX)]).is_null());
+        assert!(call(Func::Repeat, vec![s("ab"), Value::Int(i64::MAX)]).is_null());
+        assert!(call(Func::Space, vec![Value::UInt(u64::MAX)])
+            .to_text()
+            .unwrap()
+            .is_empty());
+        assert!(call(
+            Func::DateAdd(Unit::Year, false),
+            vec![s("2024-01-01"), Value::Int(i64::MAX)]
+        )
+        .is_null());
+        assert!(call(Func::FromUnixtime, vec![Value::Double(f64::MAX)]).is_null());
+        // The count is kept in 32 bits: 4294967295 is -1.
+        assert_eq!(
+            text(call(
+                Func::SubstringIndex,
+                vec![s("a.b.c"), s("."), Value::UInt(4_294_967_295)]
+            )),
+            "c"
+        );
     }
 
     #[test]
