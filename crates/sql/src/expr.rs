@@ -1956,6 +1956,10 @@ fn count_arg(v: &Value) -> Option<i64> {
 fn arg_fsp(e: &Expr, v: &Value) -> u8 {
     match (e, v) {
         (Expr::Const(_), v) => bi::fraction_digits(v),
+        // Another temporal function's text already shows the digits it was typed with.
+        (Expr::Func(Func::DateAdd(..) | Func::FromUnixtime | Func::StrToDate, _), v) => {
+            bi::fraction_digits(v)
+        }
         (_, Value::Str(_) | Value::Bytes(_)) => 6,
         _ => 0,
     }
