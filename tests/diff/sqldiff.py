@@ -197,6 +197,8 @@ class Maria(Server):
                "--bind-address=127.0.0.1", "--skip-grant-tables",
                # zipdb's (and MySQL 8's) default charset; MariaDB's built-in one is latin1
                "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci", "--log-error=" + self.logfile,
+               # zipdb's sessions are in UTC (UNIX_TIMESTAMP, FROM_UNIXTIME)
+               "--default-time-zone=+00:00",
                "--pid-file=" + os.path.join(self.tmp, "maria.pid"),
                "--innodb-buffer-pool-size=32M", "--innodb-log-file-size=16M",
                "--innodb-flush-log-at-trx-commit=0", "--skip-log-bin", "--performance-schema=OFF"]
@@ -637,9 +639,11 @@ class Gen:
             opts = ["col", "arith", "neg"]
             if func:
                 opts += ["abs", "round", "floor", "case", "if", "coalesce", "nullif",
-                         "greatest", "cast", "len", "datepart", "div", "mod"]
+                         "greatest", "cast", "len", "datepart", "div", "mod", "sign",
+                         "truncate", "locate", "strcmp", "ascii", "crc32", "datediff",
+                         "timestampdiff", "datepart2", "field"]
                 if cat == "dbl":
-                    opts += ["sqrt", "pow"]
+                    opts += ["sqrt", "pow", "exp", "log", "trig"]
             o = r.choice(opts)
             sub = lambda: self.expr(scope, r.choice(["int", "int", "dec", cat]), depth + 1)
             if o == "col":
@@ -687,6 +691,51 @@ class Gen:
                 if self.chance(0.5):
                     return "MOD(%s, %s)" % (sub(), sub())
                 return "(%s %% %s)" % (sub(), sub())
+            if o == "sign":
+                return "SIGN(%s)" % sub()
+            if o == "truncate":
+                return "TRUNCATE(%s, %d)" % (sub(), r.choice([0, 1, 2, -1, 5]))
+            if o == "locate":
+                s1, s2 = self.expr(scope, "str", depth + 1), self.expr(scope, "str", depth + 1)
+                k = r.choice(["LOCATE2", "LOCATE3", "INSTR", "POSITION"])
+                if k == "LOCATE2":
+                    return "LOCATE(%s, %s)" % (s1, s2)
+                if k == "LOCATE3":
+                    return "LOCATE(%s, %s, %d)" % (s1, s2, r.choice([0, 1, 2, 3, -1]))
+                if k == "INSTR":
+                    return "INSTR(%s, %s)" % (s1, s2)
+                return "POSITION(%s IN %s)" % (s1, s2)
+            if o == "strcmp":
+                return "STRCMP(%s, %s)" % (self.expr(scope, "str", depth + 1),
+                                           self.expr(scope, "str", depth + 1))
+            if o == "ascii":
+                return "ASCII(%s)" % self.expr(scope, "str", depth + 1)
+            if o == "crc32":
+                return "CRC32(%s)" % self.expr(scope, r.choice(["str", "int"]), depth + 1)
+            if o == "datediff":
+                return "DATEDIFF(%s, %s)" % (self.expr(scope, r.choice(["date", "dt"]), depth + 1),
+                                             self.expr(scope, r.choice(["date", "dt"]), depth + 1))
+            if o == "timestampdiff":
+                return "TIMESTAMPDIFF(%s, %s, %s)" % (
+                    r.choice(["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER",
+                              "YEAR"]),
+                    self.expr(scope, r.choice(["date", "dt"]), depth + 1),
+                    self.expr(scope, r.choice(["date", "dt"]), depth + 1))
+            if o == "datepart2":
+                return "%s(%s)" % (r.choice(["HOUR", "MINUTE", "SECOND", "DAYOFWEEK", "WEEKDAY",
+                                             "DAYOFYEAR", "QUARTER", "WEEK"]),
+                                   self.expr(scope, r.choice(["date", "dt"]), depth + 1))
+            if o == "field":
+                return "FIELD(%s, %s, %s)" % (sub(), sub(), sub())
+            if o == "exp":
+                return "EXP(%s)" % r.choice(["0", "1", "-2", "0.5", sub()])
+            if o == "log":
+                f = r.choice(["LN", "LOG", "LOG2", "LOG10"])
+                if f == "LOG" and self.chance(0.3):
+                    return "LOG(%d, %s)" % (r.choice([2, 10, 1, 0]), sub())
+                return "%s(%s)" % (f, sub())
+            if o == "trig":
+                return "%s(%s)" % (r.choice(["SIN", "COS", "TAN", "DEGREES", "RADIANS"]), sub())
             if o == "sqrt":
                 return "SQRT(%s)" % sub()
             if o == "pow":
@@ -695,7 +744,8 @@ class Gen:
             if not func:
                 return self.colref(*r.choice(cands)) if cands else self.literal(cat)
             o = r.choice(["concat", "concat_ws", "upper", "substr", "trim", "replace", "left",
-                          "hex", "cast", "case", "if", "coalesce"])
+                          "hex", "cast", "case", "if", "coalesce", "repeat", "reverse", "pad",
+                          "substring_index", "hash", "dayname", "date_format", "elt"])
             sub = lambda: self.expr(scope, "str", depth + 1)
             if o == "concat":
                 return "CONCAT(%s, %s)" % (sub(), self.expr(scope, r.choice(
@@ -719,6 +769,29 @@ class Gen:
                                        r.choice([0, 1, 2, 5, -1]))
             if o == "hex":
                 return "HEX(%s)" % self.expr(scope, r.choice(["str", "int"]), depth + 1)
+            if o == "repeat":
+                return "REPEAT(%s, %d)" % (sub(), r.choice([0, 1, 2, 3, -1]))
+            if o == "reverse":
+                return "REVERSE(%s)" % sub()
+            if o == "pad":
+                return "%s(%s, %d, %s)" % (r.choice(["LPAD", "RPAD"]), sub(),
+                                           r.choice([0, 1, 3, 8, -1]), q(r.choice(["*", "ab", "é", ""])))
+            if o == "substring_index":
+                return "SUBSTRING_INDEX(%s, %s, %d)" % (sub(), q(r.choice(["a", " ", "b", ","])),
+                                                         r.choice([1, 2, -1, -2, 0]))
+            if o == "hash":
+                return "%s(%s)" % (r.choice(["MD5", "SHA1", "TO_BASE64"]),
+                                   self.expr(scope, r.choice(["str", "int", "date"]), depth + 1))
+            if o == "dayname":
+                return "%s(%s)" % (r.choice(["DAYNAME", "MONTHNAME"]),
+                                   self.expr(scope, r.choice(["date", "dt"]), depth + 1))
+            if o == "date_format":
+                return "DATE_FORMAT(%s, %s)" % (
+                    self.expr(scope, r.choice(["date", "dt"]), depth + 1),
+                    q(r.choice(["%Y-%m-%d", "%d/%m/%y %H:%i", "%W %M %e %Y", "%j %U %u %w",
+                                "%r %p %f", "%D %b %a %T"])))
+            if o == "elt":
+                return "ELT(%s, %s, %s)" % (self.expr(scope, "int", depth + 1), sub(), sub())
             if o == "cast":
                 return "CAST(%s AS CHAR)" % self.expr(
                     scope, r.choice(["int", "dec", "dbl", "date", "dt"]), depth + 1)
@@ -728,6 +801,24 @@ class Gen:
                 return "IF(%s, %s, %s)" % (self.pred(scope, depth + 1), sub(), sub())
             return "COALESCE(%s, %s)" % (sub(), sub())
         # date / dt
+        if func and self.chance(0.3):
+            src = self.expr(scope, cat, depth + 1)
+            if cat == "date":
+                o = r.choice(["add", "last_day", "add_days"])
+                if o == "last_day":
+                    return "LAST_DAY(%s)" % src
+                if o == "add_days":
+                    return "%s(%s, %d)" % (r.choice(["ADDDATE", "SUBDATE"]), src,
+                                           r.choice([1, -1, 30, 365]))
+                unit = r.choice(["DAY", "WEEK", "MONTH", "QUARTER", "YEAR"])
+            else:
+                if self.chance(0.2):
+                    return "FROM_UNIXTIME(UNIX_TIMESTAMP(%s))" % src
+                unit = r.choice(["SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "YEAR"])
+            n = r.choice([1, -1, 2, 12, -31, 100])
+            form = r.choice(["DATE_ADD(%s, INTERVAL %d %s)", "DATE_SUB(%s, INTERVAL %d %s)",
+                             "%s + INTERVAL %d %s", "%s - INTERVAL %d %s"])
+            return form % (src, n, unit)
         if func and self.chance(0.5):
             if cat == "date":
                 return r.choice(["DATE(%s)", "CAST(%s AS DATE)"]) % self.expr(

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 
 use sqlparser::ast;
 
+use crate::builtins::{self as bi, Unit};
 use crate::value::{collate_cmp, fold_char, format_double, DateTime, Decimal, SqlType, Value};
 use crate::SqlError;
 
@@ -80,6 +81,66 @@ pub enum Func {
     Month,
     Day,
     Date,
+    Repeat,
+    Reverse,
+    LPad,
+    RPad,
+    /// LOCATE(needle, hay[, pos]); INSTR and POSITION compile to it.
+    Locate,
+    SubstringIndex,
+    Space,
+    Ascii,
+    Md5,
+    Sha1,
+    Sha2,
+    ToBase64,
+    FromBase64,
+    Format,
+    Strcmp,
+    Sign,
+    Truncate,
+    Exp,
+    Ln,
+    /// LOG(x) or LOG(base, x).
+    Log,
+    Log2,
+    Log10,
+    Pi,
+    Degrees,
+    Radians,
+    Sin,
+    Cos,
+    Tan,
+    Rand,
+    Crc32,
+    /// `date ± INTERVAL n unit` (`true`: subtract); the arguments are the date and n.
+    DateAdd(Unit, bool),
+    DateDiff,
+    TimestampDiff(Unit),
+    UnixTimestamp,
+    FromUnixtime,
+    Hour,
+    Minute,
+    Second,
+    DayOfWeek,
+    Weekday,
+    DayOfYear,
+    DayName,
+    MonthName,
+    Quarter,
+    Week,
+    LastDay,
+    MakeDate,
+    DateFormat,
+    StrToDate,
+    CurTime,
+    Sleep,
+    IsNull,
+    Field,
+    Elt,
+    InetAton,
+    InetNtoa,
+    Uuid,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,6 +419,18 @@ impl Compiler {
             }
             A::BinaryOp { left, op, right } => {
                 use ast::BinaryOperator as B;
+                // `d + INTERVAL n unit`, `INTERVAL n unit + d`, `d - INTERVAL n unit`.
+                match (&**left, op, &**right) {
+                    (d, B::Plus | B::Minus, A::Interval(iv)) => {
+                        let d = self.compile(d, scope)?;
+                        return self.interval(d, iv, *op == B::Minus, scope);
+                    }
+                    (A::Interval(iv), B::Plus, d) => {
+                        let d = self.compile(d, scope)?;
+                        return self.interval(d, iv, false, scope);
+                    }
+                    _ => {}
+                }
                 let l = self.compile(left, scope)?;
                 let r = self.compile(right, scope)?;
                 match op {
@@ -505,6 +578,10 @@ impl Compiler {
                 };
                 Expr::Func(f, vec![self.compile(expr, scope)?])
             }
+            A::Position { expr, r#in } => Expr::Func(
+                Func::Locate,
+                vec![self.compile(expr, scope)?, self.compile(r#in, scope)?],
+            ),
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr, scope)?]),
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr, scope)?]),
             A::Function(f) => self.function(f, scope)?,
@@ -542,8 +619,86 @@ impl Compiler {
         }))
     }
 
+    /// `d ± INTERVAL n unit`.
+    fn interval(
+        &mut self,
+        d: Expr,
+        iv: &ast::Interval,
+        sub: bool,
+        scope: &mut dyn Scope,
+    ) -> Result<Expr, SqlError> {
+        let unit = match (&iv.leading_field, &iv.last_field) {
+            (Some(f), None) => interval_unit(f)?,
+            _ => return Err(SqlError::unsupported(&format!("{iv}"))),
+        };
+        let n = self.compile(&iv.value, scope)?;
+        Ok(Expr::Func(Func::DateAdd(unit, sub), vec![d, n]))
+    }
+
+    /// Functions whose arguments are not all expressions: DATE_ADD(d, INTERVAL n unit) and
+    /// friends, TIMESTAMPDIFF(unit, a, b).
+    fn special_function(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        scope: &mut dyn Scope,
+    ) -> Result<Option<Expr>, SqlError> {
+        match name {
+            "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" => {
+                if args.len() != 2 {
+                    return Err(wrong_count(name));
+                }
+                let sub = name == "DATE_SUB" || name == "SUBDATE";
+                let d = self.compile(args[0], scope)?;
+                match args[1] {
+                    ast::Expr::Interval(iv) => Ok(Some(self.interval(d, iv, sub, scope)?)),
+                    // ADDDATE(d, n): n days.
+                    n if name == "ADDDATE" || name == "SUBDATE" => {
+                        let n = self.compile(n, scope)?;
+                        Ok(Some(Expr::Func(Func::DateAdd(Unit::Day, sub), vec![d, n])))
+                    }
+                    other => Err(SqlError::syntax(&other.to_string(), 1)),
+                }
+            }
+            "TIMESTAMPDIFF" => {
+                if args.len() != 3 {
+                    return Err(wrong_count(name));
+                }
+                let unit = match args[0] {
+                    ast::Expr::Identifier(id) => Unit::from_name(&id.value),
+                    _ => None,
+                }
+                .ok_or_else(|| SqlError::syntax(&args[0].to_string(), 1))?;
+                let a = self.compile(args[1], scope)?;
+                let b = self.compile(args[2], scope)?;
+                Ok(Some(Expr::Func(Func::TimestampDiff(unit), vec![a, b])))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn function(&mut self, f: &ast::Function, scope: &mut dyn Scope) -> Result<Expr, SqlError> {
         let name = f.name.to_string().to_ascii_uppercase();
+        if let ast::FunctionArguments::List(l) = &f.args {
+            if matches!(
+                name.as_str(),
+                "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" | "TIMESTAMPDIFF"
+            ) && l.duplicate_treatment.is_none()
+            {
+                let mut raw = Vec::new();
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => raw.push(e),
+                        _ => {
+                            return Err(SqlError::unsupported(&format!("this argument of {name}")))
+                        }
+                    }
+                }
+                if let Some(e) = self.special_function(&name, &raw, scope)? {
+                    return Ok(e);
+                }
+            }
+        }
         let mut args = Vec::new();
         match &f.args {
             ast::FunctionArguments::None => {}
@@ -612,6 +767,76 @@ impl Compiler {
             "MONTH" => (Func::Month, 1, 1),
             "DAY" | "DAYOFMONTH" => (Func::Day, 1, 1),
             "DATE" => (Func::Date, 1, 1),
+            "REPEAT" => (Func::Repeat, 2, 2),
+            "REVERSE" => (Func::Reverse, 1, 1),
+            "LPAD" => (Func::LPad, 2, 3),
+            "RPAD" => (Func::RPad, 2, 3),
+            "LOCATE" => (Func::Locate, 2, 3),
+            "POSITION" => (Func::Locate, 2, 2),
+            "INSTR" => {
+                if args.len() != 2 {
+                    return Err(SqlError::wrong_args(&name));
+                }
+                args.swap(0, 1);
+                (Func::Locate, 2, 2)
+            }
+            "SUBSTRING_INDEX" => (Func::SubstringIndex, 3, 3),
+            "SPACE" => (Func::Space, 1, 1),
+            "ASCII" => (Func::Ascii, 1, 1),
+            "MD5" => (Func::Md5, 1, 1),
+            "SHA1" | "SHA" => (Func::Sha1, 1, 1),
+            "SHA2" => (Func::Sha2, 2, 2),
+            "TO_BASE64" => (Func::ToBase64, 1, 1),
+            "FROM_BASE64" => (Func::FromBase64, 1, 1),
+            "FORMAT" => (Func::Format, 2, 2),
+            "STRCMP" => (Func::Strcmp, 2, 2),
+            "SIGN" => (Func::Sign, 1, 1),
+            "TRUNCATE" => (Func::Truncate, 2, 2),
+            "EXP" => (Func::Exp, 1, 1),
+            "LN" => (Func::Ln, 1, 1),
+            "LOG" => (Func::Log, 1, 2),
+            "LOG2" => (Func::Log2, 1, 1),
+            "LOG10" => (Func::Log10, 1, 1),
+            "PI" => (Func::Pi, 0, 0),
+            "DEGREES" => (Func::Degrees, 1, 1),
+            "RADIANS" => (Func::Radians, 1, 1),
+            "SIN" => (Func::Sin, 1, 1),
+            "COS" => (Func::Cos, 1, 1),
+            "TAN" => (Func::Tan, 1, 1),
+            "RAND" => {
+                if !args.is_empty() {
+                    return Err(SqlError::unsupported("RAND(seed)"));
+                }
+                (Func::Rand, 0, 0)
+            }
+            "CRC32" => (Func::Crc32, 1, 1),
+            "DATEDIFF" => (Func::DateDiff, 2, 2),
+            "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 1),
+            "FROM_UNIXTIME" => (Func::FromUnixtime, 1, 1),
+            "HOUR" => (Func::Hour, 1, 1),
+            "MINUTE" => (Func::Minute, 1, 1),
+            "SECOND" => (Func::Second, 1, 1),
+            "DAYOFWEEK" => (Func::DayOfWeek, 1, 1),
+            "WEEKDAY" => (Func::Weekday, 1, 1),
+            "DAYOFYEAR" => (Func::DayOfYear, 1, 1),
+            "DAYNAME" => (Func::DayName, 1, 1),
+            "MONTHNAME" => (Func::MonthName, 1, 1),
+            "QUARTER" => (Func::Quarter, 1, 1),
+            "WEEK" => (Func::Week, 1, 2),
+            "LAST_DAY" => (Func::LastDay, 1, 1),
+            "MAKEDATE" => (Func::MakeDate, 2, 2),
+            "DATE_FORMAT" => (Func::DateFormat, 2, 2),
+            "STR_TO_DATE" => (Func::StrToDate, 2, 2),
+            "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => (Func::CurTime, 0, 1),
+            "UTC_TIMESTAMP" => (Func::Now, 0, 1),
+            "UTC_DATE" => (Func::CurDate, 0, 0),
+            "SLEEP" => (Func::Sleep, 1, 1),
+            "ISNULL" => (Func::IsNull, 1, 1),
+            "FIELD" => (Func::Field, 2, usize::MAX),
+            "ELT" => (Func::Elt, 2, usize::MAX),
+            "INET_ATON" => (Func::InetAton, 1, 1),
+            "INET_NTOA" => (Func::InetNtoa, 1, 1),
+            "UUID" => (Func::Uuid, 0, 0),
             "COUNT" | "SUM" | "MIN" | "MAX" | "AVG" => {
                 return Err(SqlError::new(
                     1111,
@@ -622,10 +847,42 @@ impl Compiler {
             _ => return Err(SqlError::unknown_function(&name)),
         };
         if args.len() < min || args.len() > max {
-            return Err(SqlError::wrong_args(&name));
+            return Err(wrong_count(&name));
+        }
+        if matches!(func, Func::LPad | Func::RPad) && args.len() == 2 {
+            // MariaDB pads with spaces when no pad string is given.
+            args.push(Expr::Const(Value::Str(" ".into())));
         }
         Ok(Expr::Func(func, args))
     }
+}
+
+/// A call with the wrong number of arguments: error 1582, or a syntax error (1064) for the
+/// functions MariaDB's grammar spells out itself.
+fn wrong_count(name: &str) -> SqlError {
+    match name {
+        "REPEAT" | "ASCII" | "TRUNCATE" | "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE"
+        | "TIMESTAMPDIFF" | "HOUR" | "MINUTE" | "SECOND" | "CURTIME" | "CURRENT_TIME"
+        | "UTC_TIME" | "UTC_TIMESTAMP" | "UTC_DATE" => SqlError::syntax(")", 1),
+        _ => SqlError::wrong_args(name),
+    }
+}
+
+/// The unit of `INTERVAL n unit` (singular or plural).
+fn interval_unit(f: &ast::DateTimeField) -> Result<Unit, SqlError> {
+    use ast::DateTimeField as F;
+    Ok(match f {
+        F::Microsecond | F::Microseconds => Unit::Microsecond,
+        F::Second | F::Seconds => Unit::Second,
+        F::Minute | F::Minutes => Unit::Minute,
+        F::Hour | F::Hours => Unit::Hour,
+        F::Day | F::Days => Unit::Day,
+        F::Week(None) | F::Weeks => Unit::Week,
+        F::Month | F::Months => Unit::Month,
+        F::Quarter => Unit::Quarter,
+        F::Year | F::Years => Unit::Year,
+        other => return Err(SqlError::unsupported(&format!("INTERVAL unit {other}"))),
+    })
 }
 
 /// `DATE 'yyyy-mm-dd'`, `TIMESTAMP '...'`, `DATETIME '...'`: a temporal constant; a string
@@ -1266,7 +1523,77 @@ impl Expr {
                         _ => SqlType::Double,
                     })
                     .unwrap_or(SqlType::Double),
-                Func::Sqrt | Func::Pow => SqlType::Double,
+                Func::Sqrt
+                | Func::Pow
+                | Func::Exp
+                | Func::Ln
+                | Func::Log
+                | Func::Log2
+                | Func::Log10
+                | Func::Pi
+                | Func::Degrees
+                | Func::Radians
+                | Func::Sin
+                | Func::Cos
+                | Func::Tan
+                | Func::Rand => SqlType::Double,
+                Func::Locate
+                | Func::Ascii
+                | Func::Strcmp
+                | Func::Sign
+                | Func::DateDiff
+                | Func::TimestampDiff(_)
+                | Func::UnixTimestamp
+                | Func::Hour
+                | Func::Minute
+                | Func::Second
+                | Func::DayOfWeek
+                | Func::Weekday
+                | Func::DayOfYear
+                | Func::Quarter
+                | Func::Week
+                | Func::Sleep
+                | Func::IsNull
+                | Func::Field
+                | Func::InetAton => BIGINT,
+                Func::Truncate => match args.first().map(|a| a.result_type(row_types)) {
+                    Some(t) if t.is_integer() => t,
+                    Some(SqlType::Decimal { precision, scale }) => SqlType::Decimal {
+                        precision,
+                        scale: match args.get(1) {
+                            Some(Expr::Const(v)) => v.to_i64().unwrap_or(0).clamp(0, 30) as u8,
+                            _ => scale,
+                        },
+                    },
+                    _ => SqlType::Double,
+                },
+                Func::Crc32 => SqlType::Int {
+                    bytes: 4,
+                    unsigned: true,
+                },
+                Func::LastDay | Func::MakeDate => SqlType::Date,
+                Func::FromUnixtime => SqlType::DateTime { fsp: 0 },
+                Func::FromBase64 => SqlType::Varchar {
+                    len: 255,
+                    binary: true,
+                },
+                Func::DateAdd(unit, _) => match args.first().map(|a| a.result_type(row_types)) {
+                    Some(SqlType::Date) if unit.is_date_part() => SqlType::Date,
+                    Some(SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. }) => {
+                        SqlType::DateTime {
+                            fsp: if *unit == Unit::Microsecond { 6 } else { 0 },
+                        }
+                    }
+                    _ => TEXT,
+                },
+                Func::StrToDate => match args.get(1) {
+                    Some(Expr::Const(Value::Str(f))) => match bi::str_to_date_kind(f) {
+                        bi::Parsed::Date => SqlType::Date,
+                        bi::Parsed::DateTime => SqlType::DateTime { fsp: 0 },
+                        bi::Parsed::Time => TEXT,
+                    },
+                    _ => SqlType::DateTime { fsp: 0 },
+                },
                 Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => args
                     .first()
                     .map(|a| a.result_type(row_types))
@@ -1615,6 +1942,653 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
             }
         },
         Func::Date => cast(ev(0)?, CastTo::Date)?,
+        _ => more_func(f, args, row, ctx)?,
+    })
+}
+
+/// An integer argument as MariaDB reads a count: a BIGINT UNSIGNED above BIGINT's range wraps
+/// to a negative value.
+fn count_arg(v: &Value) -> Option<i64> {
+    match v {
+        Value::UInt(u) => Some(*u as i64),
+        // A DOUBLE rounds half to even (2.5 is 2), as MariaDB's rint() does.
+        Value::Double(f) => {
+            let r = f.round_ties_even();
+            Some(if r >= i64::MAX as f64 {
+                i64::MAX
+            } else if r <= i64::MIN as f64 {
+                i64::MIN
+            } else {
+                r as i64
+            })
+        }
+        // A DATETIME as a number is YYYYMMDDhhmmss even at midnight.
+        Value::DateTime(p) => {
+            let d = DateTime::unpack(*p);
+            Some(
+                ((i64::from(d.year) * 100 + i64::from(d.month)) * 100 + i64::from(d.day))
+                    * 1_000_000
+                    + (i64::from(d.hour) * 100 + i64::from(d.minute)) * 100
+                    + i64::from(d.second),
+            )
+        }
+        other => other.to_i64(),
+    }
+}
+
+/// The digits of fraction a temporal string result shows: MariaDB types it at compile time,
+/// from a literal's own digits, or 6 for a value that is not a constant (a column).
+fn arg_fsp(e: &Expr, v: &Value) -> u8 {
+    match (e, v) {
+        (Expr::Const(_), v) => bi::fraction_digits(v),
+        // Another temporal function's text already shows the digits it was typed with.
+        (Expr::Func(Func::DateAdd(..) | Func::FromUnixtime | Func::StrToDate, _), v) => {
+            bi::fraction_digits(v)
+        }
+        (_, Value::Str(_) | Value::Bytes(_)) => 6,
+        _ => 0,
+    }
+}
+
+/// The digits of fraction an `INTERVAL n SECOND` adds: a DECIMAL's scale, 6 for a DOUBLE or a
+/// string that is not a constant.
+fn interval_fsp(e: &Expr, n: &Value, unit: Unit) -> u8 {
+    match (unit, n) {
+        (Unit::Microsecond, _) => 6,
+        (Unit::Second, Value::Decimal(d)) => d.scale.min(6),
+        (Unit::Second, Value::Double(_)) => 6,
+        (Unit::Second, Value::Str(_)) if !matches!(e, Expr::Const(_)) => 6,
+        _ => 0,
+    }
+}
+
+fn double_or_null(x: f64) -> Value {
+    if x.is_finite() {
+        Value::Double(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// A date result as its argument's kind: a DATE or DATETIME stays one, a string or number
+/// becomes a string (a date without time when it had none and the unit is of days or more).
+fn temporal_result(arg: &Value, d: DateTime, had_time: bool, date_unit: bool, fsp: u8) -> Value {
+    match arg {
+        Value::Date(_) if date_unit => Value::Date(d.pack()),
+        // A DATETIME(n) result prints n digits of fraction, zeros too: only text can say so.
+        Value::Date(_) | Value::DateTime(_) if fsp == 0 => Value::DateTime(d.pack()),
+        Value::Date(_) | Value::DateTime(_) => Value::Str(d.format(fsp)),
+        _ if !had_time && date_unit => Value::Str(d.format_date()),
+        _ => Value::Str(d.format(fsp)),
+    }
+}
+
+/// The time now, as microseconds since the epoch, from the statement's packed start time.
+fn now_micros(ctx: &Ctx) -> i128 {
+    bi::to_micros(&DateTime::unpack(ctx.now))
+}
+
+fn next_random() -> u64 {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = const { Cell::new(0) };
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        if x == 0 {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0x9E37_79B9_7F4A_7C15);
+            let here = &x as *const u64 as u64;
+            x = (t ^ here.rotate_left(32)) | 1;
+        }
+        // xorshift64*
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        s.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
+}
+
+/// The functions added with the calendar, string and math helpers of [`crate::builtins`].
+fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlError> {
+    let ev = |i: usize| args[i].eval(row, ctx);
+    let s = |i: usize| text_arg(args, i, row, ctx);
+    // A DATETIME reads as YYYYMMDDhhmmss here, also at midnight (Value::to_f64 keeps
+    // midnight as YYYYMMDD for its comparisons with date numbers).
+    let num = |i: usize| -> Result<Option<f64>, SqlError> {
+        Ok(match ev(i)? {
+            v @ Value::DateTime(_) => count_arg(&v).map(|n| n as f64),
+            v => v.to_f64(),
+        })
+    };
+    let date = |i: usize| -> Result<Option<DateTime>, SqlError> {
+        Ok(bi::temporal(&ev(i)?)
+            .map(|(d, _)| d)
+            .filter(|d| !bi::is_zero_date(d)))
+    };
+    let int = |x: i64| Value::Int(x);
+    Ok(match f {
+        Func::Repeat => {
+            let (Some(x), Some(n)) = (s(0)?, count_arg(&ev(1)?)) else {
+                return Ok(Value::Null);
+            };
+            if n <= 0 || x.is_empty() {
+                return Ok(Value::Str(String::new()));
+            }
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            if x.len().saturating_mul(n) > bi::MAX_RESULT_BYTES {
+                return Ok(Value::Null);
+            }
+            Value::Str(x.repeat(n))
+        }
+        Func::Reverse => match ev(0)? {
+            Value::Null => Value::Null,
+            Value::Bytes(mut b) => {
+                b.reverse();
+                Value::Bytes(b)
+            }
+            v => Value::Str(
+                v.to_string_lossy()
+                    .unwrap_or_default()
+                    .chars()
+                    .rev()
+                    .collect(),
+            ),
+        },
+        Func::LPad | Func::RPad => {
+            let (Some(x), Some(n), Some(p)) = (s(0)?, count_arg(&ev(1)?), s(2)?) else {
+                return Ok(Value::Null);
+            };
+            bi::pad(&x, n, &p, f == Func::LPad).map_or(Value::Null, Value::Str)
+        }
+        Func::Locate => {
+            let (needle, hay) = (ev(0)?, ev(1)?);
+            if needle.is_null() || hay.is_null() {
+                return Ok(Value::Null);
+            }
+            let pos = if args.len() > 2 {
+                match count_arg(&ev(2)?) {
+                    None => return Ok(Value::Null),
+                    p => p,
+                }
+            } else {
+                None
+            };
+            let ci = !matches!(needle, Value::Bytes(_)) && !matches!(hay, Value::Bytes(_));
+            int(bi::locate(
+                &needle.to_string_lossy().unwrap_or_default(),
+                &hay.to_string_lossy().unwrap_or_default(),
+                pos,
+                ci,
+            ))
+        }
+        Func::SubstringIndex => {
+            let (Some(x), Some(d), Some(n)) = (s(0)?, s(1)?, count_arg(&ev(2)?)) else {
+                return Ok(Value::Null);
+            };
+            // MariaDB keeps the count in 32 bits: 4294967295 counts as -1.
+            Value::Str(bi::substring_index(&x, &d, i64::from(n as i32)))
+        }
+        Func::Space => match count_arg(&ev(0)?) {
+            None => Value::Null,
+            Some(n) if n <= 0 => Value::Str(String::new()),
+            Some(n) if n as u64 > bi::MAX_RESULT_BYTES as u64 => Value::Null,
+            Some(n) => Value::Str(" ".repeat(n as usize)),
+        },
+        Func::Ascii => match ev(0)?.to_text() {
+            None => Value::Null,
+            Some(b) => int(i64::from(b.first().copied().unwrap_or(0))),
+        },
+        Func::Md5 => match ev(0)?.to_text() {
+            None => Value::Null,
+            Some(b) => Value::Str(bi::hex_lower(&bi::md5(&b))),
+        },
+        Func::Sha1 => match ev(0)?.to_text() {
+            None => Value::Null,
+            Some(b) => {
+                use sha1::Digest;
+                Value::Str(bi::hex_lower(&sha1::Sha1::digest(&b)))
+            }
+        },
+        Func::Sha2 => {
+            let Some(b) = ev(0)?.to_text() else {
+                return Ok(Value::Null);
+            };
+            // A NULL length reads as 0, which means 256.
+            let n = count_arg(&ev(1)?).unwrap_or(0);
+            use sha2::Digest;
+            Value::Str(match n {
+                0 | 256 => bi::hex_lower(&sha2::Sha256::digest(&b)),
+                224 => bi::hex_lower(&sha2::Sha224::digest(&b)),
+                384 => bi::hex_lower(&sha2::Sha384::digest(&b)),
+                512 => bi::hex_lower(&sha2::Sha512::digest(&b)),
+                _ => return Ok(Value::Null),
+            })
+        }
+        Func::ToBase64 => match ev(0)?.to_text() {
+            None => Value::Null,
+            Some(b) => Value::Str(bi::to_base64(&b)),
+        },
+        Func::FromBase64 => match ev(0)?.to_text() {
+            None => Value::Null,
+            Some(b) => bi::from_base64(&b).map_or(Value::Null, Value::Bytes),
+        },
+        Func::Format => {
+            let (v, d) = (ev(0)?, count_arg(&ev(1)?));
+            match d {
+                None => Value::Null,
+                // The places are kept in 32 bits, as MariaDB does.
+                Some(d) => {
+                    bi::format_number(&v, i64::from(d as i32)).map_or(Value::Null, Value::Str)
+                }
+            }
+        }
+        Func::Strcmp => {
+            let (a, b) = (ev(0)?, ev(1)?);
+            if a.is_null() || b.is_null() {
+                return Ok(Value::Null);
+            }
+            let o = if matches!(a, Value::Bytes(_)) || matches!(b, Value::Bytes(_)) {
+                a.to_text().cmp(&b.to_text())
+            } else {
+                collate_cmp(
+                    &a.to_string_lossy().unwrap_or_default(),
+                    &b.to_string_lossy().unwrap_or_default(),
+                )
+            };
+            int(o as i64)
+        }
+        Func::Sign => match ev(0)? {
+            Value::Null => Value::Null,
+            Value::Int(i) => int(i.signum()),
+            Value::UInt(u) => int(i64::from(u > 0)),
+            Value::Decimal(d) => int(d.mant.signum() as i64),
+            v => {
+                let x = v.to_f64().unwrap_or(0.0);
+                int(if x > 0.0 {
+                    1
+                } else if x < 0.0 {
+                    -1
+                } else {
+                    0
+                })
+            }
+        },
+        Func::Truncate => {
+            let (v, d) = (ev(0)?, count_arg(&ev(1)?));
+            let Some(d) = d else {
+                return Ok(Value::Null);
+            };
+            let scale = match (&v, &args[1]) {
+                (Value::Decimal(x), e) if !matches!(e, Expr::Const(_)) => Some(x.scale),
+                _ => None,
+            };
+            match (truncate(v, d)?, scale) {
+                // With a places argument that is not a constant, MariaDB types the result
+                // with the argument's scale and prints every value at it.
+                (Value::Decimal(r), Some(s)) => Value::Decimal(r.rescale(s).unwrap_or(r)),
+                (r, _) => r,
+            }
+        }
+        Func::Exp => match num(0)? {
+            None => Value::Null,
+            Some(x) => {
+                let r = x.exp();
+                if r.is_infinite() {
+                    return Err(SqlError::new(
+                        1690,
+                        "22003",
+                        format!(
+                            "DOUBLE value is out of range in 'exp({})'",
+                            format_double(x)
+                        ),
+                    ));
+                }
+                Value::Double(r)
+            }
+        },
+        Func::Ln | Func::Log2 | Func::Log10 | Func::Log if args.len() == 1 => match num(0)? {
+            Some(x) if x > 0.0 => Value::Double(match f {
+                // As MariaDB computes it (x.log2() differs in the last digit).
+                Func::Log2 => x.ln() / std::f64::consts::LN_2,
+                Func::Log10 => x.log10(),
+                _ => x.ln(),
+            }),
+            _ => Value::Null,
+        },
+        Func::Log => match (num(0)?, num(1)?) {
+            (Some(base), Some(x)) if base > 0.0 && base != 1.0 && x > 0.0 => {
+                double_or_null(x.ln() / base.ln())
+            }
+            _ => Value::Null,
+        },
+        Func::Pi => Value::Double(std::f64::consts::PI),
+        Func::Degrees | Func::Radians | Func::Sin | Func::Cos | Func::Tan => match num(0)? {
+            None => Value::Null,
+            Some(x) => double_or_null(match f {
+                Func::Degrees => x.to_degrees(),
+                Func::Radians => x.to_radians(),
+                Func::Sin => x.sin(),
+                Func::Cos => x.cos(),
+                _ => x.tan(),
+            }),
+        },
+        Func::Rand => Value::Double((next_random() >> 11) as f64 / (1u64 << 53) as f64),
+        Func::Crc32 => match ev(0)?.to_text() {
+            None => Value::Null,
+            // INT UNSIGNED in MariaDB: `CRC32(x) * -1` is out of range there too.
+            Some(b) => Value::UInt(u64::from(bi::crc32(&b))),
+        },
+        Func::DateAdd(unit, sub) => {
+            let (arg, n) = (ev(0)?, ev(1)?);
+            if arg.is_null() || n.is_null() {
+                return Ok(Value::Null);
+            }
+            let Some((d, had_time)) = bi::temporal(&arg) else {
+                return Ok(Value::Null);
+            };
+            let mut amount = match unit {
+                Unit::Second => bi::seconds_to_micros(&n),
+                _ => count_arg(&n).map(i128::from),
+            }
+            .unwrap_or(0);
+            if sub {
+                amount = -amount;
+            }
+            let Some(r) = bi::add_interval(&d, unit, amount) else {
+                return Ok(Value::Null);
+            };
+            let fsp = arg_fsp(&args[0], &arg).max(interval_fsp(&args[1], &n, unit));
+            temporal_result(&arg, r, had_time, unit.is_date_part(), fsp)
+        }
+        Func::DateDiff => match (date(0)?, date(1)?) {
+            (Some(a), Some(b)) => int(bi::daynr(&a) - bi::daynr(&b)),
+            _ => Value::Null,
+        },
+        Func::TimestampDiff(unit) => match (date(0)?, date(1)?) {
+            (Some(a), Some(b)) => int(bi::timestamp_diff(unit, &a, &b)),
+            _ => Value::Null,
+        },
+        Func::UnixTimestamp if args.is_empty() => int((now_micros(ctx) / 1_000_000) as i64),
+        Func::UnixTimestamp => {
+            let v = ev(0)?;
+            let Some(d) = date(0)? else {
+                return Ok(Value::Null);
+            };
+            let us = bi::to_micros(&d);
+            if !(0..=2_147_483_647_999_999).contains(&us) {
+                return Ok(Value::Null);
+            }
+            let scale = match &v {
+                Value::DateTime(_) if d.micro != 0 => 6,
+                _ => arg_fsp(&args[0], &v),
+            };
+            if scale == 0 {
+                int((us / 1_000_000) as i64)
+            } else {
+                Value::Decimal(
+                    Decimal { mant: us, scale: 6 }
+                        .rescale(scale)
+                        .ok_or_else(|| SqlError::internal("timestamp"))?,
+                )
+            }
+        }
+        Func::FromUnixtime => {
+            let Some(us) = bi::seconds_to_micros(&ev(0)?) else {
+                return Ok(Value::Null);
+            };
+            if !(0..=2_147_483_647_999_999).contains(&us) {
+                return Ok(Value::Null);
+            }
+            let Some(d) = bi::from_micros(us) else {
+                return Ok(Value::Null);
+            };
+            match ev(0)? {
+                // The fraction prints with the argument's digits (`1.5` gives `...:01.5`).
+                Value::Decimal(x) if x.scale > 0 => Value::Str(d.format(x.scale.min(6))),
+                _ => Value::DateTime(d.pack()),
+            }
+        }
+        Func::Hour | Func::Minute | Func::Second => match match &args[0] {
+            // DATE_ADD on a string gives a string, but a temporal one: its time of day, not
+            // a TIME number read from its digits.
+            Expr::Func(Func::DateAdd(..), _) => bi::temporal(&ev(0)?)
+                .map(|(d, _)| (i64::from(d.hour), i64::from(d.minute), i64::from(d.second))),
+            _ => bi::time_of(&ev(0)?),
+        } {
+            None => Value::Null,
+            Some((h, m, sec)) => int(match f {
+                Func::Hour => h,
+                Func::Minute => m,
+                _ => sec,
+            }),
+        },
+        Func::DayOfWeek | Func::Weekday | Func::DayOfYear | Func::DayName => match date(0)? {
+            None => Value::Null,
+            Some(d) => match f {
+                Func::DayOfWeek => int((bi::weekday(&d) + 1) % 7 + 1),
+                Func::Weekday => int(bi::weekday(&d)),
+                Func::DayOfYear => int(bi::day_of_year(&d)),
+                _ => Value::Str(bi::DAY_NAMES[bi::weekday(&d) as usize].to_string()),
+            },
+        },
+        Func::MonthName | Func::Quarter => match bi::temporal(&ev(0)?) {
+            None => Value::Null,
+            Some((d, _)) if f == Func::Quarter => int((i64::from(d.month) + 2) / 3),
+            Some((d, _)) => match usize::from(d.month).checked_sub(1) {
+                Some(m) => Value::Str(bi::MONTH_NAMES[m].to_string()),
+                None => Value::Null,
+            },
+        },
+        Func::Week => {
+            let mode = if args.len() > 1 {
+                match count_arg(&ev(1)?) {
+                    None => return Ok(Value::Null),
+                    Some(m) => m,
+                }
+            } else {
+                0
+            };
+            match date(0)? {
+                None => Value::Null,
+                Some(d) => int(bi::calc_week(&d, bi::week_mode(mode)).0),
+            }
+        }
+        Func::LastDay => match date(0)? {
+            None => Value::Null,
+            Some(d) => Value::Date(
+                DateTime {
+                    year: d.year,
+                    month: d.month,
+                    day: crate::value::days_in_month(d.year, d.month),
+                    ..DateTime::default()
+                }
+                .pack(),
+            ),
+        },
+        Func::MakeDate => {
+            let (Some(y), Some(n)) = (count_arg(&ev(0)?), count_arg(&ev(1)?)) else {
+                return Ok(Value::Null);
+            };
+            if n <= 0 || n > 4_000_000 || !(0..=9999).contains(&y) {
+                return Ok(Value::Null);
+            }
+            let y = match y {
+                0..=69 => y + 2000,
+                70..=99 => y + 1900,
+                y => y,
+            };
+            let days = bi::days_from_civil(y, 1, 1) + (n - 1);
+            let (yy, m, d) = bi::civil_from_days(days);
+            if yy > 9999 {
+                return Ok(Value::Null);
+            }
+            Value::Date(
+                DateTime {
+                    year: yy as u16,
+                    month: m,
+                    day: d,
+                    ..DateTime::default()
+                }
+                .pack(),
+            )
+        }
+        Func::DateFormat => {
+            let (v, fmt) = (ev(0)?, s(1)?);
+            let (Some((d, _)), Some(fmt)) = (bi::temporal(&v), fmt) else {
+                return Ok(Value::Null);
+            };
+            if fmt.is_empty() {
+                // An empty format is NULL in MariaDB, not ''.
+                return Ok(Value::Null);
+            }
+            bi::date_format(&d, &fmt).map_or(Value::Null, Value::Str)
+        }
+        Func::StrToDate => {
+            let (Some(text), Some(fmt)) = (s(0)?, s(1)?) else {
+                return Ok(Value::Null);
+            };
+            let Some(d) = bi::str_to_date(&text, &fmt) else {
+                return Ok(Value::Null);
+            };
+            match bi::str_to_date_kind(&fmt) {
+                bi::Parsed::Date => Value::Date(
+                    DateTime {
+                        hour: 0,
+                        minute: 0,
+                        second: 0,
+                        micro: 0,
+                        ..d
+                    }
+                    .pack(),
+                ),
+                bi::Parsed::DateTime => Value::DateTime(d.pack()),
+                bi::Parsed::Time => {
+                    let mut t = format!("{:02}:{:02}:{:02}", d.hour, d.minute, d.second);
+                    if d.micro != 0 {
+                        t.push_str(&format!(".{:06}", d.micro));
+                    }
+                    Value::Str(t)
+                }
+            }
+        }
+        Func::CurTime => {
+            let d = DateTime::unpack(ctx.now);
+            Value::Str(format!("{:02}:{:02}:{:02}", d.hour, d.minute, d.second))
+        }
+        Func::Sleep => {
+            let secs = num(0)?.unwrap_or(0.0);
+            if secs > 0.0 && secs.is_finite() {
+                std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e9)));
+            }
+            int(0)
+        }
+        Func::IsNull => int(i64::from(ev(0)?.is_null())),
+        Func::Field => {
+            let vals = args
+                .iter()
+                .map(|a| a.eval(row, ctx))
+                .collect::<Result<Vec<_>, _>>()?;
+            if vals[0].is_null() {
+                return Ok(int(0));
+            }
+            // All strings compare as strings, all numbers as numbers, a mix as doubles.
+            let strings = vals
+                .iter()
+                .all(|v| matches!(v, Value::Str(_) | Value::Bytes(_) | Value::Null));
+            let numbers = vals.iter().all(|v| v.is_numeric() || v.is_null());
+            for (i, v) in vals.iter().enumerate().skip(1) {
+                let eq = if strings || numbers {
+                    vals[0].sql_cmp(v) == Some(Ordering::Equal)
+                } else {
+                    matches!((vals[0].to_f64(), v.to_f64()), (Some(a), Some(b)) if a == b)
+                };
+                if eq {
+                    return Ok(int(i as i64));
+                }
+            }
+            int(0)
+        }
+        // MariaDB keeps the low 32 bits of the index (ELT(-9223372036854775807, 'a') is 'a').
+        Func::Elt => match count_arg(&ev(0)?).map(|n| n as u32 as usize) {
+            Some(n) if n >= 1 && n < args.len() => match ev(n)? {
+                Value::Null => Value::Null,
+                Value::Bytes(b) => Value::Bytes(b),
+                v => Value::Str(v.to_string_lossy().unwrap_or_default()),
+            },
+            _ => Value::Null,
+        },
+        Func::InetAton => match s(0)? {
+            None => Value::Null,
+            Some(x) => bi::inet_aton(&x).map_or(Value::Null, |n| int(n as i64)),
+        },
+        Func::InetNtoa => match ev(0)? {
+            Value::Null => Value::Null,
+            v => match count_arg(&v) {
+                Some(n) if n >= 0 => bi::inet_ntoa(n as u64).map_or(Value::Null, Value::Str),
+                _ => Value::Null,
+            },
+        },
+        Func::Uuid => Value::Str(bi::uuid(now_micros(ctx), next_random())),
+        other => return Err(SqlError::internal(format!("function {other:?}"))),
+    })
+}
+
+/// TRUNCATE(x, d): toward zero at `d` places (left of the point for a negative `d`).
+fn truncate(v: Value, d: i64) -> Result<Value, SqlError> {
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Int(_) | Value::UInt(_) if d >= 0 => v,
+        Value::Int(_) | Value::UInt(_) => {
+            let x = as_i128(&v).unwrap_or(0);
+            let p = 10i128.checked_pow(d.unsigned_abs().min(40) as u32);
+            let r = match p {
+                Some(p) => x - x % p,
+                None => 0,
+            };
+            match v {
+                Value::UInt(_) => Value::UInt(r as u64),
+                _ => Value::Int(r as i64),
+            }
+        }
+        Value::Decimal(x) => {
+            if d >= i64::from(x.scale) {
+                let s = d.min(30) as u8;
+                Value::Decimal(x.rescale(s).unwrap_or(x))
+            } else if d >= 0 {
+                let p = 10i128.pow(u32::from(x.scale) - d as u32);
+                Value::Decimal(Decimal {
+                    mant: x.mant / p,
+                    scale: d as u8,
+                })
+            } else {
+                let int = x.mant / 10i128.pow(u32::from(x.scale));
+                let r = match 10i128.checked_pow(d.unsigned_abs().min(40) as u32) {
+                    Some(p) => int - int % p,
+                    None => 0,
+                };
+                Value::Decimal(Decimal { mant: r, scale: 0 })
+            }
+        }
+        other => {
+            let x = other.to_f64().unwrap_or(0.0);
+            let r = if d >= 0 {
+                let m = 10f64.powi(d.min(308) as i32);
+                let t = (x * m).trunc() / m;
+                if t.is_finite() {
+                    t
+                } else {
+                    x
+                }
+            } else {
+                let m = 10f64.powi(d.unsigned_abs().min(308) as i32);
+                (x / m).trunc() * m
+            };
+            Value::Double(r)
+        }
     })
 }
 
@@ -1632,6 +2606,146 @@ pub fn fmt_double(d: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn call(f: Func, args: Vec<Value>) -> Value {
+        let ctx = Ctx {
+            params: &[],
+            now: DateTime::parse("2024-02-29 13:14:15.25").unwrap().pack(),
+            db: None,
+            user: "root@localhost",
+            conn_id: 1,
+            last_insert_id: 0,
+            version: "test",
+            virtual_rows: None,
+            sub: None,
+            outer: &[],
+        };
+        let args = args.into_iter().map(Expr::Const).collect();
+        Expr::Func(f, args).eval(&[], &ctx).unwrap()
+    }
+
+    fn text(v: Value) -> String {
+        String::from_utf8(v.to_text().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn new_functions_propagate_null() {
+        let s = |x: &str| Value::Str(x.into());
+        for (f, args) in [
+            (Func::Repeat, vec![Value::Null, Value::Int(2)]),
+            (Func::LPad, vec![s("a"), Value::Null, s("x")]),
+            (Func::Locate, vec![s("a"), Value::Null]),
+            (Func::SubstringIndex, vec![s("a.b"), s("."), Value::Null]),
+            (Func::Truncate, vec![Value::Int(1), Value::Null]),
+            (Func::Log, vec![Value::Int(2), Value::Null]),
+            (
+                Func::DateAdd(Unit::Month, false),
+                vec![Value::Null, Value::Int(1)],
+            ),
+            (
+                Func::DateAdd(Unit::Day, true),
+                vec![s("2024-01-01"), Value::Null],
+            ),
+            (Func::DateDiff, vec![s("2024-01-01"), Value::Null]),
+            (Func::DateFormat, vec![s("2024-01-01"), Value::Null]),
+            (Func::Md5, vec![Value::Null]),
+            (Func::Crc32, vec![Value::Null]),
+            (Func::Elt, vec![Value::Null, s("a")]),
+        ] {
+            assert!(call(f, args).is_null(), "{f:?}");
+        }
+        assert_eq!(text(call(Func::IsNull, vec![Value::Null])), "1");
+        assert_eq!(text(call(Func::Field, vec![Value::Null, Value::Null])), "0");
+    }
+
+    #[test]
+    fn date_arithmetic_keeps_the_argument_kind() {
+        let s = |x: &str| Value::Str(x.into());
+        let date = Value::Date(DateTime::parse("2024-01-31").unwrap().pack());
+        let r = call(
+            Func::DateAdd(Unit::Month, false),
+            vec![date.clone(), Value::Int(1)],
+        );
+        assert!(matches!(r, Value::Date(_)));
+        assert_eq!(text(r), "2024-02-29");
+        let r = call(Func::DateAdd(Unit::Hour, false), vec![date, Value::Int(-1)]);
+        assert!(matches!(r, Value::DateTime(_)));
+        assert_eq!(text(r), "2024-01-30 23:00:00");
+        let r = call(
+            Func::DateAdd(Unit::Year, true),
+            vec![s("2024-02-29"), Value::Int(-4)],
+        );
+        assert_eq!(text(r), "2028-02-29");
+        let r = call(
+            Func::DateAdd(Unit::Day, false),
+            vec![s("2024-02-28 10:00:00"), Value::Int(1)],
+        );
+        assert_eq!(text(r), "2024-02-29 10:00:00");
+        let r = call(
+            Func::DateAdd(Unit::Microsecond, false),
+            vec![s("2024-01-01"), Value::Int(1)],
+        );
+        assert_eq!(text(r), "2024-01-01 00:00:00.000001");
+        let r = call(Func::LPad, vec![s("wörld"), Value::Int(8), s("é")]);
+        assert_eq!(text(r), "éééwörld");
+        let r = call(
+            Func::SubstringIndex,
+            vec![s("wörld.ü.x"), s("."), Value::Int(-2)],
+        );
+        assert_eq!(text(r), "ü.x");
+    }
+
+    #[test]
+    fn huge_and_fractional_counts_do_not_panic_and_round_like_mariadb() {
+        let s = |x: &str| Value::Str(x.into());
+        // 2.5 rounds to 2 (half to even), as MariaDB's rint() does.
+        assert_eq!(
+            text(call(Func::Repeat, vec![s("ab"), Value::Double(2.5)])),
+            "abab"
+        );
+        assert!(call(Func::MakeDate, vec![Value::Int(2024), Value::Int(i64::MAX)]).is_null());
+        assert!(call(Func::Repeat, vec![s("ab"), Value::Int(i64::MAX)]).is_null());
+        assert!(call(Func::Space, vec![Value::UInt(u64::MAX)])
+            .to_text()
+            .unwrap()
+            .is_empty());
+        assert!(call(
+            Func::DateAdd(Unit::Year, false),
+            vec![s("2024-01-01"), Value::Int(i64::MAX)]
+        )
+        .is_null());
+        assert!(call(Func::FromUnixtime, vec![Value::Double(f64::MAX)]).is_null());
+        // The count is kept in 32 bits: 4294967295 is -1.
+        assert_eq!(
+            text(call(
+                Func::SubstringIndex,
+                vec![s("a.b.c"), s("."), Value::UInt(4_294_967_295)]
+            )),
+            "c"
+        );
+    }
+
+    #[test]
+    fn clock_and_random_functions_have_their_formats() {
+        assert_eq!(text(call(Func::CurTime, vec![])), "13:14:15");
+        assert_eq!(text(call(Func::Now, vec![])), "2024-02-29 13:14:15");
+        assert_eq!(text(call(Func::CurDate, vec![])), "2024-02-29");
+        assert_eq!(text(call(Func::UnixTimestamp, vec![])), "1709212455");
+        let u = text(call(Func::Uuid, vec![]));
+        let parts: Vec<&str> = u.split('-').collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
+        assert!(u.chars().all(|c| c == '-' || c.is_ascii_hexdigit()));
+        assert!(parts[2].starts_with('1'));
+        assert_ne!(u, text(call(Func::Uuid, vec![])));
+        for _ in 0..100 {
+            let r = call(Func::Rand, vec![]).to_f64().unwrap();
+            assert!((0.0..1.0).contains(&r));
+        }
+        assert_eq!(text(call(Func::Sleep, vec![Value::Int(0)])), "0");
+    }
 
     #[test]
     fn ceil_floor_of_decimals_are_exact() {

@@ -11,6 +11,7 @@
 #![allow(clippy::type_complexity, clippy::collapsible_match)]
 
 pub mod accounts;
+pub mod builtins;
 pub mod catalog;
 pub mod codec;
 mod ddl;
