@@ -2619,6 +2619,7 @@ mod tests {
             virtual_rows: None,
             sub: None,
             outer: &[],
+            killed: None,
         };
         let args = args.into_iter().map(Expr::Const).collect();
         Expr::Func(f, args).eval(&[], &ctx).unwrap()
