@@ -750,58 +750,17 @@ pub fn scan_rows_from(
 
 /// Column positions an expression reads.
 pub fn mark_columns(e: &Expr, out: &mut [bool]) {
-    match e {
-        Expr::Col(i) => {
-            if let Some(w) = out.get_mut(*i) {
-                *w = true;
-            }
+    let mut mark = |i: usize| {
+        if let Some(w) = out.get_mut(i) {
+            *w = true;
         }
-        Expr::Const(_) | Expr::Param(_) => {}
-        Expr::Neg(x) | Expr::Not(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => mark_columns(x, out),
-        Expr::Arith(_, a, b)
-        | Expr::Cmp(_, a, b)
-        | Expr::And(a, b)
-        | Expr::Or(a, b)
-        | Expr::Xor(a, b)
-        | Expr::Like(a, b, _, _) => {
-            mark_columns(a, out);
-            mark_columns(b, out);
-        }
-        Expr::Between(a, b, c, _) => {
-            mark_columns(a, out);
-            mark_columns(b, out);
-            mark_columns(c, out);
-        }
-        Expr::InList(a, l, _) => {
-            mark_columns(a, out);
-            l.iter().for_each(|x| mark_columns(x, out));
-        }
-        Expr::Case(o, w, e) => {
-            if let Some(o) = o {
-                mark_columns(o, out);
-            }
-            for (a, b) in w {
-                mark_columns(a, out);
-                mark_columns(b, out);
-            }
-            if let Some(e) = e {
-                mark_columns(e, out);
-            }
-        }
-        Expr::Func(_, args) => args.iter().for_each(|x| mark_columns(x, out)),
-        Expr::Outer(_) => {}
-        Expr::Subquery(p, kind) => {
-            for &c in &p.outer_cols {
-                if let Some(w) = out.get_mut(c) {
-                    *w = true;
-                }
-            }
-            if let crate::expr::SubKind::In(x, _) | crate::expr::SubKind::Quantified(x, _, _) = kind
-            {
-                mark_columns(x, out);
-            }
-        }
-    }
+    };
+    e.visit(&mut |x| match x {
+        Expr::Col(i) => mark(*i),
+        // A correlated subquery reads these columns of this row.
+        Expr::Subquery(p, _) => p.outer_cols.iter().for_each(|&c| mark(c)),
+        _ => {}
+    });
 }
 
 /// Metadata of a table column in a result.

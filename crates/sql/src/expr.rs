@@ -1157,49 +1157,57 @@ pub fn like(text: &str, pat: &str, esc: char, ci: bool) -> bool {
 }
 
 impl Expr {
-    /// Renumbers every column reference (`Col(i)` becomes `Col(f(i))`).
+    /// Renumbers every column reference (`Col(i)` becomes `Col(f(i))`). Join planning never
+    /// moves a term with a subquery (see `has_subquery`), and `visit_mut` does not enter
+    /// subqueries' plans: only IN's left side reads this row.
     pub fn map_columns(&mut self, f: &dyn Fn(usize) -> usize) {
+        self.visit_mut(&mut |e| {
+            if let Expr::Col(i) = e {
+                *i = f(*i);
+            }
+        });
+    }
+
+    /// [`Expr::visit`] with mutable access, children before their parent.
+    fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         match self {
-            Expr::Col(i) => *i = f(*i),
-            Expr::Const(_) | Expr::Param(_) => {}
-            Expr::Neg(x) | Expr::Not(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => x.map_columns(f),
+            Expr::Col(_) | Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => {}
+            Expr::Neg(x) | Expr::Not(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => x.visit_mut(f),
             Expr::Arith(_, a, b)
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
             | Expr::Or(a, b)
             | Expr::Xor(a, b)
             | Expr::Like(a, b, _, _) => {
-                a.map_columns(f);
-                b.map_columns(f);
+                a.visit_mut(f);
+                b.visit_mut(f);
             }
             Expr::Between(a, b, c, _) => {
-                a.map_columns(f);
-                b.map_columns(f);
-                c.map_columns(f);
+                a.visit_mut(f);
+                b.visit_mut(f);
+                c.visit_mut(f);
             }
             Expr::InList(a, l, _) => {
-                a.map_columns(f);
-                l.iter_mut().for_each(|x| x.map_columns(f));
+                a.visit_mut(f);
+                l.iter_mut().for_each(|x| x.visit_mut(f));
             }
             Expr::Case(o, w, e) => {
                 if let Some(o) = o {
-                    o.map_columns(f);
+                    o.visit_mut(f);
                 }
                 for (a, b) in w {
-                    a.map_columns(f);
-                    b.map_columns(f);
+                    a.visit_mut(f);
+                    b.visit_mut(f);
                 }
                 if let Some(e) = e {
-                    e.map_columns(f);
+                    e.visit_mut(f);
                 }
             }
-            Expr::Func(_, args) => args.iter_mut().for_each(|x| x.map_columns(f)),
-            Expr::Outer(_) => {}
-            // Join planning never moves a term with a subquery (see `has_subquery`); only
-            // IN's left side reads this row.
-            Expr::Subquery(_, SubKind::In(x, _) | SubKind::Quantified(x, _, _)) => x.map_columns(f),
+            Expr::Func(_, args) => args.iter_mut().for_each(|x| x.visit_mut(f)),
+            Expr::Subquery(_, SubKind::In(x, _) | SubKind::Quantified(x, _, _)) => x.visit_mut(f),
             Expr::Subquery(..) => {}
         }
+        f(self);
     }
 
     /// Whether the expression contains a subquery.
