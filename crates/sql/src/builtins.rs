@@ -273,8 +273,21 @@ pub const MONTH_NAMES: [&str; 12] = [
 ];
 
 /// A temporal argument: the datetime, and whether it carried a time of day (a DATETIME, or a
-/// string or number with one). `None` if it is not a valid date.
+/// string or number with one). `None` if it is not a valid date, with warning 1292 as MySQL
+/// raises it for a date function's argument.
 pub fn temporal(v: &Value) -> Option<(DateTime, bool)> {
+    let r = temporal_quiet(v);
+    if r.is_none() && !v.is_null() {
+        crate::diag::warn(1292, || {
+            let t = v.to_text().unwrap_or_default();
+            format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+        });
+    }
+    r
+}
+
+/// [`temporal`] without the warning (for callers that try other readings next).
+pub(crate) fn temporal_quiet(v: &Value) -> Option<(DateTime, bool)> {
     match v {
         Value::Date(p) => Some((DateTime::unpack(*p), false)),
         Value::DateTime(p) => Some((DateTime::unpack(*p), true)),
@@ -378,14 +391,14 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
             return Some((838, 59, 59));
         }
         if n > 8_385_959 {
-            let (d, _) = temporal(&Value::UInt(n))?;
+            let (d, _) = temporal_quiet(&Value::UInt(n))?;
             return Some((i64::from(d.hour), i64::from(d.minute), i64::from(d.second)));
         }
         let n = n as i64;
         let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
         return (m < 60 && sec < 60).then_some((h, m, sec));
     }
-    if let Some((d, _)) = temporal(v) {
+    if let Some((d, _)) = temporal_quiet(v) {
         return Some((i64::from(d.hour), i64::from(d.minute), i64::from(d.second)));
     }
     let s = v.to_string_lossy()?;

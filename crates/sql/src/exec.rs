@@ -1619,7 +1619,23 @@ impl SelectPlan {
             }
             Some(all)
         };
+        // WHERE terms that read no row are decided once, before any row is read; when one is
+        // not true, no row is read (MySQL's "Impossible WHERE"). This also raises their
+        // warnings once even when the table is empty, as MySQL does.
+        // LIMIT 0 reads nothing (and evaluates nothing), as in MySQL.
+        let mut impossible = limit == Some(0);
+        if let (Some(f), false) = (&self.filter, impossible) {
+            let mut terms = Vec::new();
+            conjuncts(f, &mut terms);
+            for t in terms.into_iter().filter(|t| t.row_independent()) {
+                // All of them, not up to the first false one: MySQL raises their warnings too.
+                if !t.test(&[], ctx)? {
+                    impossible = true;
+                }
+            }
+        }
         let built = match (txn.shared(), self.joins.is_empty()) {
+            _ if impossible => Vec::new(),
             (_, true) => Vec::new(),
             (Some(txn), false) => crate::join::build(&self.joins, txn, ctx)?,
             (None, false) => return Err(SqlError::internal("no transaction for a join")),
@@ -1689,6 +1705,7 @@ impl SelectPlan {
                 }
             };
             match (&self.table, txn) {
+                _ if impossible => {}
                 (_, txn) if union_rows.is_some() => {
                     // A UNION's operands, or a derived table's query, as source rows.
                     let jt = txn.shared();

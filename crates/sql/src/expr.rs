@@ -1017,21 +1017,21 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
             Arith::Mul => typed(x.checked_mul(y)),
             Arith::IntDiv => {
                 if y == 0 {
-                    Ok(Value::Null)
+                    Ok(division_by_zero())
                 } else {
                     int_result(x / y)
                 }
             }
             Arith::Mod => {
                 if y == 0 {
-                    Ok(Value::Null)
+                    Ok(division_by_zero())
                 } else {
                     int_result(x % y)
                 }
             }
             Arith::Div => {
                 if y == 0 {
-                    return Ok(Value::Null);
+                    return Ok(division_by_zero());
                 }
                 Ok(Decimal::from_i64(0)
                     .add(Decimal { mant: x, scale: 0 })
@@ -1052,19 +1052,19 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
             Arith::Mul => x.mul(y),
             Arith::Div => {
                 if y.mant == 0 {
-                    return Ok(Value::Null);
+                    return Ok(division_by_zero());
                 }
                 x.div(y)
             }
             Arith::IntDiv => {
                 if y.mant == 0 {
-                    return Ok(Value::Null);
+                    return Ok(division_by_zero());
                 }
                 return Ok(Value::Int((x.to_f64() / y.to_f64()).trunc() as i64));
             }
             Arith::Mod => {
                 if y.mant == 0 {
-                    return Ok(Value::Null);
+                    return Ok(division_by_zero());
                 }
                 let s = x.scale.max(y.scale);
                 let (p, q) = (
@@ -1084,13 +1084,20 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
         Arith::Add => Value::Double(x + y),
         Arith::Sub => Value::Double(x - y),
         Arith::Mul => Value::Double(x * y),
-        Arith::Div if y == 0.0 => Value::Null,
+        Arith::Div if y == 0.0 => division_by_zero(),
         Arith::Div => Value::Double(x / y),
-        Arith::IntDiv if y == 0.0 => Value::Null,
+        Arith::IntDiv if y == 0.0 => division_by_zero(),
         Arith::IntDiv => Value::Int((x / y).trunc() as i64),
-        Arith::Mod if y == 0.0 => Value::Null,
+        Arith::Mod if y == 0.0 => division_by_zero(),
         Arith::Mod => Value::Double(x % y),
     })
+}
+
+/// NULL, with warning 1365 (an error in strict INSERT and UPDATE: ERROR_FOR_DIVISION_BY_ZERO,
+/// on by default in MariaDB 10.11).
+fn division_by_zero() -> Value {
+    crate::diag::warn(1365, || "Division by 0".to_string());
+    Value::Null
 }
 
 fn bool_val(b: Option<bool>) -> Value {
@@ -1217,6 +1224,22 @@ impl Expr {
         found
     }
 
+    /// Whether the expression has the same value for every row of one execution: it reads no
+    /// column of the query's rows and no subquery, and calls nothing volatile (RAND, SLEEP,
+    /// UUID). An outer reference counts as fixed: a correlated subquery runs once per outer row.
+    pub fn row_independent(&self) -> bool {
+        let mut fixed = true;
+        self.visit(&mut |e| {
+            fixed &= !matches!(
+                e,
+                Expr::Col(_)
+                    | Expr::Subquery(..)
+                    | Expr::Func(Func::Rand | Func::Sleep | Func::Uuid, _)
+            )
+        });
+        fixed
+    }
+
     /// Calls `f` on this node and every node below it (not into subqueries' plans).
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
@@ -1339,16 +1362,23 @@ impl Expr {
                 })
             }
             Expr::Xor(a, b) => {
-                let (x, y) = (a.eval(row, ctx)?.truth(), b.eval(row, ctx)?.truth());
-                bool_val(match (x, y) {
-                    (Some(p), Some(q)) => Some(p != q),
-                    _ => None,
-                })
+                // NULL on the left decides the result: the right side is not evaluated (nor
+                // are its warnings raised), as in MySQL.
+                let Some(p) = a.eval(row, ctx)?.truth() else {
+                    return Ok(Value::Null);
+                };
+                bool_val(b.eval(row, ctx)?.truth().map(|q| p != q))
             }
             Expr::IsNull(x, neg) => bool_val(Some(x.eval(row, ctx)?.is_null() != *neg)),
             Expr::Between(x, lo, hi, neg) => {
-                let v = x.eval(row, ctx)?;
+                let mut v = x.eval(row, ctx)?;
                 let (l, h) = (lo.eval(row, ctx)?, hi.eval(row, ctx)?);
+                if matches!(v, Value::Str(_) | Value::Bytes(_)) && l.is_numeric() && h.is_numeric()
+                {
+                    // Read the string as a number once (one warning if it is not one), as
+                    // MySQL does, rather than once per bound.
+                    v = v.to_f64().map_or(Value::Null, Value::Double);
+                }
                 let ge = v.sql_cmp(&l).map(|o| o != Ordering::Less);
                 let le = v.sql_cmp(&h).map(|o| o != Ordering::Greater);
                 let r = match (ge, le) {
@@ -1672,7 +1702,7 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
             Some(d) => Value::Decimal(d),
             None => Value::Null,
         },
-        CastTo::Date => match to_datetime(&v) {
+        CastTo::Date => match to_datetime_arg(&v) {
             Some(d) => Value::Date(
                 DateTime {
                     hour: 0,
@@ -1685,11 +1715,24 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
             ),
             None => Value::Null,
         },
-        CastTo::DateTime => match to_datetime(&v) {
+        CastTo::DateTime => match to_datetime_arg(&v) {
             Some(d) => Value::DateTime(d),
             None => Value::Null,
         },
     })
+}
+
+/// [`to_datetime`] for a function's argument or a CAST: a value that is not a date is NULL
+/// with warning 1292.
+fn to_datetime_arg(v: &Value) -> Option<i64> {
+    let r = to_datetime(v);
+    if r.is_none() && !v.is_null() {
+        crate::diag::warn(1292, || {
+            let t = v.to_text().unwrap_or_default();
+            format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+        });
+    }
+    r
 }
 
 /// A value as a packed datetime, if it is or reads as one.
@@ -1938,7 +1981,7 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
                     .collect(),
             ),
         },
-        Func::Year | Func::Month | Func::Day => match to_datetime(&ev(0)?) {
+        Func::Year | Func::Month | Func::Day => match to_datetime_arg(&ev(0)?) {
             None => Value::Null,
             Some(p) => {
                 let d = DateTime::unpack(p);
@@ -2265,12 +2308,16 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 Func::Log10 => x.log10(),
                 _ => x.ln(),
             }),
-            _ => Value::Null,
+            // MariaDB reports the logarithm of a number that is not positive as a division by
+            // zero (1365).
+            Some(_) => division_by_zero(),
+            None => Value::Null,
         },
         Func::Log => match (num(0)?, num(1)?) {
             (Some(base), Some(x)) if base > 0.0 && base != 1.0 && x > 0.0 => {
                 double_or_null(x.ln() / base.ln())
             }
+            (Some(_), Some(_)) => division_by_zero(),
             _ => Value::Null,
         },
         Func::Pi => Value::Double(std::f64::consts::PI),
@@ -2307,6 +2354,9 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 amount = -amount;
             }
             let Some(r) = bi::add_interval(&d, unit, amount) else {
+                crate::diag::warn(1441, || {
+                    "Datetime function: datetime field overflow".to_string()
+                });
                 return Ok(Value::Null);
             };
             let fsp = arg_fsp(&args[0], &arg).max(interval_fsp(&args[1], &n, unit));

@@ -15,6 +15,7 @@ pub mod builtins;
 pub mod catalog;
 pub mod codec;
 mod ddl;
+pub(crate) mod diag;
 mod error;
 pub mod exec;
 pub mod expr;

@@ -392,6 +392,21 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             }
         }
     }
+    // An inner join's ON terms that read no row belong to the whole query, like WHERE terms:
+    // the first table's filter decides them once before reading (see `SelectPlan::run`).
+    for k in 1..items.len() {
+        if from[k].left {
+            continue;
+        }
+        if let Some(on) = ons[k].take() {
+            let mut v = Vec::new();
+            conjuncts(&on, &mut v);
+            let (fixed, rest): (Vec<&Expr>, Vec<&Expr>) =
+                v.into_iter().partition(|x| x.row_independent());
+            base_terms.extend(fixed.into_iter().cloned());
+            ons[k] = and_all(rest.into_iter().cloned().collect());
+        }
+    }
     let base_filter = if items.len() <= 1 {
         filter
     } else {

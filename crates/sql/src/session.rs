@@ -219,6 +219,7 @@ impl Instance {
             txn: None,
             last_insert_id: 0,
             warnings: Vec::new(),
+            warnings_dropped: 0,
             warnings_shown: false,
             prepared: HashMap::new(),
             next_stmt_id: 1,
@@ -307,6 +308,9 @@ pub struct Session {
     txn: Option<OpenTxn>,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: Vec<Warning>,
+    /// Warnings the last statement raised past the [`crate::diag::STORED_MAX`] kept in
+    /// `warnings`: they count in the OK packet, as in MySQL, but SHOW WARNINGS does not list them.
+    pub(crate) warnings_dropped: u64,
     /// The last statement was SHOW WARNINGS/ERRORS: it keeps the list but, as in MySQL,
     /// reports no warnings of its own.
     pub(crate) warnings_shown: bool,
@@ -496,7 +500,18 @@ impl Session {
         if self.warnings_shown {
             return 0;
         }
-        self.warnings.len().min(65535) as u16
+        (self.warnings.len() as u64 + self.warnings_dropped).min(65535) as u16
+    }
+
+    /// Moves what the running statement raised so far (expression warnings) into the
+    /// session's list; returns how many there were.
+    fn take_diag(&mut self) -> u64 {
+        let d = crate::diag::drain();
+        let room = crate::diag::STORED_MAX.saturating_sub(self.warnings.len());
+        let kept = d.warnings.len().min(room);
+        self.warnings_dropped += d.count - kept as u64;
+        self.warnings.extend(d.warnings.into_iter().take(kept));
+        d.count
     }
 
     pub(crate) fn warn(&mut self, code: u16, message: impl Into<String>) {
@@ -565,6 +580,7 @@ impl Session {
         use ast::Statement as S;
         if !matches!(stmt, S::ShowVariable { .. }) {
             self.warnings.clear();
+            self.warnings_dropped = 0;
         }
         match stmt {
             S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) => {
@@ -805,8 +821,31 @@ impl Session {
         }
     }
 
-    /// Runs a compiled statement in the open transaction, or in its own (autocommit).
+    /// Runs a compiled statement in the open transaction, or in its own (autocommit), with a
+    /// diagnostics area for the warnings its expressions raise.
     fn execute_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<Outcome, SqlError> {
+        // Strict mode makes INSERT and UPDATE fail on a warning (not IGNORE; DELETE and
+        // queries only warn), as STRICT_TRANS_TABLES does in MySQL.
+        let strict = match plan {
+            Plan::Insert(p) => p.mode != plan::InsertMode::Ignore,
+            Plan::Update(_) => true,
+            Plan::Select(_) | Plan::Delete(_) => false,
+        };
+        let scope = crate::diag::Scope::begin(strict);
+        let r = self.execute_plan_in_scope(plan, params);
+        if r.is_ok() {
+            self.take_diag();
+        }
+        let rest = scope.finish();
+        debug_assert!(r.is_err() || (rest.count == 0 && rest.escalated.is_none()));
+        r
+    }
+
+    fn execute_plan_in_scope(
+        &mut self,
+        plan: &Plan,
+        params: &[Value],
+    ) -> Result<Outcome, SqlError> {
         let c = &self.inst.counters;
         match plan {
             Plan::Select(_) => &c.com_select,
@@ -897,6 +936,8 @@ impl Session {
         // so a long scan finishes its work first.)
         let r = match r {
             Ok(_) if self.process.query_killed.load(Ordering::Acquire) => Err(interrupted()),
+            // Strict mode: a warning raised while computing the rows fails the statement.
+            Ok(o) => crate::diag::check().map(|()| o),
             r => r,
         };
         // Engine errors name trees; the client wants the table.
@@ -948,7 +989,10 @@ impl Session {
         r
     }
 
-    fn dml_outcome(&mut self, n: DmlCount, kind: DmlKind) -> Outcome {
+    fn dml_outcome(&mut self, mut n: DmlCount, kind: DmlKind) -> Outcome {
+        // The expression warnings come first: MySQL interleaves them with the conversion
+        // warnings row by row, but only their number and codes are observable together.
+        n.warnings += self.take_diag();
         // MySQL's info strings: multi-row INSERT and INSERT ... SELECT, and every UPDATE (even
         // one that matched nothing); none for DELETE.
         let info = match kind {

@@ -944,7 +944,7 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "max_allowed_packet" => int(inst.options.max_allowed_packet as i64),
         "max_connections" => int(inst.options.max_connections as i64),
         "max_prepared_stmt_count" => int(1_048_576),
-        "sql_mode" => st("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"),
+        "sql_mode" => st("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
         "character_set_client"
         | "character_set_connection"
         | "character_set_database"

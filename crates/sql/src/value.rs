@@ -496,7 +496,16 @@ impl Value {
                 scale: 0,
             }),
             Value::Decimal(d) => Some(*d),
-            Value::Str(s) => Decimal::parse(s).or_else(|| Decimal::from_f64(self.to_f64()?, 6)),
+            Value::Str(s) => match Decimal::parse(s) {
+                Some(d) => {
+                    let body = s.trim_end_matches(' ').len();
+                    if body < s.len() {
+                        crate::diag::truncated_number("DECIMAL", s.as_bytes(), body);
+                    }
+                    Some(d)
+                }
+                None => Decimal::from_f64(numeric_prefix_as(s.as_bytes(), "DECIMAL"), 6),
+            },
             other => Decimal::from_f64(other.to_f64()?, 6),
         }
     }
@@ -569,10 +578,13 @@ impl Value {
             (Bytes(a), Str(b)) => a.as_slice().cmp(b.as_bytes()),
             (Bytes(a), Bytes(b)) => a.cmp(b),
             (Date(a) | DateTime(a), Date(b) | DateTime(b)) => a.cmp(b),
-            (Date(a) | DateTime(a), Str(s)) => match self::DateTime::parse(s) {
-                Some(d) => a.cmp(&d.pack()),
-                None => return self.to_f64()?.partial_cmp(&other.to_f64()?),
-            },
+            (Date(a) | DateTime(a), Str(s)) => a.cmp(&temporal_of_text(s)),
+            (Date(a) | DateTime(a), Int(_) | UInt(_) | Decimal(_) | Double(_)) => {
+                a.cmp(&temporal_of_number(other))
+            }
+            (Int(_) | UInt(_) | Decimal(_) | Double(_), Date(_) | DateTime(_)) => {
+                other.sql_cmp(self)?.reverse()
+            }
             (Str(_), Date(_) | DateTime(_)) => other.sql_cmp(self)?.reverse(),
             (Decimal(_) | Int(_) | UInt(_), Decimal(_) | Int(_) | UInt(_)) => {
                 self.to_decimal()?.cmp(other.to_decimal()?)
@@ -601,6 +613,46 @@ impl Value {
     }
 }
 
+/// A string compared with a DATE or DATETIME, read as MySQL reads it there: as a datetime; if
+/// it is not one, its longest prefix that is one; else the zero datetime `0000-00-00` (below
+/// every date). The last two raise warning 1292.
+fn temporal_of_text(s: &str) -> i64 {
+    if let Some(d) = DateTime::parse(s) {
+        return d.pack();
+    }
+    // The other spellings MySQL accepts ('20240102', ...), off the common path.
+    if let Some((d, _)) = crate::builtins::temporal_quiet(&Value::Str(s.to_string())) {
+        return d.pack();
+    }
+    let t = s.trim_start();
+    let prefix = (1..t.len())
+        .rev()
+        .filter(|&i| t.is_char_boundary(i) && t.as_bytes()[i - 1].is_ascii_digit())
+        .find_map(|i| DateTime::parse(&t[..i]));
+    crate::diag::warn(1292, || {
+        format!(
+            "Truncated incorrect datetime value: '{}'",
+            crate::diag::quoted(s.as_bytes())
+        )
+    });
+    prefix.map_or(0, |d| d.pack())
+}
+
+/// A number compared with a DATE or DATETIME: read as one (`20240102`, `240102`,
+/// `20240102030405`), else the zero datetime, with warning 1292.
+fn temporal_of_number(v: &Value) -> i64 {
+    match crate::builtins::temporal_quiet(v) {
+        Some((d, _)) => d.pack(),
+        None => {
+            crate::diag::warn(1292, || {
+                let t = v.to_text().unwrap_or_default();
+                format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+            });
+            0
+        }
+    }
+}
+
 /// Doubles print like MySQL: integers without a fraction, otherwise the shortest form that
 /// reads back to the same value, with an exponent only for very large or small magnitudes.
 pub fn format_double(d: f64) -> String {
@@ -621,10 +673,20 @@ pub fn format_double(d: f64) -> String {
     }
 }
 
-/// The number a string starts with, as MySQL converts `'12abc'` to 12 (with a warning there).
+/// The number a string starts with, as MySQL converts `'12abc'` to 12, raising 1292 (see
+/// [`crate::diag::truncated_number`]) when it is not all number.
 pub fn numeric_prefix(b: &[u8]) -> f64 {
-    let s = std::str::from_utf8(b).unwrap_or("");
-    let s = s.trim_start();
+    numeric_prefix_as(b, "DOUBLE")
+}
+
+/// [`numeric_prefix`], naming the type read in the warning (DOUBLE, DECIMAL, INTEGER).
+pub fn numeric_prefix_as(b: &[u8], kind: &str) -> f64 {
+    let Ok(whole) = std::str::from_utf8(b) else {
+        crate::diag::truncated_number(kind, b, 0);
+        return 0.0;
+    };
+    let s = whole.trim_start();
+    let lead = whole.len() - s.len();
     let mut end = 0;
     let bytes = s.as_bytes();
     let mut seen_digit = false;
@@ -657,7 +719,15 @@ pub fn numeric_prefix(b: &[u8]) -> f64 {
     while !t.is_empty() && t.parse::<f64>().is_err() {
         t = &t[..t.len() - 1];
     }
-    t.parse().unwrap_or(0.0)
+    let consumed = if t.is_empty() { 0 } else { lead + t.len() };
+    let v: f64 = t.parse().unwrap_or(0.0);
+    if v.is_infinite() {
+        // '1e400': MySQL saturates at the largest double, with a warning.
+        crate::diag::truncated_number(kind, b, 0);
+        return f64::MAX.copysign(v);
+    }
+    crate::diag::truncated_number(kind, b, consumed);
+    v
 }
 
 fn temporal_number(p: i64) -> f64 {

@@ -1,0 +1,254 @@
+//! The statement's diagnostics area: warnings and notes raised while expressions are
+//! evaluated (`'abc' + 1`, `1/0`, `DATE('x')`, a date compared with a string that is not one).
+//!
+//! MySQL raises these from deep inside value conversion, far from anything that holds the
+//! statement's state, and so does zipdb: the area is thread-local, installed by the session for
+//! the duration of one statement ([`Scope`]), and written through [`warn`] / [`note`] from any
+//! conversion. A statement runs on one thread from start to end, so the area cannot see another
+//! statement's warnings. Without a scope (unit tests, the embedded API evaluating a default) the
+//! calls do nothing.
+//!
+//! Strict mode: in INSERT and UPDATE (not IGNORE), MySQL turns a warning raised while the
+//! statement computes its rows into an error, and the statement fails with it. A strict scope
+//! keeps the first such warning as that error ([`Scope::finish`] returns it); notes stay notes.
+
+use std::cell::RefCell;
+
+use crate::error::SqlError;
+use crate::session::Warning;
+
+/// How many warnings a statement keeps for SHOW WARNINGS (MySQL's default `max_error_count`);
+/// the count goes on past it.
+pub const STORED_MAX: usize = 64;
+
+struct Area {
+    warnings: Vec<Warning>,
+    count: u64,
+    strict: bool,
+    escalated: Option<SqlError>,
+}
+
+thread_local! {
+    static AREA: RefCell<Option<Area>> = const { RefCell::new(None) };
+}
+
+/// What a statement raised.
+#[derive(Debug, Default)]
+pub struct Diag {
+    /// The first [`STORED_MAX`] warnings and notes, in the order raised.
+    pub warnings: Vec<Warning>,
+    /// All of them, also those past [`STORED_MAX`].
+    pub count: u64,
+    /// Strict mode: the first warning, as the error that fails the statement.
+    pub escalated: Option<SqlError>,
+}
+
+/// The diagnostics area of one statement, installed on this thread until [`Scope::finish`] or
+/// drop (which restores the area it replaced, so scopes nest).
+pub struct Scope {
+    prev: Option<Option<Area>>,
+}
+
+impl Scope {
+    pub fn begin(strict: bool) -> Scope {
+        let area = Area {
+            warnings: Vec::new(),
+            count: 0,
+            strict,
+            escalated: None,
+        };
+        Scope {
+            prev: Some(AREA.with(|a| a.replace(Some(area)))),
+        }
+    }
+
+    /// Ends the scope and returns what the statement raised.
+    pub fn finish(mut self) -> Diag {
+        let area = self.restore();
+        area.map_or_else(Diag::default, |a| Diag {
+            warnings: a.warnings,
+            count: a.count,
+            escalated: a.escalated,
+        })
+    }
+
+    fn restore(&mut self) -> Option<Area> {
+        let prev = self.prev.take()?;
+        AREA.with(|a| a.replace(prev))
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+/// Raises a warning; `message` is only formatted when a scope listens.
+pub fn warn(code: u16, message: impl FnOnce() -> String) {
+    raise("Warning", code, message);
+}
+
+/// Raises a note (never escalated to an error).
+pub fn note(code: u16, message: impl FnOnce() -> String) {
+    raise("Note", code, message);
+}
+
+fn raise(level: &'static str, code: u16, message: impl FnOnce() -> String) {
+    AREA.with(|a| {
+        let mut a = a.borrow_mut();
+        let Some(area) = a.as_mut() else {
+            return;
+        };
+        if area.strict && level == "Warning" {
+            if area.escalated.is_none() {
+                area.escalated = Some(SqlError::new(code, sqlstate_of(code), message()));
+            }
+            return;
+        }
+        area.count += 1;
+        if area.warnings.len() < STORED_MAX {
+            area.warnings.push(Warning {
+                level,
+                code,
+                message: message(),
+            });
+        }
+    });
+}
+
+/// What the scope raised so far, taken out of it (the scope stays installed): the session
+/// moves a DML statement's warnings into its count before it formats the info string.
+pub fn drain() -> Diag {
+    AREA.with(|a| {
+        let mut a = a.borrow_mut();
+        match a.as_mut() {
+            Some(area) => Diag {
+                warnings: std::mem::take(&mut area.warnings),
+                count: std::mem::take(&mut area.count),
+                escalated: None,
+            },
+            None => Diag::default(),
+        }
+    })
+}
+
+/// The first warning a strict scope turned into an error so far, taken out of the area: DML
+/// checks it per row, so the statement fails where MySQL's does, before later rows run into
+/// other errors.
+pub fn take_escalated() -> Option<SqlError> {
+    AREA.with(|a| a.borrow_mut().as_mut().and_then(|a| a.escalated.take()))
+}
+
+/// `Err` with the escalated warning, if any (see [`take_escalated`]).
+pub fn check() -> Result<(), SqlError> {
+    match take_escalated() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn sqlstate_of(code: u16) -> &'static str {
+    match code {
+        1365 => "22012",
+        1264 | 1690 => "22003",
+        1406 => "22001",
+        _ => "22007",
+    }
+}
+
+/// `'…'` as MySQL quotes a value in a warning: the text as is, bytes that are not UTF-8 as
+/// `\xNN`.
+pub fn quoted(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_string(),
+        Err(_) => b
+            .iter()
+            .map(|&c| {
+                if c.is_ascii() && !c.is_ascii_control() {
+                    (c as char).to_string()
+                } else {
+                    format!("\\x{c:02X}")
+                }
+            })
+            .collect(),
+    }
+}
+
+/// 1292 for a string read as a number when only its first `consumed` bytes were one: a
+/// warning, or a note when only spaces were cut (MySQL's rule); none when all of it was read.
+/// `consumed` is 0 when no number was found (even in an empty string). `kind` is DOUBLE,
+/// DECIMAL or INTEGER.
+pub fn truncated_number(kind: &str, text: &[u8], consumed: usize) {
+    let rest = text.get(consumed..).unwrap_or_default();
+    if consumed > 0 && rest.is_empty() {
+        return;
+    }
+    let msg = || format!("Truncated incorrect {kind} value: '{}'", quoted(text));
+    if consumed > 0 && rest.iter().all(|&c| c == b' ') {
+        note(1292, msg);
+    } else {
+        warn(1292, msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_collects_and_nests() {
+        warn(1, || unreachable!("no scope: the message is not formatted"));
+        let s = Scope::begin(false);
+        warn(1292, || "a".into());
+        note(1292, || "b".into());
+        {
+            let inner = Scope::begin(true);
+            warn(1365, || "Division by 0".into());
+            let d = inner.finish();
+            assert_eq!(d.count, 0);
+            let e = d.escalated.expect("strict scope escalates warnings");
+            assert_eq!((e.code, e.sqlstate), (1365, "22012"));
+        }
+        warn(1292, || "c".into());
+        let d = s.finish();
+        assert_eq!(d.count, 3);
+        let got: Vec<_> = d.warnings.iter().map(|w| (w.level, &*w.message)).collect();
+        assert_eq!(got, [("Warning", "a"), ("Note", "b"), ("Warning", "c")]);
+        assert!(AREA.with(|a| a.borrow().is_none()));
+    }
+
+    #[test]
+    fn strict_scope_keeps_notes_and_the_first_error() {
+        let s = Scope::begin(true);
+        note(1292, || "n".into());
+        warn(1292, || "first".into());
+        warn(1365, || "second".into());
+        let d = s.finish();
+        assert_eq!(d.count, 1);
+        assert_eq!(d.escalated.map(|e| e.message), Some("first".to_string()));
+    }
+
+    #[test]
+    fn stored_warnings_are_capped_but_counted() {
+        let s = Scope::begin(false);
+        for _ in 0..100 {
+            warn(1292, || "x".into());
+        }
+        let d = s.finish();
+        assert_eq!((d.count, d.warnings.len()), (100, STORED_MAX));
+    }
+
+    #[test]
+    fn truncation_levels() {
+        let s = Scope::begin(false);
+        truncated_number("DOUBLE", b"1 ", 1);
+        truncated_number("DOUBLE", b"1x", 1);
+        truncated_number("DOUBLE", b" ", 0);
+        truncated_number("DOUBLE", b"", 0);
+        truncated_number("DOUBLE", b"1", 1);
+        let d = s.finish();
+        let got: Vec<_> = d.warnings.iter().map(|w| w.level).collect();
+        assert_eq!(got, ["Note", "Warning", "Warning", "Warning"]);
+    }
+}
