@@ -1482,6 +1482,22 @@ pub fn eval_subquery(
     })
 }
 
+/// Whether the WHERE terms that read no row (see [`Expr::row_independent`]) are all true. They
+/// are decided once, before any row is read; when one is not true, no row is read (MySQL's
+/// "Impossible WHERE"). All are evaluated, not up to the first false one: MySQL raises their
+/// warnings too, even over an empty table. Walks the AND tree rather than collecting the
+/// conjuncts: this runs for every execution of every query.
+fn fixed_terms_hold(e: &Expr, ctx: &Ctx) -> Result<bool, SqlError> {
+    Ok(match e {
+        Expr::And(a, b) => {
+            let x = fixed_terms_hold(a, ctx)?;
+            fixed_terms_hold(b, ctx)? && x
+        }
+        e if e.row_independent() => e.test(&[], ctx)?,
+        _ => true,
+    })
+}
+
 fn limit_value(e: &Option<Expr>, ctx: &Ctx) -> Result<Option<u64>, SqlError> {
     match e {
         None => Ok(None),
@@ -1623,17 +1639,11 @@ impl SelectPlan {
         // not true, no row is read (MySQL's "Impossible WHERE"). This also raises their
         // warnings once even when the table is empty, as MySQL does.
         // LIMIT 0 reads nothing (and evaluates nothing), as in MySQL.
-        let mut impossible = limit == Some(0);
-        if let (Some(f), false) = (&self.filter, impossible) {
-            let mut terms = Vec::new();
-            conjuncts(f, &mut terms);
-            for t in terms.into_iter().filter(|t| t.row_independent()) {
-                // All of them, not up to the first false one: MySQL raises their warnings too.
-                if !t.test(&[], ctx)? {
-                    impossible = true;
-                }
-            }
-        }
+        let impossible = limit == Some(0)
+            || match &self.filter {
+                Some(f) => !fixed_terms_hold(f, ctx)?,
+                None => false,
+            };
         let built = match (txn.shared(), self.joins.is_empty()) {
             _ if impossible => Vec::new(),
             (_, true) => Vec::new(),
