@@ -117,6 +117,17 @@ fn raise(level: &'static str, code: u16, message: impl FnOnce() -> String) {
     });
 }
 
+/// Turns strict mode of the installed scope on or off from here on: UPDATE reads the rows to
+/// change before changing any when its ORDER BY or a changed key forces that, and MySQL does
+/// not fail on warnings raised while reading them then (only on those of the SET expressions).
+pub fn set_strict(strict: bool) {
+    AREA.with(|a| {
+        if let Some(area) = a.borrow_mut().as_mut() {
+            area.strict = strict;
+        }
+    });
+}
+
 /// What the scope raised so far, taken out of it (the scope stays installed): the session
 /// moves a DML statement's warnings into its count before it formats the info string.
 pub fn drain() -> Diag {

@@ -1019,7 +1019,7 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
                 if y == 0 {
                     Ok(division_by_zero())
                 } else {
-                    int_result(x / y)
+                    typed(Some(x / y))
                 }
             }
             Arith::Mod => {
@@ -1060,7 +1060,25 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
                 if y.mant == 0 {
                     return Ok(division_by_zero());
                 }
-                return Ok(Value::Int((x.to_f64() / y.to_f64()).trunc() as i64));
+                // Exactly: both at one scale, the quotient of the mantissas is the truncated
+                // quotient. The result is a BIGINT (UNSIGNED with an UNSIGNED operand), and
+                // one out of its range is error 1690, as in MySQL.
+                let s = x.scale.max(y.scale);
+                let (p, q) = (
+                    x.rescale(s).ok_or_else(overflow)?,
+                    y.rescale(s).ok_or_else(overflow)?,
+                );
+                let r = p.mant / q.mant;
+                let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+                return if unsigned {
+                    u64::try_from(r).map(Value::UInt).map_err(|_| {
+                        SqlError::new(1690, "22003", "BIGINT UNSIGNED value is out of range")
+                    })
+                } else {
+                    i64::try_from(r)
+                        .map(Value::Int)
+                        .map_err(|_| SqlError::new(1690, "22003", "BIGINT value is out of range"))
+                };
             }
             Arith::Mod => {
                 if y.mant == 0 {
@@ -1087,7 +1105,14 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
         Arith::Div if y == 0.0 => division_by_zero(),
         Arith::Div => Value::Double(x / y),
         Arith::IntDiv if y == 0.0 => division_by_zero(),
-        Arith::IntDiv => Value::Int((x / y).trunc() as i64),
+        Arith::IntDiv => {
+            let q = (x / y).trunc();
+            // i64::MAX as f64 rounds up to 2^63, which is out of range itself.
+            if !(q >= i64::MIN as f64 && q < i64::MAX as f64) {
+                return Err(SqlError::new(1690, "22003", "BIGINT value is out of range"));
+            }
+            Value::Int(q as i64)
+        }
         Arith::Mod if y == 0.0 => division_by_zero(),
         Arith::Mod => Value::Double(x % y),
     })
@@ -1308,10 +1333,15 @@ impl Expr {
                 Value::Null => Value::Null,
                 Value::Int(i) => match i.checked_neg() {
                     Some(n) => Value::Int(n),
-                    None => Value::Decimal(Decimal {
+                    // A constant (`-(-9223372036854775808)`) widens to DECIMAL, as MySQL types
+                    // such literals; a column's BIGINT minimum negated is out of range.
+                    None if x.is_constant() => Value::Decimal(Decimal {
                         mant: -i128::from(i),
                         scale: 0,
                     }),
+                    None => {
+                        return Err(SqlError::new(1690, "22003", "BIGINT value is out of range"))
+                    }
                 },
                 Value::UInt(u) => int_result(-i128::from(u))?,
                 Value::Decimal(d) => Value::Decimal(Decimal {
