@@ -18,7 +18,15 @@
 //!
 //! Escaped strings turn each `0x00` into `0x00 0xFF` and end with `0x00 0x00`, so a string
 //! sorts before any longer string it prefixes. Text keys hold the collation weights, not the
-//! text (`'abc'` and `'ABC '` have the same key), so keys are never decoded: rows hold values.
+//! text (`'abc'`, `'ABC '` and `'Àbç'` have the same key), so keys are never decoded: rows hold
+//! values. The weight of a character is [`fold_char`]'s (utf8mb4_general_ci: upper case, accents
+//! of Latin, Greek and Cyrillic letters folded, every character outside the BMP U+FFFD), written
+//! as that character's UTF-8, whose byte order is code point order.
+//!
+//! Table definitions of version 2 (see `catalog.rs`) have these keys. Version 1 (zipdb before
+//! accent folding) folded case only: its keys order and deduplicate non-ASCII text differently
+//! (`'É'` and `'E'` were distinct), so a version 1 table with a text column in a key is refused
+//! when the catalog loads (the keys of ASCII text, and of every other type, are unchanged).
 //!
 //! # Rows
 //!
@@ -620,7 +628,9 @@ mod tests {
                     })
                     .boxed()
             }
-            t if t.is_text() => "[aAbBzZ \\x00éÉıI]{0,5} {0,2}".prop_map(Value::Str).boxed(),
+            t if t.is_text() => "[aAbBeEsSzZ \\x00éÉèıIßЙ😀\u{FFFD}\u{FFFF}]{0,5} {0,2}"
+                .prop_map(Value::Str)
+                .boxed(),
             SqlType::Char { .. } | SqlType::Varchar { .. } | SqlType::Text { .. } => {
                 let byte = prop_oneof![Just(0u8), Just(0xFF), Just(b'a'), Just(b'A'), any::<u8>()];
                 proptest::collection::vec(byte, 0..6)
