@@ -13,7 +13,7 @@ the character and one without, and compares on both servers:
 * the classes of equal characters: each row joined (c = c, a hash join) with its group's
   smallest id from GROUP BY c, and COUNT(DISTINCT c);
 * a UNIQUE key: one character per class loads, every other member of a class is a duplicate
-  (1062) on both;
+  (1062) on both; a text primary key scanned in key order (zipdb) against ORDER BY (MariaDB);
 * lookups and ranges through the index (=, BETWEEN), LIKE and LOCATE for sampled characters;
 * UPPER and LOWER of every character.
 
@@ -115,6 +115,14 @@ def main():
                 dup_m.append((c, b.err[0] if b.err else 0))
         check("UNIQUE key duplicates (1062)", dup_z, dup_m)
         check("unique index order", *rows("SELECT c FROM u ORDER BY c"))
+        # zipdb returns a text primary key's rows in key order without an ORDER BY (MariaDB's
+        # InnoDB does too, but that is not promised): the memcmp order of the encoded keys.
+        both("CREATE TABLE k (c VARCHAR(2) NOT NULL PRIMARY KEY)")
+        both("INSERT INTO k SELECT c FROM u")
+        for sql in ("SELECT c FROM k", "SELECT c FROM k WHERE c >= '\\0'"):
+            o = pair.z.run(sql)
+            want = pair.m.run("SELECT c FROM k ORDER BY c")
+            check("text primary key order (zipdb: %s)" % sql, o.rows, want.rows)
 
         # Lookups, ranges, LIKE and LOCATE for characters of the biggest classes and samples.
         probes = sorted(classes, key=lambda m: -len(classes[m]))[:40]

@@ -339,8 +339,9 @@ fn max_id(t: &Table) -> Result<u64, SqlError> {
 
 // ---- Definition encoding -------------------------------------------------------------------
 
-/// Version 2: text keys hold utf8mb4_general_ci weights with accents folded (`codec.rs`).
-/// Version 1 definitions are otherwise the same; their text keys folded case only.
+/// Version 2: text keys hold utf8mb4_general_ci weights with accents folded, in the PAD SPACE
+/// format of `codec.rs`. Version 1 definitions are otherwise the same; their text keys folded
+/// case only and were escaped like binary keys.
 const DEF_VERSION: u8 = 2;
 
 struct W(Vec<u8>);
@@ -603,18 +604,18 @@ impl TableDef {
         if !r.0.is_empty() {
             return Err(format!("{} bytes after the definition", r.0.len()));
         }
-        // A version 1 table keeps working unless a key holds text: its keys would order and
-        // deduplicate non-ASCII text by case-only folding while this build looks them up by
-        // general_ci weights (accents folded), which would find the wrong rows or miss
+        // A version 1 table keeps working unless a key holds text: its text keys are in a
+        // format this build does not write or look up (and order and deduplicate non-ASCII
+        // text by case-only folding), so lookups would miss rows and unique checks miss
         // duplicates silently. Refuse it, with what to do, rather than misread it.
         if v == 1 {
             let mut keyed = pk.iter().chain(indexes.iter().flat_map(|i| &i.columns));
             if let Some(&c) = keyed.find(|&&c| columns[c].ty.is_text()) {
                 return Err(format!(
                     "table `{db}`.`{name}` was created by an older zipdb whose text keys fold \
-                     case but not accents; its key on column `{}` orders non-ASCII text \
-                     differently from this build (utf8mb4_general_ci). Dump the table with \
-                     the older build and load it into this one",
+                     case but not accents; its key on column `{}` is in a format this build \
+                     does not read (utf8mb4_general_ci with accents folded). Dump the table \
+                     with the older build and load it into this one",
                     columns[c].name
                 ));
             }

@@ -811,15 +811,16 @@ impl<const PAGES: usize> BmpMap<PAGES> {
 }
 
 /// Comparison under the default collation (utf8mb4_general_ci): case- and accent-insensitive,
-/// trailing spaces ignored (PAD SPACE): the strings without their trailing spaces, compared by
-/// their characters' [`fold_char`] weights, a prefix first.
+/// PAD SPACE: the strings compare by their characters' [`fold_char`] weights as if the shorter
+/// were padded with spaces to the longer's length. So trailing spaces are ignored, and a string
+/// sorts after itself followed by a character below a space (`'a\t' < 'a' < 'ab'`).
 pub fn collate_cmp(a: &str, b: &str) -> Ordering {
     // Hot in ORDER BY, DISTINCT and GROUP BY over text: walk the common ASCII prefix once,
-    // without trimming or checking the whole strings first. The rest is compared by
-    // `collate_cmp_suffix`, which is exact for suffixes that start after an equal ASCII prefix
-    // (a char boundary in both): the prefix cannot change the order, and trimming the whole
-    // string cuts into the prefix only when the suffix is all spaces, which the suffix
-    // comparison treats as empty too.
+    // without looking at the whole strings first. Where both have an ASCII character their
+    // weights decide (padding only matters past the shorter string's end, spaces included);
+    // the rest is compared by `collate_cmp_suffix`, which is exact for suffixes that start
+    // after an equal prefix (a char boundary in both), as PAD SPACE compares position by
+    // position.
     let (x, y) = (a.as_bytes(), b.as_bytes());
     let n = x.len().min(y.len());
     let mut i = 0;
@@ -831,10 +832,6 @@ pub fn collate_cmp(a: &str, b: &str) -> Ordering {
         if p != q {
             let (fp, fq) = (p.to_ascii_uppercase(), q.to_ascii_uppercase());
             if fp != fq {
-                if p == b' ' || q == b' ' {
-                    // Maybe the start of trailing spaces: only the suffixes can tell.
-                    break;
-                }
                 return fp.cmp(&fq);
             }
         }
@@ -845,16 +842,54 @@ pub fn collate_cmp(a: &str, b: &str) -> Ordering {
 
 /// [`collate_cmp`] by its definition, one character at a time.
 fn collate_cmp_suffix(a: &str, b: &str) -> Ordering {
-    let a = a.trim_end_matches(' ');
-    let b = b.trim_end_matches(' ');
-    a.chars().map(fold_char).cmp(b.chars().map(fold_char))
+    let mut x = a.chars().map(fold_char);
+    let mut y = b.chars().map(fold_char);
+    loop {
+        match (x.next(), y.next()) {
+            (Some(p), Some(q)) if p == q => {}
+            (Some(p), Some(q)) => return p.cmp(&q),
+            (None, None) => return Ordering::Equal,
+            (None, Some(q)) => return pad_cmp(q, y).reverse(),
+            (Some(p), None) => return pad_cmp(p, x),
+        }
+    }
+}
+
+/// How the rest of a string (weights `first`, then `rest`) compares with spaces: by its first
+/// weight that is not a space (only control characters weigh less), equal if there is none.
+fn pad_cmp(first: char, rest: impl Iterator<Item = char>) -> Ordering {
+    std::iter::once(first)
+        .chain(rest)
+        .find(|&w| w != ' ')
+        .map_or(Ordering::Equal, |w| w.cmp(&' '))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// PAD SPACE spelled out: both strings padded with spaces to the same length, then their
+    /// weights compared one by one.
+    fn padded_cmp(a: &str, b: &str) -> Ordering {
+        let n = a.chars().count().max(b.chars().count());
+        let pad = |s: &str| {
+            let mut w: Vec<char> = s.chars().map(fold_char).collect();
+            w.resize(n, ' ');
+            w
+        };
+        pad(a).cmp(&pad(b))
+    }
+
     proptest::proptest! {
+        /// collate_cmp is PAD SPACE comparison of the weights.
+        #[test]
+        fn collate_cmp_pads_with_spaces(
+            a in "[ aAeé\\t\\n\\x00\\x1f!~ßS😀]{0,6}",
+            b in "[ aAeé\\t\\n\\x00\\x1f!~ßS😀]{0,6}",
+        ) {
+            proptest::prop_assert_eq!(collate_cmp(&a, &b), padded_cmp(&a, &b));
+        }
+
         /// The fast path agrees with the definition, on strings made of the characters where
         /// it could go wrong: spaces (trailing or not), bytes below a space, both cases,
         /// non-ASCII letters with and without case, accented letters that weigh as ASCII ones
@@ -919,6 +954,13 @@ mod tests {
         assert_eq!(collate_cmp("é", "f"), Ordering::Less);
         assert_eq!(collate_cmp("é", "_"), Ordering::Less);
         assert_eq!(collate_cmp("😀", "🙂"), Ordering::Equal);
+        // PAD SPACE: below a space, a longer string sorts first.
+        assert_eq!(collate_cmp("a\t", "a"), Ordering::Less);
+        assert_eq!(collate_cmp("a  \n", "a"), Ordering::Less);
+        assert_eq!(collate_cmp("a  !", "a"), Ordering::Greater);
+        assert_eq!(collate_cmp("\0", ""), Ordering::Less);
+        assert_eq!(collate_cmp("\0", " "), Ordering::Less);
+        assert_eq!(collate_cmp("a \t", "a\t"), Ordering::Greater);
     }
 
     /// A weight weighs as itself (each weight is a member of its class, so keys and hashes

@@ -70,3 +70,19 @@ SELECT w.id, j.v FROM w LEFT JOIN j ON j.k = w.s WHERE w.id < 12 ORDER BY w.id, 
 SELECT p.n, j.v FROM p JOIN j ON p.s = j.k ORDER BY p.n, j.v;
 SELECT j.v, COUNT(w.id) FROM j LEFT JOIN w ON w.s = j.k GROUP BY j.v ORDER BY j.v;
 SELECT a.id, b.id FROM w a, w b WHERE a.s = b.s AND a.id < b.id ORDER BY a.id, b.id;
+-- PAD SPACE: a string compares as if padded with spaces, so a control character (below a space)
+-- after a common prefix sorts first: 'a\t' < 'a' = 'a ' < 'a!'. Also in a text primary key,
+-- whose rows both servers return in key order.
+SELECT 'a\t' < 'a', 'a\t' < 'a ', 'a \t' < 'a', 'a \t' > 'a\t', 'a\0' < 'a', '\0' < '', 'a ' < 'a!', STRCMP('a\n', 'a'), STRCMP('a', 'a  \n'), STRCMP('a  x', 'a');
+CREATE TABLE ps (s VARCHAR(10) PRIMARY KEY, id INT);
+INSERT INTO ps VALUES ('a', 1), ('a\t', 2), ('a \t', 3), ('a  \0', 4), ('a!', 5), ('a b', 6), ('a\tb', 7), ('a  b', 8), ('', 9), ('\t', 10), (' \n', 11), ('\0', 12), ('é \t', 13), ('É \n x', 14), ('ab', 15);
+INSERT INTO ps VALUES ('a  ', 16);
+INSERT INTO ps VALUES (' ', 17);
+-- @ordered
+SELECT id FROM ps;
+SELECT id FROM ps ORDER BY s;
+SELECT id FROM ps ORDER BY s DESC;
+SELECT id FROM ps WHERE s < 'a' ORDER BY id;
+SELECT id FROM ps WHERE s > 'a' AND s < 'a!' ORDER BY id;
+SELECT id FROM ps WHERE s BETWEEN 'a\t' AND 'a' ORDER BY id;
+SELECT MIN(s) = '\0', HEX(MAX(s)) FROM ps;
