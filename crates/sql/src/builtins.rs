@@ -718,6 +718,11 @@ fn two_digit_year(y: i64) -> u16 {
 
 /// LOCATE(needle, hay[, pos]) under the default collation (`ci`) or bytewise: the 1-based
 /// character position, 0 if absent.
+///
+/// Under the collation a match is, as in MariaDB, a run of whole characters of the haystack
+/// with exactly the needle's length in UTF-8 bytes whose weights equal the needle's: so
+/// `LOCATE('é', 'É')` is 1 but `LOCATE('e', 'é')` is 0 although `'e' = 'é'`, and
+/// `LOCATE('ée', 'eÉ')` is 1 (MariaDB compares a window of the needle's byte length).
 pub fn locate(needle: &str, hay: &str, pos: Option<i64>, ci: bool) -> i64 {
     let h: Vec<char> = hay.chars().collect();
     let n: Vec<char> = needle.chars().collect();
@@ -729,18 +734,27 @@ pub fn locate(needle: &str, hay: &str, pos: Option<i64>, ci: bool) -> i64 {
     if n.is_empty() {
         return start as i64 + 1;
     }
-    let eq = |a: char, b: char| {
-        if ci {
-            fold_char(a) == fold_char(b)
-        } else {
-            a == b
-        }
-    };
+    if ci {
+        let len = needle.len();
+        return hay
+            .char_indices()
+            .enumerate()
+            .skip(start)
+            .take_while(|&(_, (b, _))| b + len <= hay.len())
+            .find(|&(_, (b, _))| {
+                hay.is_char_boundary(b + len)
+                    && hay[b..b + len]
+                        .chars()
+                        .map(fold_char)
+                        .eq(n.iter().copied().map(fold_char))
+            })
+            .map_or(0, |(i, _)| i as i64 + 1);
+    }
     if n.len() > h.len() {
         return 0;
     }
     (start..=h.len() - n.len())
-        .find(|&i| h[i..i + n.len()].iter().zip(&n).all(|(a, b)| eq(*a, *b)))
+        .find(|&i| h[i..i + n.len()] == n[..])
         .map_or(0, |i| i as i64 + 1)
 }
 
@@ -1175,6 +1189,20 @@ mod tests {
         assert_eq!(locate("B", "abc", None, true), 2);
         assert_eq!(locate("B", "abc", None, false), 0);
         assert_eq!(locate("é", "aé", None, true), 2);
+        // Accents fold, but only within the needle's byte length (as MariaDB matches).
+        assert_eq!(locate("é", "xÉ", None, true), 2);
+        assert_eq!(locate("e", "xéE", None, true), 3);
+        assert_eq!(locate("É", "e", None, true), 0);
+        assert_eq!(locate("ée", "xeÉ", None, true), 2);
+        assert_eq!(locate("ée", "xéE", None, true), 2);
+        assert_eq!(locate("éx", "ḕx", None, true), 0);
+        assert_eq!(locate("ё", "Е", None, true), 1);
+        assert_eq!(locate("s", "ß", None, true), 0);
+        assert_eq!(locate("e", "ée", Some(2), true), 2);
+        assert_eq!(locate("é", "éé", Some(2), true), 2);
+        assert_eq!(locate("😀", "a🙂", None, true), 2);
+        assert_eq!(locate("é", "aé", None, false), 2);
+        assert_eq!(locate("É", "aé", None, false), 0);
         assert_eq!(locate("", "abc", Some(4), true), 0);
         assert_eq!(locate("", "abc", None, true), 1);
         assert_eq!(substring_index("a.b.c", ".", 2), "a.b");

@@ -339,7 +339,10 @@ fn max_id(t: &Table) -> Result<u64, SqlError> {
 
 // ---- Definition encoding -------------------------------------------------------------------
 
-const DEF_VERSION: u8 = 1;
+/// Version 2: text keys hold utf8mb4_general_ci weights with accents folded, in the PAD SPACE
+/// format of `codec.rs`. Version 1 definitions are otherwise the same; their text keys folded
+/// case only and were escaped like binary keys.
+const DEF_VERSION: u8 = 2;
 
 struct W(Vec<u8>);
 
@@ -523,7 +526,7 @@ impl TableDef {
     pub fn decode(b: &[u8]) -> Result<TableDef, String> {
         let mut r = R(b);
         let v = r.u8()?;
-        if v != DEF_VERSION {
+        if v != DEF_VERSION && v != 1 {
             return Err(format!(
                 "table definition version {v}, expected {DEF_VERSION}"
             ));
@@ -570,7 +573,7 @@ impl TableDef {
             Ok(c)
         };
         let npk = r.u32()? as usize;
-        let pk = (0..npk.min(n))
+        let pk: Vec<usize> = (0..npk.min(n))
             .map(|_| col(&mut r))
             .collect::<Result<_, _>>()?;
         let ni = r.u32()? as usize;
@@ -600,6 +603,22 @@ impl TableDef {
         let comment = r.opt_str()?;
         if !r.0.is_empty() {
             return Err(format!("{} bytes after the definition", r.0.len()));
+        }
+        // A version 1 table keeps working unless a key holds text: its text keys are in a
+        // format this build does not write or look up (and order and deduplicate non-ASCII
+        // text by case-only folding), so lookups would miss rows and unique checks miss
+        // duplicates silently. Refuse it, with what to do, rather than misread it.
+        if v == 1 {
+            let mut keyed = pk.iter().chain(indexes.iter().flat_map(|i| &i.columns));
+            if let Some(&c) = keyed.find(|&&c| columns[c].ty.is_text()) {
+                return Err(format!(
+                    "table `{db}`.`{name}` was created by an older zipdb whose text keys fold \
+                     case but not accents; its key on column `{}` is in a format this build \
+                     does not read (utf8mb4_general_ci with accents folded). Dump the table \
+                     with the older build and load it into this one",
+                    columns[c].name
+                ));
+            }
         }
         Ok(TableDef {
             id,
@@ -637,3 +656,74 @@ pub fn table_key(db: &str, table: &str) -> Vec<u8> {
 }
 
 pub const NEXT_ID_KEY: &[u8] = b"N";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(pk_ty: SqlType, index_ty: SqlType) -> TableDef {
+        let col = |name: &str, ty| ColumnDef {
+            name: name.to_string(),
+            ty,
+            nullable: false,
+            default: None,
+            default_now: false,
+            auto_increment: false,
+        };
+        TableDef {
+            id: 7,
+            db: "d".into(),
+            name: "t".into(),
+            columns: vec![col("a", pk_ty), col("b", index_ty)],
+            pk: vec![0],
+            indexes: vec![IndexDef {
+                name: "ib".into(),
+                columns: vec![1],
+                unique: true,
+                tree: "t.ib".into(),
+            }],
+            codec: Codec::None,
+            options: TableOptions::default(),
+            primary_tree: "t".into(),
+        }
+    }
+
+    /// A definition written before accent folding (version 1) still loads unless one of its
+    /// keys holds text, whose key bytes mean something else now.
+    #[test]
+    fn version_1_definitions_load_unless_a_key_holds_text() {
+        let int = SqlType::Int {
+            bytes: 4,
+            unsigned: false,
+        };
+        let text = SqlType::Varchar {
+            len: 10,
+            binary: false,
+        };
+        let bin = SqlType::Varchar {
+            len: 10,
+            binary: true,
+        };
+        let v1 = |d: &TableDef| {
+            let mut b = d.encode();
+            assert_eq!(b[0], DEF_VERSION);
+            b[0] = 1;
+            b
+        };
+        for d in [def(int, int), def(int, bin), def(bin, int)] {
+            assert!(TableDef::decode(&d.encode()).is_ok());
+            assert!(TableDef::decode(&v1(&d)).is_ok());
+        }
+        for (d, col) in [(def(text, int), "a"), (def(int, text), "b")] {
+            assert!(TableDef::decode(&d.encode()).is_ok());
+            let e = TableDef::decode(&v1(&d)).unwrap_err();
+            assert!(
+                e.contains("older zipdb") && e.contains(&format!("column `{col}`")),
+                "{e}"
+            );
+        }
+        let mut b = def(int, int).encode();
+        b[0] = 3;
+        assert!(TableDef::decode(&b).is_err());
+    }
+}

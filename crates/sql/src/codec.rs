@@ -12,13 +12,32 @@
 //! | unsigned INT                | u64, 8 bytes big-endian                                  |
 //! | FLOAT, DOUBLE               | f64 order transform (below), 8 bytes big-endian          |
 //! | DECIMAL(p, s)               | i128 mantissa at scale `s`, sign flipped, 16 bytes BE    |
-//! | CHAR, VARCHAR, TEXT         | trailing spaces trimmed, [`fold_char`]ed, UTF-8, escaped |
+//! | CHAR, VARCHAR, TEXT         | collation weights, PAD SPACE marks, end `0x20 0x02`      |
 //! | BINARY, VARBINARY, BLOB     | raw bytes, escaped                                       |
 //! | DATE, DATETIME, TIMESTAMP   | packed i64 ([`DateTime::pack`]) sign flipped, 8 bytes BE |
 //!
 //! Escaped strings turn each `0x00` into `0x00 0xFF` and end with `0x00 0x00`, so a string
-//! sorts before any longer string it prefixes. Text keys hold the collation weights, not the
-//! text (`'abc'` and `'ABC '` have the same key), so keys are never decoded: rows hold values.
+//! sorts before any longer string it prefixes.
+//!
+//! Text keys hold the collation weights, not the text (`'abc'`, `'ABC '` and `'Àbç'` have the
+//! same key), so keys are never decoded: rows hold values. The weight of a character is
+//! [`fold_char`]'s (utf8mb4_general_ci: upper case, accents of Latin, Greek and Cyrillic letters
+//! folded, every character outside the BMP U+FFFD), written as that character's UTF-8, whose
+//! byte order is code point order (U+0000 is a plain `0x00`). The collation is PAD SPACE: a
+//! string compares as if padded with spaces, so `'a'` sorts after `'a\t'` (a tab weighs below a
+//! space) and before `'a!'`. To make memcmp agree, trailing spaces are trimmed, the end of the
+//! string is `0x20 0x02`, and each run of spaces is its first space, then `0x01` if the
+//! character after the run weighs below a space or `0x03` if above, then its other spaces. The
+//! end then sorts after a run that a control character follows and before one that anything
+//! else follows, and two runs differ at the mark exactly when PAD SPACE orders them by what
+//! follows them. The spaces after a run's mark are skipped when reading, so a `0x02` character
+//! after a run is not taken for the end.
+//!
+//! Table definitions of version 2 (see `catalog.rs`) have these keys. Version 1 (zipdb before
+//! accent folding) folded case only, escaped text like binary and ended it with `0x00 0x00`: its
+//! keys order and deduplicate non-ASCII text differently (`'É'` and `'E'` were distinct) and
+//! this build cannot read them, so a version 1 table with a text column in a key is refused
+//! when the catalog loads (the keys of every other type are unchanged).
 //!
 //! # Rows
 //!
@@ -171,26 +190,87 @@ fn put_escaped(out: &mut Vec<u8>, bytes: &[u8], map: impl Fn(&[u8], &mut Vec<u8>
     out.extend_from_slice(&[0x00, 0x00]);
 }
 
-/// The collation weights of `s`: what [`crate::value::collate_cmp`] compares.
+/// The end of a text key: sorts between a run of spaces that a control character follows and
+/// one that anything else follows, as PAD SPACE compares the end of a string.
+const TEXT_END: [u8; 2] = [b' ', 0x02];
+/// The byte after the first space of a run: what follows the run weighs below a space.
+const RUN_THEN_LOW: u8 = 0x01;
+/// The byte after the first space of a run: what follows the run weighs above a space.
+const RUN_THEN_HIGH: u8 = 0x03;
+
+/// The collation weights of `s`, so that keys compare as [`crate::value::collate_cmp`] does
+/// (the format is in the module documentation).
 fn put_text_key(out: &mut Vec<u8>, s: &str) {
     let s = s.trim_end_matches(' ');
-    out.reserve(s.len() + 2);
-    if s.is_ascii() {
-        put_escaped(out, s.as_bytes(), |p, out| {
-            out.extend(p.iter().map(u8::to_ascii_uppercase));
-        });
-        return;
-    }
-    let mut buf = [0u8; 4];
-    for c in s.chars().map(fold_char) {
-        if c == '\0' {
-            out.extend_from_slice(&[0x00, 0xFF]);
+    out.reserve(s.len() + 3);
+    // A run of spaces is written as its first space, a byte saying whether the character after
+    // the run (there is one: trailing spaces are trimmed) weighs below a space, then the rest of
+    // its spaces. Only ' ' weighs as a space.
+    let run = |out: &mut Vec<u8>, len: usize, next: char| {
+        out.push(b' ');
+        out.push(if next < ' ' {
+            RUN_THEN_LOW
         } else {
-            // UTF-8 byte order is code point order, and only U+0000 encodes a 0x00 byte.
-            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            RUN_THEN_HIGH
+        });
+        out.extend(std::iter::repeat_n(b' ', len - 1));
+    };
+    if s.is_ascii() {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b' ' {
+                let len = b[i..].iter().take_while(|&&c| c == b' ').count();
+                run(out, len, char::from(b[i + len]));
+                i += len;
+            } else {
+                out.push(b[i].to_ascii_uppercase());
+                i += 1;
+            }
+        }
+    } else {
+        let mut buf = [0u8; 4];
+        let mut weights = s.chars().map(fold_char).peekable();
+        while let Some(w) = weights.next() {
+            if w == ' ' {
+                let mut len = 1;
+                while weights.next_if_eq(&' ').is_some() {
+                    len += 1;
+                }
+                run(
+                    out,
+                    len,
+                    *weights.peek().expect("trailing spaces are trimmed"),
+                );
+            } else {
+                // UTF-8 byte order is code point order.
+                out.extend_from_slice(w.encode_utf8(&mut buf).as_bytes());
+            }
         }
     }
-    out.extend_from_slice(&[0x00, 0x00]);
+    out.extend_from_slice(&TEXT_END);
+}
+
+/// Length of the text key that `buf` starts with (after its tag byte).
+fn skip_text_key(buf: &[u8]) -> Result<usize, CodecError> {
+    let mut i = 0;
+    while let Some(sp) = buf[i..].iter().position(|&b| b == b' ') {
+        let sp = i + sp;
+        match buf.get(sp + 1) {
+            Some(&b) if b == TEXT_END[1] => return Ok(sp + 2),
+            Some(&(RUN_THEN_LOW | RUN_THEN_HIGH)) => {
+                // Past the rest of the run: its spaces are not the start of a run or the end.
+                i = sp + 2 + buf[sp + 2..].iter().take_while(|&&b| b == b' ').count();
+            }
+            Some(&b) => {
+                return Err(CodecError(format!(
+                    "bad byte {b:#04x} after a space in key"
+                )))
+            }
+            None => break,
+        }
+    }
+    Err(CodecError("unterminated text key column".into()))
 }
 
 fn put_binary_key(out: &mut Vec<u8>, b: &[u8]) {
@@ -256,6 +336,9 @@ pub fn skip_key(buf: &[u8], ty: SqlType) -> Result<usize, CodecError> {
         } else {
             Err(CodecError(format!("truncated {}-byte key column", fixed)))
         };
+    }
+    if ty.is_text() {
+        return Ok(1 + skip_text_key(&buf[1..])?);
     }
     let mut i = 1;
     while let Some(z) = buf[i..].iter().position(|&b| b == 0) {
@@ -620,7 +703,11 @@ mod tests {
                     })
                     .boxed()
             }
-            t if t.is_text() => "[aAbBzZ \\x00éÉıI]{0,5} {0,2}".prop_map(Value::Str).boxed(),
+            t if t.is_text() => {
+                "[aAbBeEsSzZ \\x00\\x01\\x02\\t\\x1f!éÉèıIßЙ😀\u{FFFD}\u{FFFF}]{0,5} {0,2}"
+                    .prop_map(Value::Str)
+                    .boxed()
+            }
             SqlType::Char { .. } | SqlType::Varchar { .. } | SqlType::Text { .. } => {
                 let byte = prop_oneof![Just(0u8), Just(0xFF), Just(b'a'), Just(b'A'), any::<u8>()];
                 proptest::collection::vec(byte, 0..6)
@@ -837,7 +924,16 @@ mod tests {
         );
         assert_eq!(
             key(&Value::Str("a\0b  ".into()), VARCHAR),
-            [1, b'A', 0x00, 0xFF, b'B', 0x00, 0x00]
+            [1, b'A', 0x00, b'B', b' ', 0x02]
+        );
+        assert_eq!(
+            key(&Value::Str("é ß   \t".into()), VARCHAR),
+            [1, b'E', b' ', 0x03, b'S', b' ', 0x01, b' ', b' ', b'\t', b' ', 0x02]
+        );
+        assert_eq!(key(&Value::Str("".into()), VARCHAR), [1, b' ', 0x02]);
+        assert_eq!(
+            key(&Value::Str("😀".into()), VARCHAR),
+            [1, 0xEF, 0xBF, 0xBD, b' ', 0x02]
         );
         assert_eq!(
             key(&Value::Str("abc".into()), VARCHAR),
@@ -945,5 +1041,13 @@ mod tests {
         assert!(skip_key(&[1, 0, 0], INT).is_err());
         assert!(skip_key(&[1, b'a', 0, 1], VARCHAR).is_err());
         assert!(skip_key(&[1, b'a', 0], VARCHAR).is_err());
+        assert!(skip_key(&[1, b'a', b' '], VARCHAR).is_err());
+        assert!(skip_key(&[1, b'a', b' ', 0x07, b'b', b' ', 0x02], VARCHAR).is_err());
+        // A run of spaces before a 0x02 character is not the end.
+        assert_eq!(
+            skip_key(&[1, b' ', 0x01, b' ', 0x02, b' ', 0x02, 9], VARCHAR),
+            Ok(7)
+        );
+        assert_eq!(skip_key(&[1, b'a', 0, 0, 9], VARBINARY), Ok(4));
     }
 }

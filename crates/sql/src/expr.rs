@@ -6,7 +6,10 @@ use std::cmp::Ordering;
 use sqlparser::ast;
 
 use crate::builtins::{self as bi, Unit};
-use crate::value::{collate_cmp, fold_char, format_double, DateTime, Decimal, SqlType, Value};
+use crate::value::{
+    collate_cmp, fold_char, format_double, lower_char, upper_char, DateTime, Decimal, SqlType,
+    Value,
+};
 use crate::SqlError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1833,8 +1836,9 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
             None => Value::Null,
             Some(x) => Value::Int(x.chars().count() as i64),
         },
-        Func::Upper => str_or_null(s(0)?.map(|x| x.to_uppercase())),
-        Func::Lower => str_or_null(s(0)?.map(|x| x.to_lowercase())),
+        // The collation's one-to-one case maps, not Rust's (UPPER('ß') is 'ß' in MariaDB).
+        Func::Upper => str_or_null(s(0)?.map(|x| x.chars().map(upper_char).collect())),
+        Func::Lower => str_or_null(s(0)?.map(|x| x.chars().map(lower_char).collect())),
         Func::Trim => str_or_null(s(0)?.map(|x| x.trim_matches(' ').to_string())),
         Func::LTrim => str_or_null(s(0)?.map(|x| x.trim_start_matches(' ').to_string())),
         Func::RTrim => str_or_null(s(0)?.map(|x| x.trim_end_matches(' ').to_string())),

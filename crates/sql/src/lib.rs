@@ -14,6 +14,7 @@ pub mod accounts;
 pub mod builtins;
 pub mod catalog;
 pub mod codec;
+mod collation_table;
 mod ddl;
 pub(crate) mod diag;
 mod error;
