@@ -826,7 +826,31 @@ struct AggState {
     count: u64,
     sum: Option<Value>,
     best: Option<Value>,
-    seen: Option<Vec<Value>>,
+    /// DISTINCT aggregates: the values counted so far, ordered as GROUP BY compares them (a
+    /// linear list made COUNT(DISTINCT) quadratic).
+    seen: Option<std::collections::BTreeSet<SqlOrdered>>,
+}
+
+/// A value ordered by [`Value::order_cmp`] (the collation, numbers numerically), so that equal
+/// values as GROUP BY and DISTINCT see them are one set element.
+#[derive(Debug, Clone)]
+struct SqlOrdered(Value);
+
+impl PartialEq for SqlOrdered {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.order_cmp(&o.0) == Ordering::Equal
+    }
+}
+impl Eq for SqlOrdered {}
+impl PartialOrd for SqlOrdered {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for SqlOrdered {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.order_cmp(&o.0)
+    }
 }
 
 impl AggState {
@@ -835,7 +859,7 @@ impl AggState {
             count: 0,
             sum: None,
             best: None,
-            seen: distinct.then(Vec::new),
+            seen: distinct.then(std::collections::BTreeSet::new),
         }
     }
 
@@ -855,10 +879,9 @@ impl AggState {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen {
-            if seen.iter().any(|s| s.group_eq(&v)) {
+            if !seen.insert(SqlOrdered(v.clone())) {
                 return Ok(());
             }
-            seen.push(v.clone());
         }
         self.count += 1;
         match spec.func {
