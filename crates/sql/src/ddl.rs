@@ -545,7 +545,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                 }
                 Value::Null
             } else {
-                crate::plan::coerce(d, &col, 1).map_err(|_| {
+                crate::plan::coerce_default(d, &col).map_err(|_| {
                     SqlError::new(
                         1067,
                         "42000",

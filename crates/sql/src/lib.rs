@@ -26,6 +26,7 @@ pub mod result;
 mod select;
 mod session;
 mod show;
+pub mod store;
 mod user;
 pub mod value;
 
