@@ -914,7 +914,11 @@ fn compile_where_order_limit(
     let vars = env.vars;
     let filter = match selection {
         None => None,
-        Some(w) => Some(dml_compile(w, t, alias, "where clause", env, c)?),
+        Some(w) => {
+            let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
+            crate::store::zero_dates_are_null(&mut f, &t.def.columns);
+            Some(f)
+        }
     };
     let mut order = Vec::new();
     for o in order_by {
