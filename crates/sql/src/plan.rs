@@ -120,8 +120,12 @@ pub fn coerce(
 }
 
 /// Converts a column's DEFAULT for storage: any loss is an error, except the rounding notes
-/// MariaDB accepts for numbers and dates (a string cut to the length, even of spaces, is not).
-pub fn coerce_default(v: Value, col: &crate::catalog::ColumnDef) -> Result<Value, SqlError> {
+/// MariaDB accepts for numbers and dates (a string cut to the length, even of spaces, is not);
+/// `true` with the value when such a note is due.
+pub fn coerce_default(
+    v: Value,
+    col: &crate::catalog::ColumnDef,
+) -> Result<(Value, bool), SqlError> {
     let (v, issues) = crate::store::convert(v, col);
     let dest = crate::store::Dest {
         db: "",
@@ -131,7 +135,7 @@ pub fn coerce_default(v: Value, col: &crate::catalog::ColumnDef) -> Result<Value
     };
     match issues.iter().find(|i| !i.is_note() || col.ty.is_string()) {
         Some(i) => Err(i.error(&dest)),
-        None => Ok(v),
+        None => Ok((v, !issues.is_empty())),
     }
 }
 

@@ -23,3 +23,11 @@ REPLACE INTO t (k, d) VALUES (1, 2.25);
 INSERT INTO t (k, d) VALUES (1, 3.35) ON DUPLICATE KEY UPDATE d = 4.45;
 SHOW WARNINGS;
 SELECT * FROM t ORDER BY k;
+-- DEFAULTs round the same way, with a note at CREATE TABLE ("at row 0"); a string default
+-- cut even of spaces is refused.
+CREATE TABLE dd (a DECIMAL(5,1) DEFAULT 1.55, c INT DEFAULT '12 ', d DATE DEFAULT '2020-01-01 10:00:00', e INT DEFAULT 1.5);
+SHOW WARNINGS;
+CREATE TABLE dd2 (v VARCHAR(3) DEFAULT 'abc  ');
+CREATE TABLE dd3 (a DECIMAL(5,1) DEFAULT 123456);
+INSERT INTO dd (e) VALUES (7);
+SELECT * FROM dd;
