@@ -442,6 +442,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         return Err(SqlError::new(1117, "HY000", "Too many columns"));
     }
     let vars = |n: &str| s.sysvar(n);
+    let mut default_notes: Vec<String> = Vec::new();
     let mut columns: Vec<ColumnDef> = Vec::new();
     let mut pk: Vec<String> = Vec::new();
     let mut indexes: Vec<(String, Vec<String>, bool)> = Vec::new();
@@ -545,16 +546,24 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                 }
                 Value::Null
             } else {
-                crate::plan::coerce(d, &col, 1).map_err(|_| {
+                let (v, rounded) = crate::plan::coerce_default(d, &col).map_err(|_| {
                     SqlError::new(
                         1067,
                         "42000",
                         format!("Invalid default value for '{cname}'"),
                     )
-                })?
+                })?;
+                if rounded {
+                    // Rounded (1.55 into DECIMAL(5,1)): MariaDB notes it and goes on.
+                    default_notes.push(format!("Data truncated for column '{cname}' at row 0"));
+                }
+                v
             });
         }
         columns.push(col);
+    }
+    for note in default_notes {
+        s.note(1265, note);
     }
     for c in &ct.constraints {
         match c {

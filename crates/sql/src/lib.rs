@@ -28,6 +28,7 @@ pub mod result;
 mod select;
 mod session;
 mod show;
+pub mod store;
 mod user;
 pub mod value;
 

@@ -43,11 +43,71 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     if sql.trim().trim_end_matches(';').trim().is_empty() {
         return Err(SqlError::empty());
     }
-    match Parser::parse_sql(&MySqlDialect {}, sql) {
+    match parse_mysql(sql) {
         Ok(v) if v.is_empty() => Err(SqlError::empty()),
         Ok(v) => Ok(v.into_iter().map(|ast| Statement { ast }).collect()),
         Err(e) => Err(syntax_error(sql, &e)),
     }
+}
+
+/// The parser on MySQL text, with `UPDATE [LOW_PRIORITY] IGNORE` (which the parser reads as
+/// an update of a table named IGNORE) handed to it as `UPDATE OR IGNORE`, its SQLite spelling:
+/// [`crate::plan::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
+/// so errors still quote it as written.
+fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+    let dialect = MySqlDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .with_unescape(true)
+        .tokenize_with_location()?;
+    let is_kw = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 2);
+    let mut at_start = true;
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        if matches!(t.token, Token::Whitespace(_)) {
+            out.push(t.clone());
+            i += 1;
+            continue;
+        }
+        let starts = at_start;
+        at_start = t.token == Token::SemiColon;
+        out.push(t.clone());
+        i += 1;
+        if !(starts && is_kw(t, Keyword::UPDATE)) {
+            continue;
+        }
+        // The next words: LOW_PRIORITY (dropped), then IGNORE.
+        let next_word = |mut j: usize| {
+            while j < tokens.len() && matches!(tokens[j].token, Token::Whitespace(_)) {
+                j += 1;
+            }
+            j
+        };
+        let mut j = next_word(i);
+        if j < tokens.len() && is_kw(&tokens[j], Keyword::LOW_PRIORITY) {
+            out.extend(tokens[i..j].iter().cloned());
+            i = j + 1;
+            j = next_word(i);
+        }
+        if j < tokens.len() && is_kw(&tokens[j], Keyword::IGNORE) {
+            out.extend(tokens[i..j].iter().cloned());
+            let span = tokens[j].span;
+            for token in [
+                Token::make_keyword("OR"),
+                Token::Whitespace(Whitespace::Space),
+                Token::make_keyword("IGNORE"),
+            ] {
+                out.push(TokenWithSpan { token, span });
+            }
+            i = j + 1;
+        }
+    }
+    Parser::new(&dialect)
+        .with_tokens_with_locations(out)
+        .parse_statements()
 }
 
 /// Turns the parser's message ("... at Line: L, Column: C") into MySQL's wording, quoting the
@@ -373,6 +433,32 @@ mod tests {
         assert_eq!(parse(&deep).unwrap_err().code, 1064);
         assert_eq!(parse("SELECT 'unterminated").unwrap_err().code, 1064);
         assert_eq!(parse("\u{0}\u{1}\u{fffd}").unwrap_err().code, 1064);
+    }
+
+    #[test]
+    fn update_ignore_is_not_a_table_named_ignore() {
+        use sqlparser::ast::{SqliteOnConflict, Statement as S};
+        let or_of = |sql: &str| match parse_ast(sql).unwrap().remove(0) {
+            S::Update(u) => (u.or, u.table.relation.to_string()),
+            other => panic!("{other:?}"),
+        };
+        let ignore = Some(SqliteOnConflict::Ignore);
+        assert_eq!(or_of("UPDATE IGNORE t SET a = 1"), (ignore, "t".into()));
+        assert_eq!(
+            or_of("update /* c */ low_priority ignore t x set a = 1"),
+            (ignore, "t x".into())
+        );
+        assert_eq!(or_of("UPDATE t SET a = 1"), (None, "t".into()));
+        assert_eq!(
+            or_of("UPDATE `ignore` SET a = 1"),
+            (None, "`ignore`".into())
+        );
+        // Only at the start of a statement, and each statement of several.
+        let v = parse_ast("SELECT 1; UPDATE IGNORE t SET a = 1").unwrap();
+        assert!(matches!(&v[1], S::Update(u) if u.or == ignore));
+        // Errors still quote the text as written.
+        let e = parse("UPDATE IGNORE t SET").unwrap_err();
+        assert_eq!(e.code, 1064);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use zipdb_engine::Transaction;
 use crate::catalog::Table;
 use crate::exec::{choose_access, scan_rows, Access, NoScope, SelectPlan, TableScope};
 use crate::expr::{Compiler, Ctx, Expr, Scope};
-use crate::value::{DateTime, Decimal, SqlType, Value, DECIMAL_DIGITS_MAX};
+use crate::value::Value;
 use crate::SqlError;
 
 /// What compiling needs from the session.
@@ -85,177 +85,101 @@ pub enum Plan {
 
 // ---- Storing values --------------------------------------------------------------------------
 
-/// Converts `v` for storage in column `col` (strict mode: errors instead of silent changes).
-pub fn coerce(v: Value, col: &crate::catalog::ColumnDef, row: u64) -> Result<Value, SqlError> {
-    if v.is_null() {
-        return if col.nullable {
-            Ok(Value::Null)
-        } else {
-            Err(SqlError::not_null(&col.name))
-        };
+/// Stores `v` in column `c` of `t` for the statement's row `row` (MariaDB's `Field::store`, see
+/// [`crate::store`]): notes always go to `n`; any other loss fails the statement when `strict`,
+/// and is a warning beside the clipped value when not (`IGNORE`).
+pub fn coerce(
+    v: Value,
+    t: &Table,
+    c: usize,
+    row: u64,
+    strict: bool,
+    n: &mut DmlCount,
+) -> Result<Value, SqlError> {
+    let col = &t.def.columns[c];
+    let (v, issues) = crate::store::convert(v, col);
+    if issues.is_empty() {
+        return Ok(v);
     }
-    let name = &col.name;
-    match col.ty {
-        SqlType::Int { bytes, unsigned } => {
-            let d = match &v {
-                Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => v.to_decimal(),
-                Value::Double(f) => Decimal::from_f64(f.round(), 0),
-                Value::Str(s) => {
-                    let t = s.trim();
-                    match Decimal::parse(t) {
-                        Some(d) => Some(d),
-                        None if t.is_empty() => None,
-                        None => t
-                            .parse::<f64>()
-                            .ok()
-                            .and_then(|f| Decimal::from_f64(f.round(), 0)),
-                    }
-                    .ok_or_else(|| SqlError::bad_value("integer", s, name, row))
-                    .map(Some)?
-                }
-                Value::Bytes(b) => {
-                    return coerce(
-                        Value::Str(String::from_utf8_lossy(b).into_owned()),
-                        col,
-                        row,
-                    )
-                }
-                Value::Date(_) | Value::DateTime(_) => {
-                    Decimal::from_f64(v.to_f64().unwrap_or(0.0), 0)
-                }
-                Value::Null => None,
-            }
-            .ok_or_else(|| SqlError::out_of_range(name, row))?;
-            let m = d
-                .rescale(0)
-                .ok_or_else(|| SqlError::out_of_range(name, row))?
-                .mant;
-            let bits = u32::from(bytes) * 8;
-            let (lo, hi) = if unsigned {
-                (0i128, (1i128 << bits) - 1)
-            } else {
-                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-            };
-            if m < lo || m > hi {
-                return Err(SqlError::out_of_range(name, row));
-            }
-            Ok(if unsigned {
-                Value::UInt(m as u64)
-            } else {
-                Value::Int(m as i64)
-            })
-        }
-        SqlType::Float | SqlType::Double => {
-            let f = match &v {
-                Value::Str(s) => s
-                    .trim()
-                    .parse::<f64>()
-                    .map_err(|_| SqlError::bad_value("double", s, name, row))?,
-                other => other.to_f64().unwrap_or(0.0),
-            };
-            if !f.is_finite() || (col.ty == SqlType::Float && f.abs() > f64::from(f32::MAX)) {
-                return Err(SqlError::out_of_range(name, row));
-            }
-            Ok(Value::Double(if col.ty == SqlType::Float {
-                f64::from(f as f32)
-            } else {
-                f
-            }))
-        }
-        SqlType::Decimal { precision, scale } => {
-            let d = match &v {
-                Value::Str(s) => {
-                    Decimal::parse(s).ok_or_else(|| SqlError::bad_value("decimal", s, name, row))?
-                }
-                other => other
-                    .to_decimal()
-                    .ok_or_else(|| SqlError::out_of_range(name, row))?,
-            };
-            let d = d
-                .rescale(scale)
-                .ok_or_else(|| SqlError::out_of_range(name, row))?;
-            let int_max = u32::from(precision.saturating_sub(scale));
-            if d.int_digits() > int_max || u32::from(precision) > DECIMAL_DIGITS_MAX + 27 {
-                return Err(SqlError::out_of_range(name, row));
-            }
-            Ok(Value::Decimal(d))
-        }
-        SqlType::Char { len, binary }
-        | SqlType::Varchar { len, binary }
-        | SqlType::Text { max: len, binary } => {
-            let is_char = matches!(col.ty, SqlType::Char { .. });
-            let is_text_type = matches!(col.ty, SqlType::Text { .. });
-            if binary {
-                let mut b = match v {
-                    Value::Bytes(b) => b,
-                    Value::Str(s) => s.into_bytes(),
-                    other => other.to_text().unwrap_or_default(),
-                };
-                if b.len() > len as usize {
-                    return Err(SqlError::too_long(name, row));
-                }
-                if is_char {
-                    while b.last() == Some(&0) {
-                        b.pop();
-                    }
-                }
-                Ok(Value::Bytes(b))
-            } else {
-                let mut s = match v {
-                    Value::Str(s) => s,
-                    Value::Bytes(b) => String::from_utf8(b).map_err(|e| {
-                        let bad: String = e
-                            .as_bytes()
-                            .iter()
-                            .take(4)
-                            .map(|b| format!("\\x{b:02X}"))
-                            .collect();
-                        SqlError::bad_value("string", &bad, name, row)
-                    })?,
-                    other => other.to_string_lossy().unwrap_or_default(),
-                };
-                let over = if is_text_type {
-                    s.len() > len as usize
-                } else {
-                    s.chars().count() > len as usize
-                };
-                if over {
-                    // Trailing spaces beyond the length are dropped silently, as MySQL does.
-                    let trimmed = s.trim_end_matches(' ');
-                    if trimmed.chars().count() > len as usize || is_text_type {
-                        return Err(SqlError::too_long(name, row));
-                    }
-                    s = trimmed.chars().take(len as usize).collect();
-                }
-                if is_char {
-                    let n = s.trim_end_matches(' ').len();
-                    s.truncate(n);
-                }
-                Ok(Value::Str(s))
-            }
-        }
-        SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. } => {
-            let p = crate::expr::to_datetime(&v).ok_or_else(|| {
-                SqlError::bad_datetime(&v.to_string_lossy().unwrap_or_default(), name, row)
-            })?;
-            let mut d = DateTime::unpack(p);
-            match col.ty {
-                SqlType::Date => {
-                    d.hour = 0;
-                    d.minute = 0;
-                    d.second = 0;
-                    d.micro = 0;
-                    Ok(Value::Date(d.pack()))
-                }
-                SqlType::DateTime { fsp } | SqlType::Timestamp { fsp } => {
-                    let unit = 10u32.pow(6 - u32::from(fsp.min(6)));
-                    d.micro = (d.micro / unit) * unit;
-                    Ok(Value::DateTime(d.pack()))
-                }
-                _ => unreachable!("temporal types only"),
-            }
+    let dest = crate::store::Dest {
+        db: &t.def.db,
+        table: &t.def.name,
+        column: &col.name,
+        row,
+    };
+    if strict {
+        if let Some(i) = issues.iter().find(|i| !i.is_note()) {
+            return Err(i.error(&dest));
         }
     }
+    for i in &issues {
+        let (level, code, message) = i.warning(&dest);
+        n.warn(level, code, message);
+    }
+    Ok(v)
+}
+
+/// Converts a column's DEFAULT for storage: any loss is an error, except the rounding notes
+/// MariaDB accepts for numbers and dates (a string cut to the length, even of spaces, is not);
+/// `true` with the value when such a note is due.
+pub fn coerce_default(
+    v: Value,
+    col: &crate::catalog::ColumnDef,
+) -> Result<(Value, bool), SqlError> {
+    let (v, issues) = crate::store::convert(v, col);
+    let dest = crate::store::Dest {
+        db: "",
+        table: "",
+        column: &col.name,
+        row: 1,
+    };
+    match issues.iter().find(|i| !i.is_note() || col.ty.is_string()) {
+        Some(i) => Err(i.error(&dest)),
+        None => Ok((v, !issues.is_empty())),
+    }
+}
+
+/// The unique secondary indexes in the order MariaDB keeps keys (after PRIMARY): those over
+/// NOT NULL columns first, then the others, each in the order defined. Duplicates are found,
+/// and REPLACE's "last unique key" is decided, in this order.
+fn unique_order(t: &Table) -> Vec<usize> {
+    let nullable = |i: usize| {
+        t.def.indexes[i]
+            .columns
+            .iter()
+            .any(|&c| t.def.columns[c].nullable)
+    };
+    let (mut a, b): (Vec<usize>, Vec<usize>) = (0..t.indexes.len())
+        .filter(|&i| t.def.indexes[i].unique)
+        .partition(|&i| !nullable(i));
+    a.extend(b);
+    a
+}
+
+/// A DEFAULT whose bytes in MariaDB's record are not those of an emptied field (zero, '',
+/// the zero date): see the unchanged case of ON DUPLICATE KEY UPDATE.
+fn default_is_not_zero(col: &crate::catalog::ColumnDef) -> bool {
+    match &col.default {
+        None | Some(Value::Null) => false,
+        Some(Value::Str(s)) => !s.trim_end_matches(' ').is_empty(),
+        Some(Value::Bytes(b)) => !b.is_empty(),
+        Some(Value::Date(p) | Value::DateTime(p)) => *p != 0,
+        Some(v) => v.truth() != Some(false),
+    }
+}
+
+/// ER_NO_DEFAULT_FOR_FIELD (1364).
+fn no_default(col: &crate::catalog::ColumnDef) -> SqlError {
+    SqlError::new(
+        1364,
+        "HY000",
+        format!("Field '{}' doesn't have a default value", col.name),
+    )
+}
+
+/// A NOT NULL column a statement must give a value: no DEFAULT, not filled by the server.
+fn needs_value(col: &crate::catalog::ColumnDef) -> bool {
+    !col.nullable && col.default.is_none() && !col.auto_increment && !col.default_now
 }
 
 /// Exact equality of stored values (for "rows changed" counts).
@@ -286,15 +210,15 @@ fn eng(e: zipdb_engine::Error) -> SqlError {
     SqlError::engine(e)
 }
 
-/// Finds a row other than `own_pk` holding the same values in unique index `i`, as the
-/// newest committed state plus this transaction's writes show it. Locks the index prefix so
-/// that concurrent inserters of the same value serialise.
+/// Finds a row other than those at `own` (primary keys) holding the same values in unique
+/// index `i`, as the newest committed state plus this transaction's writes show it. Locks the
+/// index prefix so that concurrent inserters of the same value serialise.
 fn unique_conflict(
     txn: &mut Transaction,
     t: &Table,
     i: usize,
     row: &[Value],
-    own_pk: &[u8],
+    own: &[&[u8]],
 ) -> Result<Option<Vec<u8>>, SqlError> {
     let idx = &t.def.indexes[i];
     if idx.columns.iter().any(|&c| row[c].is_null()) {
@@ -316,7 +240,7 @@ fn unique_conflict(
     };
     let lo_b = Bound::Excluded(prefix.as_slice());
     for (k, v) in txn.written_range(tree, lo_b, hi_b) {
-        if v.is_some() && &k[prefix.len()..] != own_pk {
+        if v.is_some() && !own.contains(&&k[prefix.len()..]) {
             return Ok(Some(k[prefix.len()..].to_vec()));
         }
     }
@@ -325,7 +249,7 @@ fn unique_conflict(
         .map_err(eng)?
     {
         let (k, _) = kv.map_err(eng)?;
-        if &k[prefix.len()..] == own_pk {
+        if own.contains(&&k[prefix.len()..]) {
             continue;
         }
         if txn.written(tree, &k) == Some(None) {
@@ -596,10 +520,32 @@ impl DmlCount {
 impl InsertPlan {
     pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
         let t = &*self.table;
+        let strict = self.mode != InsertMode::Ignore;
         let mut n = DmlCount {
             from_select: self.select.is_some(),
             ..DmlCount::default()
         };
+        // Columns that must have a value and get none: MariaDB checks once per statement, and
+        // counts a column ON DUPLICATE KEY UPDATE assigns as given (it then takes the implicit
+        // default, silently). Strict: the first one fails the statement; IGNORE: one warning
+        // each, and the implicit default.
+        let mut named = vec![false; t.types.len()];
+        for &c in self
+            .columns
+            .iter()
+            .chain(self.on_dup.iter().map(|(c, _)| c))
+        {
+            named[c] = true;
+        }
+        for (i, col) in t.def.columns.iter().enumerate() {
+            if !named[i] && needs_value(col) {
+                if strict {
+                    return Err(no_default(col));
+                }
+                let e = no_default(col);
+                n.warn("Warning", e.code, e.message);
+            }
+        }
         let selected = match &self.select {
             Some(p) => p.execute(Some(&mut *txn), ctx)?,
             None => Vec::new(),
@@ -609,13 +555,16 @@ impl InsertPlan {
         } else {
             self.rows.len()
         };
+        // Rows stored or changed (MariaDB's "copied"): IGNORE's Duplicates are the rest.
+        let mut copied = 0u64;
         for ri in 0..count {
             let rowno = ri as u64 + 1;
             let mut row: Vec<Value> = Vec::with_capacity(t.types.len());
-            let mut given = vec![false; t.types.len()];
             for col in &t.def.columns {
                 row.push(if col.default_now {
                     Value::DateTime(ctx.now - ctx.now.rem_euclid(1_000_000))
+                } else if needs_value(col) {
+                    crate::store::implicit_default(col.ty)
                 } else {
                     col.default.clone().unwrap_or(Value::Null)
                 });
@@ -623,16 +572,23 @@ impl InsertPlan {
             if let Some(vals) = selected.get(ri) {
                 for (v, &c) in vals.iter().zip(&self.columns) {
                     row[c] = v.clone();
-                    given[c] = true;
                 }
             } else {
                 for (e, &c) in self.rows[ri].iter().zip(&self.columns) {
-                    // `DEFAULT` compiles to an argument-less COALESCE: keep the default.
+                    // `DEFAULT` compiles to an argument-less COALESCE: keep the default. A
+                    // column without one: 1364 (strict), or a warning for this row.
                     if matches!(e, Expr::Func(crate::expr::Func::Coalesce, a) if a.is_empty()) {
+                        let col = &t.def.columns[c];
+                        if needs_value(col) {
+                            if strict {
+                                return Err(no_default(col));
+                            }
+                            let e = no_default(col);
+                            n.warn("Warning", e.code, e.message);
+                        }
                         continue;
                     }
                     row[c] = e.eval(&[], ctx)?;
-                    given[c] = true;
                 }
             }
             // AUTO_INCREMENT: NULL or 0 takes the next value.
@@ -651,21 +607,15 @@ impl InsertPlan {
                         .fetch_max(v as u64 + 1, std::sync::atomic::Ordering::Relaxed);
                 }
             }
-            for (i, col) in t.def.columns.iter().enumerate() {
-                if !given[i]
-                    && !col.nullable
-                    && row[i].is_null()
-                    && !col.auto_increment
-                    && !col.default_now
-                {
-                    return Err(SqlError::new(
-                        1364,
-                        "HY000",
-                        format!("Field '{}' doesn't have a default value", col.name),
-                    ));
+            // Stored in the order the statement names the columns (the order of MariaDB's
+            // warnings), then the rest (defaults, which fit).
+            let mut done = vec![false; t.types.len()];
+            for i in self.columns.iter().copied().chain(0..t.types.len()) {
+                if std::mem::replace(&mut done[i], true) {
+                    continue;
                 }
                 let v = std::mem::replace(&mut row[i], Value::Null);
-                row[i] = coerce(v, col, rowno)?;
+                row[i] = coerce(v, t, i, rowno, strict, &mut n)?;
             }
             let hidden = if t.def.pk.is_empty() {
                 Some(t.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
@@ -674,31 +624,37 @@ impl InsertPlan {
             };
             let pk = t.pk_key(&row, hidden);
             n.records += 1;
-            self.insert_one(txn, t, pk, row, ctx, &mut n)?;
+            copied += self.insert_one(txn, t, pk, row, rowno, ctx, &mut n)?;
+        }
+        if self.mode == InsertMode::Ignore {
+            n.duplicates = n.records - copied;
         }
         Ok(n)
     }
 
+    /// Inserts one row, or resolves its duplicate by the statement's mode; returns how many
+    /// rows it stored or changed (0 or 1).
+    #[allow(clippy::too_many_arguments)]
     fn insert_one(
         &self,
         txn: &mut Transaction,
         t: &Table,
         pk: Vec<u8>,
         row: Vec<Value>,
+        rowno: u64,
         ctx: &Ctx,
         n: &mut DmlCount,
-    ) -> Result<(), SqlError> {
+    ) -> Result<u64, SqlError> {
+        let strict = self.mode != InsertMode::Ignore;
         // Which existing row, if any, the new one collides with.
         let mut conflict: Option<(Vec<u8>, Vec<Value>, String)> = None;
         if let Some(old) = txn.get_for_update(&t.primary, &pk).map_err(eng)? {
             conflict = Some((pk.clone(), t.decode_row(&old)?, "PRIMARY".into()));
         }
+        let uniques = unique_order(t);
         if conflict.is_none() {
-            for i in 0..t.indexes.len() {
-                if !t.def.indexes[i].unique {
-                    continue;
-                }
-                if let Some(other) = unique_conflict(txn, t, i, &row, &pk)? {
+            for &i in &uniques {
+                if let Some(other) = unique_conflict(txn, t, i, &row, &[&pk])? {
                     if let Some(old) = txn.get_for_update(&t.primary, &other).map_err(eng)? {
                         conflict =
                             Some((other, t.decode_row(&old)?, t.def.indexes[i].name.clone()));
@@ -715,7 +671,7 @@ impl InsertPlan {
                     .map_err(eng)?;
             }
             n.affected += 1;
-            return Ok(());
+            return Ok(1);
         };
         let cols = if key_name == "PRIMARY" {
             t.def.pk.clone()
@@ -733,21 +689,40 @@ impl InsertPlan {
             let mut new = old_row.clone();
             for (c, e) in &self.on_dup {
                 let v = e.eval(&both, ctx)?;
-                new[*c] = coerce(v, &t.def.columns[*c], 1)?;
+                new[*c] = coerce(v, t, *c, rowno, strict, n)?;
                 both[*c] = new[*c].clone();
             }
             if new.iter().zip(&old_row).all(|(a, b)| same(a, b)) {
-                return Ok(());
+                // MariaDB compares the records as bytes, and a NULL it read back holds the
+                // column's DEFAULT where NULL assigned anew holds zeros: the row looks changed,
+                // the engine finds it the same, and it counts once (not as updated).
+                let touched = self
+                    .on_dup
+                    .iter()
+                    .any(|&(c, _)| new[c].is_null() && default_is_not_zero(&t.def.columns[c]));
+                if touched {
+                    n.affected += 1;
+                    return Ok(1);
+                }
+                return Ok(0);
             }
-            update_row(txn, t, &old_pk, &old_row, new)?;
+            match update_row(txn, t, &old_pk, &old_row, new) {
+                Ok(()) => {}
+                // INSERT IGNORE ... ON DUPLICATE KEY UPDATE: an update that collides in turn
+                // is skipped with a warning.
+                Err(e) if e.code == 1062 && !strict => {
+                    n.warn("Warning", e.code, e.message);
+                    return Ok(0);
+                }
+                Err(e) => return Err(e),
+            }
             n.affected += 2;
             n.duplicates += 1;
-            return Ok(());
+            return Ok(1);
         }
         match self.mode {
             InsertMode::Insert => Err(SqlError::duplicate(&key_text(&row, &cols), &key_name)),
             InsertMode::Ignore => {
-                n.duplicates += 1;
                 n.warn(
                     "Warning",
                     1062,
@@ -756,20 +731,28 @@ impl InsertPlan {
                         key_text(&row, &cols)
                     ),
                 );
-                Ok(())
+                Ok(0)
             }
             InsertMode::Replace => {
-                // The same row again (say, twice in one statement): MySQL finds the record
-                // unchanged and counts it once, as a plain insert.
-                if old_row.len() == row.len() && old_row.iter().zip(&row).all(|(a, b)| same(a, b)) {
+                // On the last unique key MariaDB overwrites the row in place, and the same row
+                // again (say, twice in one statement) counts once, as a plain insert; on an
+                // earlier one it deletes and inserts.
+                let last = match uniques.last() {
+                    Some(&i) => t.def.indexes[i].name == key_name,
+                    None => key_name == "PRIMARY",
+                };
+                if last
+                    && old_row.len() == row.len()
+                    && old_row.iter().zip(&row).all(|(a, b)| same(a, b))
+                {
                     n.affected += 1;
-                    return Ok(());
+                    return Ok(1);
                 }
                 delete_row(txn, t, &old_pk, &old_row)?;
                 n.affected += 1;
                 n.duplicates += 1;
                 // Another unique index may still collide: go again.
-                self.insert_one(txn, t, pk, row, ctx, n)
+                self.insert_one(txn, t, pk, row, rowno, ctx, n)
             }
         }
     }
@@ -790,14 +773,28 @@ fn update_row(
         t.pk_key(&new, None)
     };
     let moved = new_pk != pk;
-    if moved {
-        if txn
+    if moved
+        && txn
             .get_for_update(&t.primary, &new_pk)
             .map_err(eng)?
             .is_some()
+    {
+        return Err(SqlError::duplicate(&key_text(&new, &t.def.pk), "PRIMARY"));
+    }
+    // Every unique index is checked before anything is written, so that a duplicate leaves
+    // the row as it was (UPDATE IGNORE and INSERT IGNORE ... ON DUPLICATE KEY UPDATE go on).
+    for i in unique_order(t) {
+        let idx = &t.def.indexes[i];
+        if (moved || idx.columns.iter().any(|&c| !same(&old[c], &new[c])))
+            && unique_conflict(txn, t, i, &new, &[&new_pk, pk])?.is_some()
         {
-            return Err(SqlError::duplicate(&key_text(&new, &t.def.pk), "PRIMARY"));
+            return Err(SqlError::duplicate(
+                &key_text(&new, &idx.columns),
+                &idx.name,
+            ));
         }
+    }
+    if moved {
         txn.delete(&t.primary, pk).map_err(eng)?;
     }
     for i in 0..t.indexes.len() {
@@ -814,7 +811,7 @@ fn update_row(
         txn.delete(&t.indexes[i], &t.index_key(i, old, pk))
             .map_err(eng)?;
         if t.def.indexes[i].unique {
-            if let Some(_other) = unique_conflict(txn, t, i, &new, &new_pk)? {
+            if let Some(_other) = unique_conflict(txn, t, i, &new, &[&new_pk])? {
                 return Err(SqlError::duplicate(
                     &key_text(&new, &t.def.indexes[i].columns),
                     &t.def.indexes[i].name,
@@ -839,6 +836,9 @@ pub struct UpdatePlan {
     pub assignments: Vec<(usize, Expr)>,
     pub order: Vec<(Expr, bool)>,
     pub limit: Option<Expr>,
+    /// UPDATE IGNORE: rows that would collide stay as they are, values that do not fit are
+    /// clipped with a warning.
+    pub ignore: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -918,7 +918,11 @@ fn compile_where_order_limit(
     let vars = env.vars;
     let filter = match selection {
         None => None,
-        Some(w) => Some(dml_compile(w, t, alias, "where clause", env, c)?),
+        Some(w) => {
+            let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
+            crate::store::zero_dates_are_null(&mut f, &t.def.columns);
+            Some(f)
+        }
     };
     let mut order = Vec::new();
     for o in order_by {
@@ -961,7 +965,23 @@ pub fn compile_update(
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let col = assignment_column(&t, a)?;
-        let x = dml_compile(&a.value, &t, alias.as_deref(), "field list", env, c)?;
+        let x = match &a.value {
+            // SET col = DEFAULT: the column's default; one without is 1364, IGNORE or not.
+            ast::Expr::Identifier(id)
+                if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
+            {
+                let cd = &t.def.columns[col];
+                if needs_value(cd) {
+                    return Err(no_default(cd));
+                }
+                if cd.default_now {
+                    Expr::Func(crate::expr::Func::Now, Vec::new())
+                } else {
+                    Expr::Const(cd.default.clone().unwrap_or(Value::Null))
+                }
+            }
+            _ => dml_compile(&a.value, &t, alias.as_deref(), "field list", env, c)?,
+        };
         assignments.push((col, x));
     }
     let (filter, order, limit) = compile_where_order_limit(
@@ -981,6 +1001,8 @@ pub fn compile_update(
         assignments,
         order,
         limit,
+        // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::parse`).
+        ignore: matches!(u.or, Some(ast::SqliteOnConflict::Ignore)),
     })
 }
 
@@ -1017,7 +1039,8 @@ pub fn compile_delete(
 }
 
 /// The rows a searched UPDATE/DELETE targets, found in the transaction's snapshot: (primary
-/// key, row), in ORDER BY order and cut at LIMIT.
+/// key, row, how many rows the scan had read when it found it), in ORDER BY order and cut at
+/// LIMIT.
 fn targets(
     txn: &Transaction,
     t: &Table,
@@ -1026,7 +1049,7 @@ fn targets(
     order: &[(Expr, bool)],
     limit: &Option<Expr>,
     ctx: &Ctx,
-) -> Result<Vec<(Vec<u8>, Vec<Value>)>, SqlError> {
+) -> Result<Vec<(Vec<u8>, Vec<Value>, u64)>, SqlError> {
     let all = vec![true; t.types.len()];
     let limit = match limit {
         None => None,
@@ -1035,10 +1058,10 @@ fn targets(
             _ => return Err(SqlError::new(1210, "HY000", "Incorrect arguments to LIMIT")),
         },
     };
-    let mut out: Vec<(Vec<u8>, Vec<Value>)> = Vec::new();
-    let mut scanned = 0u32;
+    let mut out: Vec<(Vec<u8>, Vec<Value>, u64)> = Vec::new();
+    let mut scanned = 0u64;
     scan_rows(txn, t, access, &all, false, ctx, &mut |k, row| {
-        scanned = scanned.wrapping_add(1);
+        scanned += 1;
         if scanned.is_multiple_of(512) {
             ctx.check_killed()?;
         }
@@ -1047,18 +1070,19 @@ fn targets(
                 return Ok(true);
             }
         }
-        out.push((k.to_vec(), row));
+        out.push((k.to_vec(), row, scanned));
         // With ORDER BY every match is needed before the sort; without, LIMIT stops the scan.
         Ok(!order.is_empty() || limit.is_none_or(|l| out.len() < l))
     })?;
     if !order.is_empty() {
-        let mut keyed: Vec<(Vec<Value>, (Vec<u8>, Vec<Value>))> = Vec::with_capacity(out.len());
-        for (k, r) in out {
+        let mut keyed: Vec<(Vec<Value>, (Vec<u8>, Vec<Value>, u64))> =
+            Vec::with_capacity(out.len());
+        for (k, r, _) in out {
             let ks = order
                 .iter()
                 .map(|(e, _)| e.eval(&r, ctx))
                 .collect::<Result<Vec<_>, _>>()?;
-            keyed.push((ks, (k, r)));
+            keyed.push((ks, (k, r, 0)));
         }
         keyed.sort_by(|a, b| {
             for (i, (_, desc)) in order.iter().enumerate() {
@@ -1069,7 +1093,12 @@ fn targets(
             }
             Ordering::Equal
         });
-        out = keyed.into_iter().map(|(_, r)| r).collect();
+        // Sorted first, then read: MariaDB counts rows in the sorted order.
+        out = keyed
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, (k, r, _)))| (k, r, i as u64 + 1))
+            .collect();
     }
     if let Some(l) = limit {
         out.truncate(l);
@@ -1110,8 +1139,9 @@ impl UpdatePlan {
             ..*ctx
         };
         let t = &*self.table;
+        let strict = !self.ignore;
         let mut n = DmlCount::default();
-        for (pk, _) in targets(
+        for (pk, _, rowno) in targets(
             txn,
             t,
             &self.access,
@@ -1127,10 +1157,16 @@ impl UpdatePlan {
             let mut new = old.clone();
             for (c, e) in &self.assignments {
                 let v = e.eval(&new, ctx)?;
-                new[*c] = coerce(v, &t.def.columns[*c], n.matched)?;
+                new[*c] = coerce(v, t, *c, rowno, strict, &mut n)?;
             }
             if new.iter().zip(&old).all(|(a, b)| same(a, b)) {
                 continue;
+            }
+            match update_row(txn, t, &pk, &old, new.clone()) {
+                Ok(()) => {}
+                // UPDATE IGNORE: the row stays as it was; MariaDB 10.11 says nothing.
+                Err(e) if e.code == 1062 && self.ignore => continue,
+                Err(e) => return Err(e),
             }
             if let Some(ai) = t.auto_inc {
                 if let Some(v) = new[ai].to_i64().filter(|v| *v > 0) {
@@ -1138,7 +1174,6 @@ impl UpdatePlan {
                         .fetch_max(v as u64 + 1, std::sync::atomic::Ordering::Relaxed);
                 }
             }
-            update_row(txn, t, &pk, &old, new)?;
             n.changed += 1;
             n.affected += 1;
         }
@@ -1156,7 +1191,7 @@ impl DeletePlan {
         };
         let t = &*self.table;
         let mut n = DmlCount::default();
-        for (pk, _) in targets(
+        for (pk, _, _) in targets(
             txn,
             t,
             &self.access,
@@ -1245,11 +1280,12 @@ mod dml_tests {
                 (n, info.as_str()),
                 (3, "Records: 2  Duplicates: 1  Warnings: 0")
             );
-            // A row identical to the one it replaces counts once.
+            // A row identical to the one it replaces counts once when the key is the last
+            // unique one; here PRIMARY is followed by ub: delete and insert.
             let (n, info, _) = done(s, "REPLACE INTO t VALUES (20,20),(20,20)");
             assert_eq!(
                 (n, info.as_str()),
-                (2, "Records: 2  Duplicates: 0  Warnings: 0")
+                (3, "Records: 2  Duplicates: 1  Warnings: 0")
             );
             let (n, info, w) = done(s, "INSERT IGNORE INTO t VALUES (5,1),(8,8)");
             assert_eq!(
@@ -1261,6 +1297,75 @@ mod dml_tests {
                 s.warnings[0].message,
                 "Duplicate entry '5' for key 'PRIMARY'"
             );
+        });
+    }
+
+    #[test]
+    fn ignore_clips_values_with_warnings_where_strict_statements_fail() {
+        with_session("ignore", |s| {
+            run(
+                s,
+                "CREATE TABLE t (k INT PRIMARY KEY, i INT, d DECIMAL(5,1), c VARCHAR(3), \
+                 dt DATE, ti TINYINT NOT NULL DEFAULT 0, u INT UNSIGNED)",
+            )
+            .unwrap();
+            let (n, _, w) = done(
+                s,
+                "INSERT IGNORE INTO t (k, i, d, c, dt, ti, u) \
+                 VALUES (1, 'abc', 123456, 'abcdef', 'xyz', NULL, -5)",
+            );
+            assert_eq!((n, w), (1, vec![1366, 1264, 1265, 1265, 1048, 1264]));
+            assert_eq!(
+                s.warnings[0].message,
+                "Incorrect integer value: 'abc' for column `d`.`t`.`i` at row 1"
+            );
+            // Strict: the first loss is the error, with its own code.
+            let err = |s: &mut Session, sql: &str| run(s, sql).unwrap_err().code;
+            assert_eq!(err(s, "INSERT INTO t (k, i) VALUES (2, '12abc')"), 1265);
+            assert_eq!(err(s, "INSERT INTO t (k, c) VALUES (2, 'abcdef')"), 1406);
+            assert_eq!(
+                err(s, "INSERT INTO t (k, dt) VALUES (2, '2020-02-30')"),
+                1292
+            );
+            assert_eq!(
+                err(s, "INSERT INTO t (k, ti) VALUES (2, 1), (3, NULL)"),
+                1048
+            );
+            // Notes do not fail a strict statement.
+            let (_, info, w) = done(
+                s,
+                "INSERT INTO t (k, d, c) VALUES (2, 1.55, 'ab  '), (3, 1, 'a')",
+            );
+            assert_eq!(
+                (info.as_str(), w),
+                ("Records: 2  Duplicates: 0  Warnings: 2", vec![1265, 1265])
+            );
+            assert_eq!(s.warnings[0].level, "Note");
+            // A column without a default: once per statement under IGNORE.
+            run(s, "CREATE TABLE m (a INT PRIMARY KEY, b INT NOT NULL)").unwrap();
+            assert_eq!(err(s, "INSERT INTO m (a) VALUES (1)"), 1364);
+            let (_, info, w) = done(s, "INSERT IGNORE INTO m (a) VALUES (1), (2)");
+            assert_eq!(
+                (info.as_str(), w),
+                ("Records: 2  Duplicates: 0  Warnings: 1", vec![1364])
+            );
+            // UPDATE IGNORE: clipped values, implicit defaults, colliding rows left alone.
+            let (n, info, w) = done(s, "UPDATE IGNORE t SET ti = NULL, c = 'wxyz'");
+            assert_eq!(
+                (n, info.as_str(), w),
+                (
+                    3,
+                    "Rows matched: 3  Changed: 3  Warnings: 6",
+                    vec![1048, 1265, 1048, 1265, 1048, 1265]
+                )
+            );
+            let (n, info, w) = done(s, "UPDATE IGNORE t SET k = 3 WHERE k = 1");
+            assert_eq!(
+                (n, info.as_str(), w),
+                (0, "Rows matched: 1  Changed: 0  Warnings: 0", vec![])
+            );
+            assert_eq!(err(s, "UPDATE t SET k = 3 WHERE k = 1"), 1062);
+            assert_eq!(err(s, "UPDATE t SET ti = NULL"), 1048);
         });
     }
 

@@ -239,7 +239,15 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     // WHERE, over the joined row.
     let filter = match &sel.selection {
         None => None,
-        Some(w) => Some(c.compile(w, &mut scope("where clause", all))?),
+        Some(w) => {
+            let mut f = c.compile(w, &mut scope("where clause", all))?;
+            // A NOT NULL DATE's zero date IS NULL here (see the function); one table only, as
+            // an outer join's NULLs would otherwise match too.
+            if let [only] = items.as_slice() {
+                crate::store::zero_dates_are_null(&mut f, &only.table.def.columns);
+            }
+            Some(f)
+        }
     };
     // ON clauses, each over the tables joined so far.
     let mut ons: Vec<Option<Expr>> = Vec::with_capacity(from.len());
