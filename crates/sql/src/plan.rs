@@ -591,6 +591,9 @@ impl InsertPlan {
                     row[c] = e.eval(&[], ctx)?;
                 }
             }
+            // Strict mode: a warning the row's expressions raised fails the statement here,
+            // before the row is stored (and before a later row's error could come first).
+            crate::diag::check()?;
             // AUTO_INCREMENT: NULL or 0 takes the next value.
             if let Some(ai) = t.auto_inc {
                 let v = &row[ai];
@@ -689,6 +692,7 @@ impl InsertPlan {
             let mut new = old_row.clone();
             for (c, e) in &self.on_dup {
                 let v = e.eval(&both, ctx)?;
+                crate::diag::check()?;
                 new[*c] = coerce(v, t, *c, rowno, strict, n)?;
                 both[*c] = new[*c].clone();
             }
@@ -1140,6 +1144,16 @@ impl UpdatePlan {
         };
         let t = &*self.table;
         let strict = !self.ignore;
+        // With an ORDER BY, or when it changes the primary key, MySQL reads every row to
+        // change before changing one, and warnings its WHERE raises then are not errors even
+        // in strict mode; those of the SET expressions still are. (Otherwise it filters and
+        // changes row by row, strictly.)
+        let buffered =
+            !self.order.is_empty() || self.assignments.iter().any(|(c, _)| t.def.pk.contains(c));
+        let lenient_where = strict && buffered;
+        if lenient_where {
+            crate::diag::set_strict(false);
+        }
         let mut n = DmlCount::default();
         for (pk, _, rowno) in targets(
             txn,
@@ -1155,9 +1169,16 @@ impl UpdatePlan {
             };
             n.matched += 1;
             let mut new = old.clone();
+            if lenient_where {
+                crate::diag::set_strict(true);
+            }
             for (c, e) in &self.assignments {
                 let v = e.eval(&new, ctx)?;
+                crate::diag::check()?;
                 new[*c] = coerce(v, t, *c, rowno, strict, &mut n)?;
+            }
+            if lenient_where {
+                crate::diag::set_strict(false);
             }
             if new.iter().zip(&old).all(|(a, b)| same(a, b)) {
                 continue;

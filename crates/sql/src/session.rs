@@ -828,7 +828,7 @@ impl Session {
         // queries only warn), as STRICT_TRANS_TABLES does in MySQL.
         let strict = match plan {
             Plan::Insert(p) => p.mode != plan::InsertMode::Ignore,
-            Plan::Update(_) => true,
+            Plan::Update(p) => !p.ignore,
             Plan::Select(_) | Plan::Delete(_) => false,
         };
         let scope = crate::diag::Scope::begin(strict);

@@ -30,3 +30,16 @@ INSERT INTO w (a) VALUES (1/0);
 INSERT IGNORE INTO w (a) VALUES ('1x' + 1), (1/0);
 DELETE FROM w WHERE c = 'abc';
 SELECT * FROM w ORDER BY a;
+-- UPDATE reads all its rows first when it has an ORDER BY or changes the primary key: its
+-- WHERE then only warns; otherwise strict mode fails on it. SET expressions always fail.
+CREATE TABLE u2 (a INT PRIMARY KEY, s VARCHAR(10));
+INSERT INTO u2 VALUES (1, 'ABC'), (2, '5');
+UPDATE u2 SET a = 3 WHERE s > 1.5;
+UPDATE u2 SET s = 'q' WHERE s > 1.5;
+UPDATE u2 SET a = a + 10 WHERE s > 1.5 ORDER BY a;
+UPDATE u2 SET s = 'r' WHERE s > 1.5 ORDER BY a;
+UPDATE u2 SET s = s + 1 WHERE a > 0 ORDER BY a;
+UPDATE IGNORE u2 SET s = 'z' WHERE s > 1.5;
+SELECT * FROM u2 ORDER BY a;
+-- The expression's error comes before a later row's duplicate key.
+INSERT INTO u2 VALUES (100, '1x' + 1), (3, 'dup');
