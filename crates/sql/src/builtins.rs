@@ -371,7 +371,13 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
             // MariaDB reads a string without a colon as a TIME number, `[H..]HMMSS`, from its
             // leading digits: '2021-11-30' is 00:20:21 and '1999-12-31' is no time at all.
             let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
-            let n: i64 = digits.parse().ok()?;
+            let Ok(n) = digits.parse::<i64>() else {
+                crate::diag::warn(1292, || format!("Incorrect time value: '{s}'"));
+                return None;
+            };
+            if digits.len() < s.len() {
+                crate::diag::warn(1292, || format!("Truncated incorrect time value: '{s}'"));
+            }
             let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
             if m >= 60 || sec >= 60 {
                 return None;
@@ -401,6 +407,18 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
     if let Some((d, _)) = temporal_quiet(v) {
         return Some((i64::from(d.hour), i64::from(d.minute), i64::from(d.second)));
     }
+    let r = time_of_text(v);
+    if r.is_none() && !v.is_null() {
+        crate::diag::warn(1292, || {
+            let t = v.to_text().unwrap_or_default();
+            format!("Incorrect time value: '{}'", crate::diag::quoted(&t))
+        });
+    }
+    r
+}
+
+/// `'[-]hh:mm[:ss][.f]'`.
+fn time_of_text(v: &Value) -> Option<(i64, i64, i64)> {
     let s = v.to_string_lossy()?;
     let s = s.trim();
     let s = s.strip_prefix('-').unwrap_or(s);

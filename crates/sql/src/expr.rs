@@ -1268,6 +1268,28 @@ impl Expr {
         fixed
     }
 
+    /// The value of an operand of a comparison. `DATE(x)` and `CAST(x AS DATE|DATETIME)` of a
+    /// value that is not a date compare as the zero date there (`DATE('x') = DATE('y')` is
+    /// true in MySQL), though they are NULL elsewhere (`DATE('x') IS NULL` is true too).
+    fn cmp_operand(&self, row: &[Value], ctx: &Ctx) -> Result<Value, SqlError> {
+        let v = self.eval(row, ctx)?;
+        if !v.is_null() {
+            return Ok(v);
+        }
+        let (arg, zero) = match self {
+            Expr::Func(Func::Date, args) if args.len() == 1 => (&args[0], Value::Date(0)),
+            Expr::Cast(arg, CastTo::Date) => (&**arg, Value::Date(0)),
+            Expr::Cast(arg, CastTo::DateTime) => (&**arg, Value::DateTime(0)),
+            _ => return Ok(v),
+        };
+        // Rare (a failed conversion): the argument is evaluated again to tell it from NULL.
+        Ok(if arg.eval(row, ctx)?.is_null() {
+            v
+        } else {
+            zero
+        })
+    }
+
     /// Calls `f` on this node and every node below it (not into subqueries' plans).
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
@@ -1356,7 +1378,7 @@ impl Expr {
             Expr::Not(x) => bool_val(x.eval(row, ctx)?.truth().map(|t| !t)),
             Expr::Arith(op, a, b) => arith(*op, a.eval(row, ctx)?, b.eval(row, ctx)?)?,
             Expr::Cmp(op, a, b) => {
-                let (x, y) = (a.eval(row, ctx)?, b.eval(row, ctx)?);
+                let (x, y) = (a.cmp_operand(row, ctx)?, b.cmp_operand(row, ctx)?);
                 if *op == Cmp::NullSafeEq {
                     return Ok(bool_val(Some(x.group_eq(&y))));
                 }
@@ -1404,8 +1426,8 @@ impl Expr {
             }
             Expr::IsNull(x, neg) => bool_val(Some(x.eval(row, ctx)?.is_null() != *neg)),
             Expr::Between(x, lo, hi, neg) => {
-                let mut v = x.eval(row, ctx)?;
-                let (l, h) = (lo.eval(row, ctx)?, hi.eval(row, ctx)?);
+                let mut v = x.cmp_operand(row, ctx)?;
+                let (l, h) = (lo.cmp_operand(row, ctx)?, hi.cmp_operand(row, ctx)?);
                 if matches!(v, Value::Str(_) | Value::Bytes(_)) && l.is_numeric() && h.is_numeric()
                 {
                     // Read the string as a number once (one warning if it is not one), as
@@ -1422,14 +1444,14 @@ impl Expr {
                 bool_val(r.map(|t| t != *neg))
             }
             Expr::InList(x, list, neg) => {
-                let v = x.eval(row, ctx)?;
+                let v = x.cmp_operand(row, ctx)?;
                 if v.is_null() {
                     return Ok(Value::Null);
                 }
                 let mut saw_null = false;
                 let mut found = false;
                 for e in list {
-                    let w = e.eval(row, ctx)?;
+                    let w = e.cmp_operand(row, ctx)?;
                     match v.sql_cmp(&w) {
                         Some(Ordering::Equal) => {
                             found = true;

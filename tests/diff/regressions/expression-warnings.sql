@@ -43,3 +43,10 @@ UPDATE IGNORE u2 SET s = 'z' WHERE s > 1.5;
 SELECT * FROM u2 ORDER BY a;
 -- The expression's error comes before a later row's duplicate key.
 INSERT INTO u2 VALUES (100, '1x' + 1), (3, 'dup');
+-- DATE(x) and CAST(x AS DATE) of a non-date compare as the zero date, though they are NULL.
+SELECT DATE('x') <=> NULL, DATE('x') IS NULL, DATE('x') = DATE('y'), CAST('x' AS DATE) < DATE '2000-01-01', DATE('x') < 1, ADDDATE('x', 1) <=> NULL, DATE('x') IN (DATE('y')), CAST('x' AS DATETIME) <=> NULL, IFNULL(DATE('x'), 5), COALESCE(DATE('x')) <=> NULL;
+SELECT * FROM w WHERE DATE '2023-06-16' <> CAST('0' AS DATE) ORDER BY a;
+SELECT * FROM w WHERE DATE('ABC') <= DATE('É') ORDER BY a;
+SELECT * FROM w WHERE CAST('HELLO' AS DATE) NOT BETWEEN d AND '2030-01-01' ORDER BY a;
+SELECT SECOND('2000-01-01'), HOUR('2021-11-30 10:00:00'), HOUR('x'), MINUTE('12:30'), HOUR(DATE '2020-01-01');
+UPDATE w SET c = 5 WHERE SECOND('2021-11-30') <=> c;
