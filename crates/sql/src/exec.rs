@@ -1644,6 +1644,14 @@ impl SelectPlan {
             && !self.distinct
             && (self.order.is_empty() || self.ordered_scan.is_some());
         let stop_at = limit.map(|l| l.saturating_add(offset));
+        // A sort without grouping or DISTINCT keeps each row's sort keys and source row, and
+        // computes the select list only for the rows that survive ORDER BY/LIMIT/OFFSET, as
+        // MySQL does: less work under a LIMIT, and no error or warning from rows not sent.
+        let defer = self.group_by.is_none()
+            && !self.distinct
+            && !self.order.is_empty()
+            && self.ordered_scan.is_none();
+        let keys_at = if defer { 0 } else { self.visible };
         let mut groups: BTreeMap<GroupKey, Vec<AggState>> = BTreeMap::new();
         let mut txn = txn;
         let union_rows = if let Some(d) = &self.derived {
@@ -1682,12 +1690,26 @@ impl SelectPlan {
                     ctx.check_killed()?;
                 }
                 match &self.group_by {
+                    None if defer => {
+                        let keys = &self.outputs[self.visible..];
+                        let mut kept = Vec::with_capacity(keys.len() + row.len());
+                        for e in keys {
+                            kept.push(e.eval(row, ctx)?);
+                        }
+                        kept.extend_from_slice(row);
+                        rows.push(kept);
+                    }
                     None => {
-                        let out = self
-                            .outputs
-                            .iter()
-                            .map(|e| e.eval(row, ctx))
-                            .collect::<Result<Vec<_>, _>>()?;
+                        // Rows in scan order before OFFSET are dropped: not computed (MySQL
+                        // does not evaluate their select list either).
+                        let out = if !self.distinct && (rows.len() as u64) < offset {
+                            Vec::new()
+                        } else {
+                            self.outputs
+                                .iter()
+                                .map(|e| e.eval(row, ctx))
+                                .collect::<Result<Vec<_>, _>>()?
+                        };
                         rows.push(out);
                         if early {
                             if let Some(s) = stop_at {
@@ -1839,7 +1861,7 @@ impl SelectPlan {
             rows.retain(|r| seen.insert(GroupKey(r[..self.visible].to_vec())));
         }
         if !self.order.is_empty() && self.ordered_scan.is_none() {
-            let v = self.visible;
+            let v = keys_at;
             let desc = &self.order;
             rows.sort_by(|a, b| {
                 for (i, d) in desc.iter().enumerate() {
@@ -1855,6 +1877,18 @@ impl SelectPlan {
         let mut rows: Vec<Vec<Value>> = rows.drain(skip..).collect();
         if let Some(l) = limit {
             rows.truncate(l as usize);
+        }
+        if defer {
+            let n_keys = self.outputs.len() - self.visible;
+            for r in &mut rows {
+                let source = &r[n_keys..];
+                let out = self.outputs[..self.visible]
+                    .iter()
+                    .map(|e| e.eval(source, ctx))
+                    .collect::<Result<Vec<_>, _>>()?;
+                *r = out;
+            }
+            return Ok(rows);
         }
         if self.outputs.len() > self.visible {
             for r in &mut rows {

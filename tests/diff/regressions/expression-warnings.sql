@@ -50,3 +50,10 @@ SELECT * FROM w WHERE DATE('ABC') <= DATE('É') ORDER BY a;
 SELECT * FROM w WHERE CAST('HELLO' AS DATE) NOT BETWEEN d AND '2030-01-01' ORDER BY a;
 SELECT SECOND('2000-01-01'), HOUR('2021-11-30 10:00:00'), HOUR('x'), MINUTE('12:30'), HOUR(DATE '2020-01-01');
 UPDATE w SET c = 5 WHERE SECOND('2021-11-30') <=> c;
+-- The select list is computed only for the rows ORDER BY ... LIMIT sends: no error or warning
+-- from the others.
+CREATE TABLE s (k INT PRIMARY KEY, a INT UNSIGNED, b INT UNSIGNED, t VARCHAR(5));
+INSERT INTO s VALUES (1, 5, 2, 'x'), (2, 1, 9, '7'), (3, 0, 4, 'y');
+SELECT k, a - b FROM s ORDER BY a DESC LIMIT 1;
+SELECT k, t + 0 FROM s ORDER BY k DESC LIMIT 1 OFFSET 1;
+SELECT k, a - b FROM s ORDER BY a DESC LIMIT 2;
