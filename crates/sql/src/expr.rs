@@ -2247,8 +2247,24 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
         Func::LastInsertId => Value::UInt(ctx.last_insert_id),
         Func::Hex => match ev(0)? {
             Value::Null => Value::Null,
-            v @ (Value::Int(_) | Value::UInt(_)) => {
-                Value::Str(format!("{:X}", v.to_i64().unwrap_or(0)))
+            Value::Int(i) => Value::Str(format!("{i:X}")),
+            Value::UInt(u) => Value::Str(format!("{u:X}")),
+            // A DECIMAL or DOUBLE is hexed as the integer it rounds to (halves away from zero),
+            // as a 64-bit two's complement; beyond that range, all ones, as MariaDB does.
+            v @ (Value::Decimal(_) | Value::Double(_)) => {
+                let r = match v {
+                    Value::Decimal(d) => d.rescale(0).map(|d| d.mant),
+                    other => other
+                        .to_f64()
+                        .filter(|f| f.is_finite() && f.abs() < 1e20)
+                        .map(|f| f.round() as i128),
+                };
+                let bits = match r {
+                    Some(n) if i64::try_from(n).is_ok() => n as i64 as u64,
+                    Some(n) if u64::try_from(n).is_ok() => n as u64,
+                    _ => u64::MAX,
+                };
+                Value::Str(format!("{bits:X}"))
             }
             v => Value::Str(
                 v.to_text()
@@ -3445,5 +3461,18 @@ mod tests {
         assert_eq!(round(Value::Double(1.25), 1), "1.2");
         assert_eq!(round(Value::Double(15.0), -1), "20");
         assert_eq!(round(Value::Double(25.0), -1), "20");
+    }
+
+    #[test]
+    fn hex_of_a_number_is_of_the_integer_it_rounds_to() {
+        let hex = |v: Value| text(call(Func::Hex, vec![v]));
+        let d = |s: &str| Value::Decimal(Decimal::parse(s).unwrap());
+        assert_eq!(hex(d("297380.08")), "489A4");
+        assert_eq!(hex(d("-11.00")), "FFFFFFFFFFFFFFF5");
+        assert_eq!(hex(d("2.5")), "3");
+        assert_eq!(hex(Value::Double(-1.5)), "FFFFFFFFFFFFFFFE");
+        assert_eq!(hex(Value::Double(1e300)), "FFFFFFFFFFFFFFFF");
+        assert_eq!(hex(Value::UInt(u64::MAX)), "FFFFFFFFFFFFFFFF");
+        assert_eq!(hex(Value::Str("abc".into())), "616263");
     }
 }
