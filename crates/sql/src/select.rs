@@ -660,21 +660,24 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
     let first = &parts[0].0;
     let n = first.visible;
     let labels: Vec<String> = first.columns.iter().map(|m| m.name.clone()).collect();
-    let mut metas = Vec::with_capacity(n);
-    let mut types = Vec::with_capacity(n);
-    let mut outputs: Vec<Expr> = Vec::with_capacity(n);
-    for i in 0..n {
-        let (meta, ty, convert) =
-            union_meta(parts.iter().map(|(p, _)| (&p.columns[i], p.types[i])));
-        metas.push(meta);
-        types.push(ty);
-        // Values of a column whose operands differ in type print as the common type's.
-        outputs.push(if convert {
-            Expr::Coerce(Box::new(Expr::Col(i)), ty)
-        } else {
-            Expr::Col(i)
-        });
+    let (metas, types): (Vec<ColumnMeta>, Vec<SqlType>) = (0..n)
+        .map(|i| union_meta(parts.iter().map(|(p, _)| (&p.columns[i], p.types[i]))))
+        .unzip();
+    // An operand's values of another type than the column's are converted in the operand, so
+    // that DISTINCT, INTERSECT, EXCEPT and ORDER BY compare them as the column's type (`'abc'`
+    // and 0 are distinct strings) and they print as it.
+    for (p, _) in parts.iter_mut() {
+        for (i, &ty) in types.iter().enumerate() {
+            let own =
+                (p.columns[i].wire_type != crate::result::wire_type::NULL).then_some(p.types[i]);
+            if crate::typeagg::needs_conversion(own, ty) {
+                let x = std::mem::replace(&mut p.outputs[i], Expr::Col(0));
+                p.outputs[i] = Expr::Coerce(Box::new(x), ty);
+                p.types[i] = ty;
+            }
+        }
     }
+    let mut outputs: Vec<Expr> = (0..n).map(Expr::Col).collect();
     let vars = env.vars;
     let mut scope = UnionScope {
         labels: &labels,
@@ -733,11 +736,8 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
 }
 
 /// A union's column from its operands' columns (metadata and type): its metadata (the first
-/// operand's when every operand has the same type), its type (see [`crate::typeagg`]), and
-/// whether operands' values need converting to that type.
-fn union_meta<'a>(
-    cols: impl Iterator<Item = (&'a ColumnMeta, SqlType)>,
-) -> (ColumnMeta, SqlType, bool) {
+/// operand's when every operand has the same type) and its type (see [`crate::typeagg`]).
+fn union_meta<'a>(cols: impl Iterator<Item = (&'a ColumnMeta, SqlType)>) -> (ColumnMeta, SqlType) {
     use crate::result::{col_flags, wire_type};
     let cols: Vec<(&ColumnMeta, Option<SqlType>)> = cols
         // A NULL literal's column has MariaDB's NULL type, which takes no part.
@@ -747,7 +747,6 @@ fn union_meta<'a>(
         return (
             ColumnMeta::computed("", SqlType::Double, true),
             SqlType::Double,
-            false,
         );
     };
     let merged = crate::typeagg::result_of(cols.iter().map(|(_, t)| *t));
@@ -756,9 +755,6 @@ fn union_meta<'a>(
         len: 0,
         binary: true,
     });
-    let convert = cols
-        .iter()
-        .any(|(_, t)| crate::typeagg::needs_conversion(*t, ty));
     let same = cols
         .iter()
         .all(|(m, t)| *t == first_ty && m.wire_type == first.wire_type);
@@ -774,7 +770,7 @@ fn union_meta<'a>(
     if same {
         m.length = cols.iter().map(|(c, _)| c.length).max().unwrap_or(m.length);
     }
-    (m, ty, convert)
+    (m, ty)
 }
 
 /// Names in a union's ORDER BY: the first operand's column labels.

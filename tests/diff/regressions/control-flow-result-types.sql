@@ -64,6 +64,13 @@ SELECT YEAR(NULL) FROM t UNION ALL SELECT IF(vc > 'x', -11, d2) FROM t UNION ALL
 SELECT 42 FROM t UNION ALL SELECT ROUND(2.49) FROM t UNION ALL SELECT ROUND(d2, 1) FROM t ORDER BY 1;
 -- @types
 SELECT d1 FROM t UNION SELECT ti FROM t UNION SELECT 1.25 ORDER BY 1;
+-- DISTINCT and ORDER BY compare a UNION column's values as its type: 'abc' and 0 are two
+-- strings, and '5' sorts before 'abc'.
+-- @types
+SELECT vc FROM t UNION SELECT i FROM t ORDER BY 1;
+SELECT vc AS x FROM t UNION SELECT i FROM t ORDER BY x DESC;
+SELECT dt FROM t UNION ALL SELECT vc FROM t ORDER BY 1;
+SELECT d1 FROM t INTERSECT SELECT 1.50;
 -- ROUND of a DECIMAL to constant places has that scale; of a DOUBLE, halves go to even.
 -- @types
 SELECT ROUND(2.49), ROUND(2.49, 1), ROUND(-999999.99), ROUND(1.5, 3), ROUND(0.5e0), ROUND(-0.5e0), ROUND(2.5e0), ROUND(15e0, -1), ROUND(-2.5e0);
