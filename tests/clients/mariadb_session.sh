@@ -11,8 +11,7 @@
 # `int(11)`; DEFAULT '0'); SHOW INDEX has no `Ignored` column and sends its numbers as strings;
 # the error text says "zipdb server version" and 1054 says 'field list' (MySQL's wording);
 # the client pads some columns to 4 ("two  ", "n    ", "Key ") because zipdb does not mark
-# expressions such as 1 + 1 and COUNT(*) NOT NULL in their metadata, and a bare NULL is
-# left-aligned because it is typed as a string.
+# expressions such as 1 + 1 and COUNT(*) NOT NULL in their metadata.
 #
 # usage: tests/clients/mariadb_session.sh path/to/zipdb [--update]
 #   --update rewrites the expected file from this run (read it before committing).

@@ -104,7 +104,8 @@ class Server:
         res = self.conn._result
         out = Outcome()
         if cur.description:
-            out.cols = [(d[0], d[1]) for d in cur.description]
+            # (name, wire type, decimals)
+            out.cols = [(d[0], d[1], d[5]) for d in cur.description]
             out.rows = [tuple(cell(v) for v in r) for r in cur.fetchall()]
         else:
             out.affected = res.affected_rows
@@ -234,7 +235,8 @@ class Outcome:
             return "ERROR %d: %s" % self.err
         if self.cols is not None:
             lines = ["columns %s (types %s), %d rows, %d warnings" % (
-                [c[0] for c in self.cols], [c[1] for c in self.cols], len(self.rows),
+                [c[0] for c in self.cols],
+                [c[1] if c[1] != 246 else "%d(%s)" % (c[1], c[2]) for c in self.cols], len(self.rows),
                 self.warnings)]
             for r in self.rows[:limit]:
                 lines.append("  " + " | ".join("NULL" if v is None else repr(v) for v in r))
@@ -375,6 +377,16 @@ def compare(a, b, ordered, fold_cols, exact=True):
     return None
 
 
+def compare_types(a, b):
+    """For '-- @types': None when the columns have the same wire types (and, for DECIMAL
+    columns, the same number of decimals), else a reason."""
+    if a.cols is None or b.cols is None:
+        return None
+    ta = [(c[1], c[2] if c[1] == 246 else None) for c in a.cols]
+    tb = [(c[1], c[2] if c[1] == 246 else None) for c in b.cols]
+    return None if ta == tb else "column types differ"
+
+
 # ---- the pair of servers ---------------------------------------------------------------------
 
 class Pair:
@@ -438,6 +450,7 @@ class Stmt:
         self.rows = rows  # a multi-row INSERT's row tuples (the shrinker splits them)
         self.prefix = prefix
         self.ignore_warnings = False  # '-- @ignore-warnings' in a replayed script
+        self.types = False  # '-- @types': compare the columns' wire types too
 
     def directives(self):
         d = []
@@ -1258,6 +1271,8 @@ class Tester:
         IGNORE_WARNINGS = saved or st.ignore_warnings
         why = compare(a, b, st.ordered, st.fold, exact_warnings(st.sql))
         IGNORE_WARNINGS = saved
+        if why is None and st.types:
+            why = compare_types(a, b)
         ta = tb = None
         table = st.table or (dml_table(st.sql) if not st.is_ddl() else None)
         if why is None and table:
@@ -1407,7 +1422,7 @@ def parse_script(text):
     """Statements of a .sql script: each ends with ';' at the end of a line; '-- @ordered',
     '-- @multiset' and '-- @fold 0,2' before a statement say how to compare its rows
     (default: ordered when it has ORDER BY); '-- @ignore-warnings' leaves its warnings
-    uncompared."""
+    uncompared; '-- @types' compares the columns' wire types (and DECIMAL scales) too."""
     stmts, buf, directives = [], [], {}
     for line in text.splitlines():
         s = line.strip()
@@ -1431,6 +1446,7 @@ def parse_script(text):
             fold = [int(x) for x in directives.get("fold", "").split(",") if x.strip()]
             st = Stmt(sql, "replay", ordered, fold)
             st.ignore_warnings = "ignore-warnings" in directives
+            st.types = "types" in directives
             stmts.append(st)
             directives = {}
     if buf:

@@ -54,6 +54,9 @@ impl Scope for TableScope<'_> {
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
         (self.vars)(name)
     }
+    fn col_type(&self, i: usize) -> Option<SqlType> {
+        self.table.types.get(i).copied()
+    }
 }
 
 /// One table of a FROM clause: its columns occupy `offset..offset + columns` of the joined row.
@@ -146,6 +149,9 @@ impl Scope for FromScope<'_> {
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
         (self.vars)(name)
     }
+    fn col_type(&self, i: usize) -> Option<SqlType> {
+        joined_type(self.items, i)
+    }
     fn subquery(&mut self, c: &mut Compiler, q: &ast::Query) -> Result<SubPlan, SqlError> {
         let Some(env) = self.env else {
             return Err(SqlError::unsupported("subqueries here"));
@@ -178,6 +184,15 @@ pub fn joined_types(items: &[FromItem]) -> Vec<SqlType> {
         .iter()
         .flat_map(|it| it.table.types.iter().copied())
         .collect()
+}
+
+/// The type of joined-row column `i`.
+pub fn joined_type(items: &[FromItem], i: usize) -> Option<SqlType> {
+    let it = items
+        .iter()
+        .rev()
+        .find(|it| it.offset <= i && i < it.offset + it.table.types.len())?;
+    it.table.types.get(i - it.offset).copied()
 }
 
 /// Metadata of joined-row column `i` in a result.
@@ -1152,6 +1167,14 @@ impl Scope for AggScope<'_> {
 
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
         (self.vars)(name)
+    }
+
+    /// A group row's column: a GROUP BY expression's value or an aggregate's.
+    fn col_type(&self, i: usize) -> Option<SqlType> {
+        match self.group_by.get(i) {
+            Some((_, g)) => Some(g.result_type(&|j| joined_type(self.from, j))),
+            None => self.aggs.get(i - self.group_by.len()).map(|a| a.ty),
+        }
     }
 }
 

@@ -179,6 +179,9 @@ pub enum Expr {
     Case(Option<Box<Expr>>, Vec<(Expr, Expr)>, Option<Box<Expr>>),
     Func(Func, Vec<Expr>),
     Cast(Box<Expr>, CastTo),
+    /// An operand of IF/CASE/COALESCE/LEAST/... converted to the type of the whole, which its
+    /// own type differs from (see [`crate::typeagg`]): a value of a type, not a CAST.
+    Coerce(Box<Expr>, SqlType),
     /// A column of the enclosing query's row (in a correlated subquery).
     Outer(usize),
     /// A subquery: scalar, EXISTS, or the right side of IN.
@@ -256,6 +259,11 @@ pub trait Scope {
     }
     /// A system variable (`@@name`), resolved at compile time.
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError>;
+    /// The type of `Col(i)` in the rows the expression reads, where the scope knows it: what
+    /// IF, CASE, LEAST and the like need to type themselves (see [`crate::typeagg`]).
+    fn col_type(&self, _i: usize) -> Option<SqlType> {
+        None
+    }
     /// A subquery in an expression: its plan, compiled where the scope allows one.
     fn subquery(
         &mut self,
@@ -541,7 +549,7 @@ impl Compiler {
                     Some(e) => Some(b(self.compile(e, scope)?)),
                     None => None,
                 };
-                Expr::Case(op, whens, els)
+                settle(Expr::Case(op, whens, els), scope)
             }
             A::Cast {
                 expr, data_type, ..
@@ -856,8 +864,55 @@ impl Compiler {
             // MariaDB pads with spaces when no pad string is given.
             args.push(Expr::Const(Value::Str(" ".into())));
         }
-        Ok(Expr::Func(func, args))
+        Ok(settle(Expr::Func(func, args), scope))
     }
+}
+
+/// Converts the operands of an expression whose value is one of its operands' (CASE, IF,
+/// IFNULL/COALESCE, LEAST/GREATEST) to the type the whole has where theirs differs, so that
+/// every value prints, compares and adds up as that type (`IF(c, 6543.6, 4807)` gives
+/// `4807.0`). Other expressions come back as they are. Operands the scope cannot type (outer
+/// references, parameters) leave the expression as it is.
+fn settle(mut e: Expr, scope: &dyn Scope) -> Expr {
+    /// The operands whose values the expression returns.
+    fn operands(e: &mut Expr) -> Vec<&mut Expr> {
+        match e {
+            Expr::Case(_, whens, els) => whens
+                .iter_mut()
+                .map(|(_, r)| r)
+                .chain(els.as_deref_mut())
+                .collect(),
+            Expr::Func(Func::If, args) => args.iter_mut().skip(1).collect(),
+            Expr::Func(Func::Coalesce | Func::Greatest | Func::Least, args) => {
+                args.iter_mut().collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+    let ty = |x: &Expr| x.type_of(&|i| scope.col_type(i));
+    let known = |x: &Expr| {
+        let mut ok = true;
+        x.visit(&mut |n| match n {
+            Expr::Outer(_) | Expr::Param(_) => ok = false,
+            Expr::Col(i) if scope.col_type(*i).is_none() => ok = false,
+            _ => {}
+        });
+        ok
+    };
+    let ops = operands(&mut e);
+    if ops.is_empty() || !ops.iter().all(|x| known(x)) {
+        return e;
+    }
+    let Some(target) = ty(&e) else {
+        return e;
+    };
+    for x in operands(&mut e) {
+        if crate::typeagg::needs_conversion(ty(x), target) {
+            let inner = std::mem::replace(x, Expr::Const(Value::Null));
+            *x = Expr::Coerce(Box::new(inner), target);
+        }
+    }
+    e
 }
 
 /// A call with the wrong number of arguments: error 1582, or a syntax error (1064) for the
@@ -1063,25 +1118,8 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
                 if y.mant == 0 {
                     return Ok(division_by_zero());
                 }
-                // Exactly: both at one scale, the quotient of the mantissas is the truncated
-                // quotient. The result is a BIGINT (UNSIGNED with an UNSIGNED operand), and
-                // one out of its range is error 1690, as in MySQL.
-                let s = x.scale.max(y.scale);
-                let (p, q) = (
-                    x.rescale(s).ok_or_else(overflow)?,
-                    y.rescale(s).ok_or_else(overflow)?,
-                );
-                let r = p.mant / q.mant;
                 let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
-                return if unsigned {
-                    u64::try_from(r).map(Value::UInt).map_err(|_| {
-                        SqlError::new(1690, "22003", "BIGINT UNSIGNED value is out of range")
-                    })
-                } else {
-                    i64::try_from(r)
-                        .map(Value::Int)
-                        .map_err(|_| SqlError::new(1690, "22003", "BIGINT value is out of range"))
-                };
+                return decimal_int_div(x, y, unsigned);
             }
             Arith::Mod => {
                 if y.mant == 0 {
@@ -1099,6 +1137,21 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
             }
         };
         return r.map(Value::Decimal).ok_or_else(overflow);
+    }
+    if op == Arith::IntDiv {
+        // MariaDB divides other operands as DECIMALs too: a double as its shortest decimal
+        // form (0.3e0 DIV 0.1e0 is 3, where the doubles' quotient is 2.9999999999999996).
+        let dec = |v: &Value| match v {
+            Value::Double(f) => Decimal::parse(&format!("{f}")),
+            other => other.to_decimal(),
+        };
+        if let (Some(x), Some(y)) = (dec(&a), dec(&b)) {
+            if y.mant == 0 {
+                return Ok(division_by_zero());
+            }
+            let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
+            return decimal_int_div(x, y, unsigned);
+        }
     }
     let (x, y) = (a.to_f64().unwrap_or(0.0), b.to_f64().unwrap_or(0.0));
     Ok(match op {
@@ -1126,6 +1179,40 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
 fn division_by_zero() -> Value {
     crate::diag::warn(1365, || "Division by 0".to_string());
     Value::Null
+}
+
+/// `x DIV y` (y not zero) exactly, at a common scale: through a double the last digits of a
+/// quotient near 1e16 and beyond were lost. The result is a BIGINT (UNSIGNED with an UNSIGNED
+/// operand), and one out of its range is error 1690, as in MySQL.
+fn decimal_int_div(x: Decimal, y: Decimal, unsigned: bool) -> Result<Value, SqlError> {
+    let out_of_range = || {
+        let what = if unsigned {
+            "BIGINT UNSIGNED"
+        } else {
+            "BIGINT"
+        };
+        SqlError::new(1690, "22003", format!("{what} value is out of range"))
+    };
+    let s = x.scale.max(y.scale);
+    let q = match (x.rescale(s), y.rescale(s)) {
+        (Some(p), Some(q)) => p.mant / q.mant,
+        // Scales too far apart for a common one: the quotient is 0 or out of range anyway,
+        // which the double tells.
+        _ => {
+            let f = (x.to_f64() / y.to_f64()).trunc();
+            if f.abs() >= 18_446_744_073_709_551_616.0 {
+                return Err(out_of_range());
+            }
+            f as i128
+        }
+    };
+    if unsigned {
+        u64::try_from(q)
+            .map(Value::UInt)
+            .map_err(|_| out_of_range())
+    } else {
+        i64::try_from(q).map(Value::Int).map_err(|_| out_of_range())
+    }
 }
 
 fn bool_val(b: Option<bool>) -> Value {
@@ -1207,7 +1294,11 @@ impl Expr {
     fn visit_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
         match self {
             Expr::Col(_) | Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => {}
-            Expr::Neg(x) | Expr::Not(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => x.visit_mut(f),
+            Expr::Neg(x)
+            | Expr::Not(x)
+            | Expr::IsNull(x, _)
+            | Expr::Cast(x, _)
+            | Expr::Coerce(x, _) => x.visit_mut(f),
             Expr::Arith(_, a, b)
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
@@ -1295,7 +1386,11 @@ impl Expr {
         f(self);
         match self {
             Expr::Col(_) | Expr::Const(_) | Expr::Param(_) | Expr::Outer(_) => {}
-            Expr::Neg(x) | Expr::Not(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => x.visit(f),
+            Expr::Neg(x)
+            | Expr::Not(x)
+            | Expr::IsNull(x, _)
+            | Expr::Cast(x, _)
+            | Expr::Coerce(x, _) => x.visit(f),
             Expr::Arith(_, a, b)
             | Expr::Cmp(_, a, b)
             | Expr::And(a, b)
@@ -1336,7 +1431,7 @@ impl Expr {
     pub fn is_constant(&self) -> bool {
         match self {
             Expr::Const(_) | Expr::Param(_) => true,
-            Expr::Neg(x) | Expr::Cast(x, _) => x.is_constant(),
+            Expr::Neg(x) | Expr::Cast(x, _) | Expr::Coerce(x, _) => x.is_constant(),
             Expr::Arith(_, a, b) => a.is_constant() && b.is_constant(),
             _ => false,
         }
@@ -1378,7 +1473,13 @@ impl Expr {
             Expr::Not(x) => bool_val(x.eval(row, ctx)?.truth().map(|t| !t)),
             Expr::Arith(op, a, b) => arith(*op, a.eval(row, ctx)?, b.eval(row, ctx)?)?,
             Expr::Cmp(op, a, b) => {
-                let (x, y) = (a.cmp_operand(row, ctx)?, b.cmp_operand(row, ctx)?);
+                let x = a.cmp_operand(row, ctx)?;
+                // A NULL left side decides the comparison without the right one, which MariaDB
+                // then never evaluates (nor fails on: `NULL < big DIV 0.5`).
+                if x.is_null() && *op != Cmp::NullSafeEq {
+                    return Ok(Value::Null);
+                }
+                let y = b.cmp_operand(row, ctx)?;
                 if *op == Cmp::NullSafeEq {
                     return Ok(bool_val(Some(x.group_eq(&y))));
                 }
@@ -1502,6 +1603,7 @@ impl Expr {
                 }
             }
             Expr::Cast(x, to) => cast(x.eval(row, ctx)?, *to)?,
+            Expr::Coerce(x, ty) => crate::typeagg::conform(x.eval(row, ctx)?, *ty),
             Expr::Func(f, args) => func(*f, args, row, ctx)?,
             Expr::Outer(i) => ctx
                 .outer
@@ -1518,18 +1620,35 @@ impl Expr {
     }
 
     /// The type of the expression's values, as far as the metadata needs it; `row_types`
-    /// gives the types of `Col` references.
+    /// gives the types of `Col` references. A NULL literal has [`value_type`]'s type for NULL.
     pub fn result_type(&self, row_types: &dyn Fn(usize) -> Option<SqlType>) -> SqlType {
+        self.type_of(row_types)
+            .unwrap_or_else(|| value_type(&Value::Null))
+    }
+
+    /// [`Expr::result_type`], `None` for MariaDB's NULL type: a NULL literal, or a CASE,
+    /// COALESCE, NULLIF, LEAST or GREATEST of nothing else (what IF, CASE, UNION and the like
+    /// leave out when they combine their operands' types).
+    pub fn type_of(&self, row_types: &dyn Fn(usize) -> Option<SqlType>) -> Option<SqlType> {
         const BIGINT: SqlType = SqlType::Int {
             bytes: 8,
+            unsigned: false,
+        };
+        // Comparisons, logic and the small integer functions are INTs in MariaDB.
+        const INT: SqlType = SqlType::Int {
+            bytes: 4,
             unsigned: false,
         };
         const TEXT: SqlType = SqlType::Varchar {
             len: 255,
             binary: false,
         };
-        match self {
+        use crate::typeagg::{min_max_of, result_of};
+        let operands = |l: &[Expr]| l.iter().map(|a| a.type_of(row_types)).collect::<Vec<_>>();
+        Some(match self {
+            Expr::Const(Value::Null) => return None,
             Expr::Const(v) => value_type(v),
+            Expr::Coerce(_, t) => *t,
             Expr::Param(_) => TEXT,
             Expr::Col(i) => row_types(*i).unwrap_or(TEXT),
             Expr::Neg(x) => x.result_type(row_types),
@@ -1569,12 +1688,16 @@ impl Expr {
             | Expr::IsNull(..)
             | Expr::Between(..)
             | Expr::InList(..)
-            | Expr::Like(..) => BIGINT,
-            Expr::Case(_, whens, els) => whens
-                .first()
-                .map(|(_, r)| r.result_type(row_types))
-                .or_else(|| els.as_ref().map(|e| e.result_type(row_types)))
-                .unwrap_or(TEXT),
+            | Expr::Like(..) => INT,
+            Expr::Case(_, whens, els) => {
+                return result_of(
+                    whens
+                        .iter()
+                        .map(|(_, r)| r)
+                        .chain(els.as_deref())
+                        .map(|r| r.type_of(row_types)),
+                )
+            }
             Expr::Cast(_, to) => match to {
                 CastTo::Signed => BIGINT,
                 CastTo::Unsigned => SqlType::Int {
@@ -1595,13 +1718,38 @@ impl Expr {
                 CastTo::DateTime => SqlType::DateTime { fsp: 0 },
             },
             Expr::Func(f, args) => match f {
-                Func::Length
-                | Func::CharLength
-                | Func::ConnectionId
-                | Func::LastInsertId
-                | Func::Year
-                | Func::Month
-                | Func::Day => BIGINT,
+                Func::ConnectionId | Func::LastInsertId => BIGINT,
+                Func::Length | Func::CharLength | Func::Year | Func::Month | Func::Day => INT,
+                // ROUND of a DECIMAL to constant places has that scale (MariaDB pads:
+                // ROUND(1.5, 3) is 1.500); without places, scale 0.
+                Func::Round if args.len() == 1 || matches!(args.get(1), Some(Expr::Const(_))) => {
+                    match args.first().map(|a| a.result_type(row_types)) {
+                        Some(SqlType::Decimal { precision, scale }) => {
+                            let places = match args.get(1) {
+                                Some(Expr::Const(v)) => v.to_i64().unwrap_or(0).clamp(0, 30) as u8,
+                                _ => 0,
+                            };
+                            SqlType::Decimal {
+                                // One more integer digit for a carry (9.5 rounds to 10).
+                                precision: (precision.saturating_sub(scale) + 1 + places).min(65),
+                                scale: places,
+                            }
+                        }
+                        // To tens or more a BIGINT may need a 20th digit: MariaDB makes it a
+                        // DECIMAL.
+                        Some(SqlType::Int { bytes: 8, .. })
+                            if matches!(args.get(1), Some(Expr::Const(v))
+                                if v.to_i64().is_some_and(|p| p < 0)) =>
+                        {
+                            SqlType::Decimal {
+                                precision: 21,
+                                scale: 0,
+                            }
+                        }
+                        Some(t) if t.is_integer() => BIGINT,
+                        _ => SqlType::Double,
+                    }
+                }
                 Func::Ceil | Func::Floor | Func::Round | Func::Abs => args
                     .first()
                     .map(|a| match a.result_type(row_types) {
@@ -1635,8 +1783,6 @@ impl Expr {
                 | Func::Strcmp
                 | Func::Sign
                 | Func::DateDiff
-                | Func::TimestampDiff(_)
-                | Func::UnixTimestamp
                 | Func::Hour
                 | Func::Minute
                 | Func::Second
@@ -1647,8 +1793,8 @@ impl Expr {
                 | Func::Week
                 | Func::Sleep
                 | Func::IsNull
-                | Func::Field
-                | Func::InetAton => BIGINT,
+                | Func::Field => INT,
+                Func::TimestampDiff(_) | Func::UnixTimestamp | Func::InetAton => BIGINT,
                 Func::Truncate => match args.first().map(|a| a.result_type(row_types)) {
                     Some(t) if t.is_integer() => t,
                     Some(SqlType::Decimal { precision, scale }) => SqlType::Decimal {
@@ -1687,19 +1833,23 @@ impl Expr {
                     },
                     _ => SqlType::DateTime { fsp: 0 },
                 },
-                Func::Coalesce | Func::Greatest | Func::Least | Func::NullIf => args
-                    .first()
-                    .map(|a| a.result_type(row_types))
-                    .unwrap_or(TEXT),
-                Func::If => args
-                    .get(1)
-                    .map(|a| a.result_type(row_types))
-                    .unwrap_or(TEXT),
+                // `DEFAULT` in INSERT compiles to a COALESCE without arguments.
+                Func::Coalesce if args.is_empty() => TEXT,
+                Func::Coalesce => return result_of(operands(args)),
+                Func::Greatest | Func::Least => return min_max_of(operands(args)),
+                Func::NullIf => return args.first().and_then(|a| a.type_of(row_types)),
+                // IF of two NULLs is a (binary, empty) string to MariaDB, not the NULL type.
+                Func::If => result_of(operands(args.get(1..).unwrap_or_default())).unwrap_or(
+                    SqlType::Char {
+                        len: 0,
+                        binary: false,
+                    },
+                ),
                 Func::Now => SqlType::DateTime { fsp: 0 },
                 Func::CurDate | Func::Date => SqlType::Date,
                 _ => TEXT,
             },
-        }
+        })
     }
 }
 
@@ -1710,8 +1860,14 @@ pub fn value_type(v: &Value) -> SqlType {
             len: 0,
             binary: true,
         },
-        Value::Int(_) => SqlType::Int {
-            bytes: 8,
+        // MariaDB types an integer literal of up to 9 characters as INT, longer ones as BIGINT
+        // (what IF(c, tinyint_col, 5) and UNIONs widen to).
+        Value::Int(i) => SqlType::Int {
+            bytes: if (-99_999_999..=999_999_999).contains(i) {
+                4
+            } else {
+                8
+            },
             unsigned: false,
         },
         Value::UInt(_) => SqlType::Int {
@@ -1719,8 +1875,11 @@ pub fn value_type(v: &Value) -> SqlType {
             unsigned: true,
         },
         Value::Double(_) => SqlType::Double,
+        // The literal's digits, at least one before the point (as MariaDB counts `0.5`).
         Value::Decimal(d) => SqlType::Decimal {
-            precision: 38,
+            precision: (d.mant.unsigned_abs().checked_ilog10().unwrap_or(0) + 1)
+                .max(u32::from(d.scale) + 1)
+                .min(65) as u8,
             scale: d.scale,
         },
         Value::Str(s) => SqlType::Varchar {
@@ -1796,27 +1955,54 @@ pub fn to_datetime(v: &Value) -> Option<i64> {
         Value::Date(p) | Value::DateTime(p) => Some(*p),
         Value::Str(s) => DateTime::parse(s).map(|d| d.pack()),
         Value::Bytes(b) => DateTime::parse(std::str::from_utf8(b).ok()?).map(|d| d.pack()),
-        Value::Int(_) | Value::UInt(_) => {
-            // 20240102 or 20240102030405.
-            let n = v.to_i64()?;
-            let s = n.to_string();
-            let t = match s.len() {
-                8 => format!("{}-{}-{}", &s[0..4], &s[4..6], &s[6..8]),
-                14 => format!(
-                    "{}-{}-{} {}:{}:{}",
-                    &s[0..4],
-                    &s[4..6],
-                    &s[6..8],
-                    &s[8..10],
-                    &s[10..12],
-                    &s[12..14]
-                ),
-                _ => return None,
-            };
-            DateTime::parse(&t).map(|d| d.pack())
+        Value::Int(i) => number_to_datetime(i128::from(*i)).map(|d| d.pack()),
+        Value::UInt(u) => number_to_datetime(i128::from(*u)).map(|d| d.pack()),
+        // The integer part (MariaDB reads 20000101.9 as 2000-01-01).
+        Value::Decimal(d) => {
+            number_to_datetime(d.mant / 10i128.checked_pow(u32::from(d.scale))?).map(|d| d.pack())
         }
-        _ => None,
+        Value::Double(f) if f.is_finite() && f.abs() < 1e15 => {
+            number_to_datetime(f.trunc() as i128).map(|d| d.pack())
+        }
+        Value::Double(_) | Value::Null => None,
     }
+}
+
+/// A number read as a date or datetime as MariaDB reads one: YYMMDD, YYYYMMDD, YYMMDDHHMMSS or
+/// YYYYMMDDHHMMSS by its magnitude (two-digit years below 70 are 20xx, the others 19xx), 0 as
+/// the zero date. Other magnitudes, negative numbers and out-of-range fields are no date (zero
+/// months and days are allowed, as in date strings).
+pub fn number_to_datetime(n: i128) -> Option<DateTime> {
+    let century = |yymmdd: i128| {
+        yymmdd
+            + if yymmdd < 700_101 {
+                20_000_000
+            } else {
+                19_000_000
+            }
+    };
+    let (ymd, hms) = match n {
+        0 => return Some(DateTime::default()),
+        101..=991_231 => (century(n), 0),
+        10_000_101..=99_991_231 => (n, 0),
+        101_000_000..=991_231_235_959 => (century(n / 1_000_000), n % 1_000_000),
+        991_231_235_960..=99_991_231_235_959 => (n / 1_000_000, n % 1_000_000),
+        _ => return None,
+    };
+    // Every field is below 10000 here, so the casts cannot truncate.
+    let d = DateTime {
+        year: (ymd / 10_000) as u16,
+        month: (ymd / 100 % 100) as u8,
+        day: (ymd % 100) as u8,
+        hour: (hms / 10_000) as u8,
+        minute: (hms / 100 % 100) as u8,
+        second: (hms % 100) as u8,
+        micro: 0,
+    };
+    let day_ok =
+        d.month == 0 || d.day == 0 || d.day <= crate::value::days_in_month(d.year, d.month);
+    (d.month <= 12 && d.day <= 31 && day_ok && d.hour <= 23 && d.minute <= 59 && d.second <= 59)
+        .then_some(d)
 }
 
 fn text_arg(args: &[Expr], i: usize, row: &[Value], ctx: &Ctx) -> Result<Option<String>, SqlError> {
@@ -1946,10 +2132,45 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
                 Value::Decimal(d) if (0..=30).contains(&places) => {
                     d.rescale(places as u8).map_or(Value::Null, Value::Decimal)
                 }
+                // Tens, hundreds, ... of an exact number: exactly, halves away from zero
+                // (ROUND(15, -1) is 20; a double would make 5 * 0.1 a tie and round it to
+                // even), and beyond BIGINT as a DECIMAL, as MariaDB does.
+                v @ (Value::Int(_) | Value::UInt(_) | Value::Decimal(_)) if places < 0 => {
+                    let Some(d) = v.to_decimal() else {
+                        return Ok(Value::Null);
+                    };
+                    let k = places.unsigned_abs().min(60) as u32;
+                    let r = match 10i128.checked_pow(u32::from(d.scale) + k) {
+                        // Every DECIMAL is below 10^38: it rounds to 0.
+                        None => 0,
+                        Some(unit) => {
+                            let (q, rem) = (d.mant / unit, d.mant % unit);
+                            let q = if rem.abs() * 2 >= unit {
+                                q + d.mant.signum()
+                            } else {
+                                q
+                            };
+                            q.checked_mul(10i128.pow(k)).ok_or_else(|| {
+                                SqlError::new(1690, "22003", "DECIMAL value is out of range")
+                            })?
+                        }
+                    };
+                    match v {
+                        Value::Decimal(_) => Value::Decimal(Decimal { mant: r, scale: 0 }),
+                        _ => int_result(r).unwrap_or(Value::Decimal(Decimal { mant: r, scale: 0 })),
+                    }
+                }
                 v => {
+                    // Halves go to the even neighbour, as MariaDB's rint() does
+                    // (ROUND(0.5e0) is 0, ROUND(2.5e0) is 2); negative places divide, so
+                    // that 15 reads as exactly 1.5 tens.
                     let x = v.to_f64().unwrap_or(0.0);
-                    let m = 10f64.powi(places.clamp(-30, 30) as i32);
-                    Value::Double((x * m).round() / m)
+                    let m = 10f64.powi(places.unsigned_abs().min(30) as i32);
+                    Value::Double(if places >= 0 {
+                        (x * m).round_ties_even() / m
+                    } else {
+                        (x / m).round_ties_even() * m
+                    })
                 }
             }
         }
@@ -2026,8 +2247,24 @@ fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlEr
         Func::LastInsertId => Value::UInt(ctx.last_insert_id),
         Func::Hex => match ev(0)? {
             Value::Null => Value::Null,
-            v @ (Value::Int(_) | Value::UInt(_)) => {
-                Value::Str(format!("{:X}", v.to_i64().unwrap_or(0)))
+            Value::Int(i) => Value::Str(format!("{i:X}")),
+            Value::UInt(u) => Value::Str(format!("{u:X}")),
+            // A DECIMAL or DOUBLE is hexed as the integer it rounds to (halves away from zero),
+            // as a 64-bit two's complement; beyond that range, all ones, as MariaDB does.
+            v @ (Value::Decimal(_) | Value::Double(_)) => {
+                let r = match v {
+                    Value::Decimal(d) => d.rescale(0).map(|d| d.mant),
+                    other => other
+                        .to_f64()
+                        .filter(|f| f.is_finite() && f.abs() < 1e20)
+                        .map(|f| f.round() as i128),
+                };
+                let bits = match r {
+                    Some(n) if i64::try_from(n).is_ok() => n as i64 as u64,
+                    Some(n) if u64::try_from(n).is_ok() => n as u64,
+                    _ => u64::MAX,
+                };
+                Value::Str(format!("{bits:X}"))
             }
             v => Value::Str(
                 v.to_text()
@@ -3001,5 +3238,241 @@ mod tests {
         let d = |s: &str| Decimal::parse(s).unwrap();
         assert_eq!(d("1.10").mul(d("2")).unwrap().scale, 2);
         assert_eq!(d("1.10").div(d("2")).unwrap().scale, 6);
+    }
+
+    /// A scope over columns `a` (TINYINT), `u` (TINYINT UNSIGNED), `d` (DECIMAL(5,1)),
+    /// `f` (DOUBLE), `s` (VARCHAR(10)), `dt` (DATE) and `ts` (DATETIME).
+    struct Typed;
+
+    const TYPED: [(&str, SqlType); 7] = [
+        (
+            "a",
+            SqlType::Int {
+                bytes: 1,
+                unsigned: false,
+            },
+        ),
+        (
+            "u",
+            SqlType::Int {
+                bytes: 1,
+                unsigned: true,
+            },
+        ),
+        (
+            "d",
+            SqlType::Decimal {
+                precision: 5,
+                scale: 1,
+            },
+        ),
+        ("f", SqlType::Double),
+        (
+            "s",
+            SqlType::Varchar {
+                len: 10,
+                binary: false,
+            },
+        ),
+        ("dt", SqlType::Date),
+        ("ts", SqlType::DateTime { fsp: 0 }),
+    ];
+
+    impl Scope for Typed {
+        fn column(&mut self, _q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
+            TYPED
+                .iter()
+                .position(|(n, _)| *n == name)
+                .map(Expr::Col)
+                .ok_or_else(|| SqlError::unknown_column(name, "field list"))
+        }
+        fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
+            Err(SqlError::unknown_column(name, "field list"))
+        }
+        fn col_type(&self, i: usize) -> Option<SqlType> {
+            TYPED.get(i).map(|(_, t)| *t)
+        }
+    }
+
+    /// `expr` compiled over [`Typed`]: its type and its value's text for `row`.
+    fn typed(expr: &str, row: &[Value]) -> (Option<SqlType>, Option<String>) {
+        let stmts = crate::parse::parse_ast(&format!("SELECT {expr}")).expect("parses");
+        let sqlparser::ast::Statement::Query(q) = &stmts[0] else {
+            panic!("not a query")
+        };
+        let sqlparser::ast::SetExpr::Select(sel) = &*q.body else {
+            panic!("not a select")
+        };
+        let sqlparser::ast::SelectItem::UnnamedExpr(e) = &sel.projection[0] else {
+            panic!("not an expression")
+        };
+        let x = Compiler::new().compile(e, &mut Typed).expect("compiles");
+        let ctx = Ctx {
+            params: &[],
+            now: 0,
+            db: None,
+            user: "root@localhost",
+            conn_id: 1,
+            last_insert_id: 0,
+            version: "test",
+            virtual_rows: None,
+            sub: None,
+            outer: &[],
+            killed: None,
+        };
+        let ty = x.type_of(&|i| TYPED.get(i).map(|(_, t)| *t));
+        let v = x.eval(row, &ctx).expect("evaluates");
+        (ty, v.to_string_lossy())
+    }
+
+    #[test]
+    fn control_flow_operands_take_the_type_of_the_whole() {
+        let date = Value::Date(DateTime::parse("2020-01-02").unwrap().pack());
+        let row = [
+            Value::Int(-2),
+            Value::UInt(200),
+            Value::Null,
+            Value::Double(1.25),
+            Value::Str("abc".into()),
+            date,
+            Value::Null,
+        ];
+        let dec = |precision, scale| Some(SqlType::Decimal { precision, scale });
+        let text = |e: &str| typed(e, &row).1;
+        // An INT operand beside a DECIMAL one prints with its scale.
+        assert_eq!(
+            typed("IF(a, 6543.6, 4807)", &row),
+            (dec(11, 1), Some("6543.6".into()))
+        );
+        assert_eq!(text("IF(a = 0, 6543.6, 4807)").as_deref(), Some("4807.0"));
+        assert_eq!(
+            text("CASE WHEN a = 0 THEN 1.5 ELSE a END").as_deref(),
+            Some("-2.0")
+        );
+        assert_eq!(text("IFNULL(a, 999999.99)").as_deref(), Some("-2.00"));
+        assert_eq!(text("COALESCE(d, a, 0.25)").as_deref(), Some("-2.00"));
+        assert_eq!(text("LEAST(a, 9921.3)").as_deref(), Some("-2.0"));
+        // Signed with unsigned: DECIMAL(n,0), printed as before.
+        assert_eq!(typed("IF(a, a, u)", &row), (dec(3, 0), Some("-2".into())));
+        // A DOUBLE makes a DOUBLE; a string a string; a DATE beside a DATETIME a DATETIME.
+        assert_eq!(text("IF(a = 0, 1.50, f)").as_deref(), Some("1.25"));
+        assert_eq!(text("IF(a, 1.50, f)").as_deref(), Some("1.5"));
+        assert!(matches!(
+            typed("IF(a, a, s)", &row).0,
+            Some(SqlType::Varchar { .. })
+        ));
+        assert_eq!(
+            text("IF(a, dt, ts)").as_deref(),
+            Some("2020-01-02 00:00:00")
+        );
+        // LEAST of a number and a string compares and returns doubles.
+        assert_eq!(
+            typed("LEAST(a, s)", &row),
+            (Some(SqlType::Double), Some("-2".into()))
+        );
+        assert_eq!(text("GREATEST(a, s)").as_deref(), Some("0"));
+        // NULL literals take no part; NULLIF keeps its first operand's type.
+        assert_eq!(typed("IF(a, NULL, 1.5)", &row).0, dec(2, 1));
+        assert_eq!(typed("COALESCE(NULL, NULL)", &row).0, None);
+        assert_eq!(typed("NULLIF(a, 1.5)", &row).0, TYPED[0].1.into());
+        // Integer literals up to nine characters are INTs.
+        assert_eq!(
+            typed("IF(a, a, 5)", &row).0,
+            Some(SqlType::Int {
+                bytes: 4,
+                unsigned: false
+            })
+        );
+    }
+
+    #[test]
+    fn numbers_read_as_dates_by_their_magnitude() {
+        let d = |n: i128| number_to_datetime(n).map(|d| d.format(0));
+        assert_eq!(d(20000101).as_deref(), Some("2000-01-01 00:00:00"));
+        assert_eq!(d(991231).as_deref(), Some("1999-12-31 00:00:00"));
+        assert_eq!(d(691231).as_deref(), Some("2069-12-31 00:00:00"));
+        assert_eq!(d(101).as_deref(), Some("2000-01-01 00:00:00"));
+        assert_eq!(d(0).as_deref(), Some("0000-00-00 00:00:00"));
+        assert_eq!(d(20000100).as_deref(), Some("2000-01-00 00:00:00"));
+        assert_eq!(d(991231235959).as_deref(), Some("1999-12-31 23:59:59"));
+        assert_eq!(d(20000101123456).as_deref(), Some("2000-01-01 12:34:56"));
+        assert_eq!(d(200001011).as_deref(), Some("2000-02-00 00:10:11"));
+        for bad in [
+            1,
+            100,
+            1232,
+            1000101,
+            100000101,
+            20000230,
+            20000101246060,
+            -20000101,
+        ] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+        let cast_date = |v: Value| text(cast(v, CastTo::Date).unwrap());
+        assert_eq!(cast_date(Value::Int(991231)), "1999-12-31");
+        assert_eq!(
+            cast_date(Value::Decimal(Decimal::parse("20000101.9").unwrap())),
+            "2000-01-01"
+        );
+        assert!(cast(Value::Double(1e7), CastTo::Date).unwrap().is_null());
+    }
+
+    #[test]
+    fn div_of_non_integers_is_exact() {
+        let d = |s: &str| Value::Decimal(Decimal::parse(s).unwrap());
+        let div = |a, b| text(arith(Arith::IntDiv, a, b).unwrap());
+        assert_eq!(div(d("12345678901234567.5"), d("1")), "12345678901234567");
+        assert_eq!(
+            div(d("9999999999999999.99"), d("0.01")),
+            "999999999999999999"
+        );
+        assert_eq!(div(d("-7.5"), d("2")), "-3");
+        assert_eq!(div(Value::Double(0.3), Value::Double(0.1)), "3");
+        assert_eq!(div(Value::Int(31), Value::Double(1e-5)), "3100000");
+        assert_eq!(
+            div(Value::Str("31".into()), Value::Str("0.00001".into())),
+            "3100000"
+        );
+        for (a, b) in [
+            (d("9223372036854775808.5"), d("1")),
+            (Value::Double(1e300), Value::Int(1)),
+        ] {
+            assert_eq!(arith(Arith::IntDiv, a, b).unwrap_err().code, 1690);
+        }
+        assert!(arith(Arith::IntDiv, d("1.5"), Value::Double(0.0))
+            .unwrap()
+            .is_null());
+    }
+
+    #[test]
+    fn round_is_exact_for_exact_numbers_and_ties_to_even_for_doubles() {
+        let round = |v: Value, p: i64| text(call(Func::Round, vec![v, Value::Int(p)]));
+        let d = |s: &str| Value::Decimal(Decimal::parse(s).unwrap());
+        assert_eq!(round(Value::Int(5), -1), "10");
+        assert_eq!(round(Value::Int(-15), -1), "-20");
+        assert_eq!(round(Value::UInt(u64::MAX), -1), "18446744073709551620");
+        assert_eq!(round(d("1249.5"), -2), "1200");
+        assert_eq!(round(d("-1250.0"), -2), "-1300");
+        assert_eq!(round(Value::Int(5), -20), "0");
+        assert_eq!(round(Value::Double(0.5), 0), "0");
+        assert_eq!(round(Value::Double(2.5), 0), "2");
+        assert_eq!(round(Value::Double(-0.5), 0), "0");
+        assert_eq!(round(Value::Double(1.25), 1), "1.2");
+        assert_eq!(round(Value::Double(15.0), -1), "20");
+        assert_eq!(round(Value::Double(25.0), -1), "20");
+    }
+
+    #[test]
+    fn hex_of_a_number_is_of_the_integer_it_rounds_to() {
+        let hex = |v: Value| text(call(Func::Hex, vec![v]));
+        let d = |s: &str| Value::Decimal(Decimal::parse(s).unwrap());
+        assert_eq!(hex(d("297380.08")), "489A4");
+        assert_eq!(hex(d("-11.00")), "FFFFFFFFFFFFFFF5");
+        assert_eq!(hex(d("2.5")), "3");
+        assert_eq!(hex(Value::Double(-1.5)), "FFFFFFFFFFFFFFFE");
+        assert_eq!(hex(Value::Double(1e300)), "FFFFFFFFFFFFFFFF");
+        assert_eq!(hex(Value::UInt(u64::MAX)), "FFFFFFFFFFFFFFFF");
+        assert_eq!(hex(Value::Str("abc".into())), "616263");
     }
 }

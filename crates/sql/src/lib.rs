@@ -29,6 +29,7 @@ mod select;
 mod session;
 mod show;
 pub mod store;
+mod typeagg;
 mod user;
 pub mod value;
 

@@ -342,6 +342,11 @@ impl Scope for DupScope<'_> {
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
         (self.vars)(name)
     }
+    /// `[old row..., new row...]`: the table's types twice.
+    fn col_type(&self, i: usize) -> Option<crate::value::SqlType> {
+        let n = self.t.types.len();
+        self.t.types.get(if i < n { i } else { i - n }).copied()
+    }
 }
 
 fn column_index(t: &Table, name: &str) -> Result<usize, SqlError> {

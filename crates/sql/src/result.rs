@@ -92,6 +92,22 @@ impl ColumnMeta {
         }
     }
 
+    /// A column of MariaDB's NULL type: a NULL literal, or an expression of nothing else
+    /// (`COALESCE(NULL)`).
+    pub fn null_type(name: &str) -> ColumnMeta {
+        let mut m = ColumnMeta::computed(
+            name,
+            SqlType::Char {
+                len: 0,
+                binary: true,
+            },
+            true,
+        );
+        m.wire_type = wire_type::NULL;
+        m.flags |= col_flags::NUM;
+        m
+    }
+
     /// A text column (SHOW output and the like).
     pub fn text(name: &str) -> ColumnMeta {
         ColumnMeta::computed(

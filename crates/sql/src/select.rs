@@ -11,7 +11,7 @@ use crate::exec::{
     choose_access, choose_access_at, conjuncts, joined_column_meta, joined_types, mark_columns,
     Access, AggScope, FromItem, FromScope, SelectPlan, SetOp,
 };
-use crate::expr::{CastTo, Cmp, Compiler, Expr};
+use crate::expr::{Cmp, Compiler, Expr};
 use crate::join::{columns_of, shift_columns, JoinMethod, JoinStep, KeyClass};
 use crate::plan::Env;
 use crate::result::ColumnMeta;
@@ -326,7 +326,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         for (label, e, _) in &outs {
             let x = c.compile(e, &mut ascope)?;
             let ty = group_row_type(&x, &ascope, &types);
-            out_types.push(ty);
+            out_types.push(ty.unwrap_or_else(|| x.result_type(&|_| None)));
             metas.push(meta_for(&x, label, &items, &ascope.group_by, ty));
             outputs.push(x);
         }
@@ -349,12 +349,11 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                 Expr::Col(i) => joined_column_meta(&items, *i, label),
                 _ => None,
             }
-            .unwrap_or_else(|| {
-                ColumnMeta::computed(
-                    label,
-                    x.result_type(&|i| types.get(i).copied()),
-                    !matches!(&x, Expr::Const(v) if !v.is_null()),
-                )
+            .unwrap_or_else(|| match x.type_of(&|i| types.get(i).copied()) {
+                Some(ty) => {
+                    ColumnMeta::computed(label, ty, !matches!(&x, Expr::Const(v) if !v.is_null()))
+                }
+                None => ColumnMeta::null_type(label),
             });
             out_types.push(x.result_type(&|i| types.get(i).copied()));
             metas.push(meta);
@@ -661,25 +660,32 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
     let first = &parts[0].0;
     let n = first.visible;
     let labels: Vec<String> = first.columns.iter().map(|m| m.name.clone()).collect();
-    let (metas, casts): (Vec<ColumnMeta>, Vec<Option<CastTo>>) = (0..n)
-        .map(|i| union_meta(parts.iter().map(|(p, _)| &p.columns[i])))
+    let (metas, types): (Vec<ColumnMeta>, Vec<SqlType>) = (0..n)
+        .map(|i| union_meta(parts.iter().map(|(p, _)| (&p.columns[i], p.types[i]))))
         .unzip();
+    // An operand's values of another type than the column's are converted in the operand, so
+    // that DISTINCT, INTERSECT, EXCEPT and ORDER BY compare them as the column's type (`'abc'`
+    // and 0 are distinct strings) and they print as it.
+    for (p, _) in parts.iter_mut() {
+        for (i, &ty) in types.iter().enumerate() {
+            let own =
+                (p.columns[i].wire_type != crate::result::wire_type::NULL).then_some(p.types[i]);
+            if crate::typeagg::needs_conversion(own, ty) {
+                let x = std::mem::replace(&mut p.outputs[i], Expr::Col(0));
+                p.outputs[i] = Expr::Coerce(Box::new(x), ty);
+                p.types[i] = ty;
+            }
+        }
+    }
+    let mut outputs: Vec<Expr> = (0..n).map(Expr::Col).collect();
     let vars = env.vars;
     let mut scope = UnionScope {
         labels: &labels,
+        types: &types,
         vars,
         clause: "order clause",
     };
     let order = order_items(q)?;
-    // Values of a column whose operands differ in type print as the common type's.
-    let mut outputs: Vec<Expr> = casts
-        .iter()
-        .enumerate()
-        .map(|(i, cast)| match cast {
-            Some(to) => Expr::Cast(Box::new(Expr::Col(i)), *to),
-            None => Expr::Col(i),
-        })
-        .collect();
     for (e, _) in &order {
         let pos = match e {
             ast::Expr::Value(v) => match &v.value {
@@ -699,6 +705,7 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
     let (limit, offset) = limit_items(&q.limit_clause);
     let mut none = UnionScope {
         labels: &[],
+        types: &[],
         vars,
         clause: "limit",
     };
@@ -721,66 +728,56 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
         columns: Arc::new(metas),
         for_update: false,
         joins: Vec::new(),
-        types: parts[0].0.types.clone(),
+        types,
         union: parts,
         derived: None,
         has_sub: false,
     })
 }
 
-/// The metadata of a union's column: the first operand's when every operand's column has
-/// the same wire type, else a type that holds them all (numbers widen to DOUBLE or DECIMAL,
-/// anything with a string becomes a string).
-fn union_meta<'a>(mut cols: impl Iterator<Item = &'a ColumnMeta>) -> (ColumnMeta, Option<CastTo>) {
-    let Some(first) = cols.next() else {
-        return (ColumnMeta::computed("", SqlType::Double, true), None);
+/// A union's column from its operands' columns (metadata and type): its metadata (the first
+/// operand's when every operand has the same type) and its type (see [`crate::typeagg`]).
+fn union_meta<'a>(cols: impl Iterator<Item = (&'a ColumnMeta, SqlType)>) -> (ColumnMeta, SqlType) {
+    use crate::result::{col_flags, wire_type};
+    let cols: Vec<(&ColumnMeta, Option<SqlType>)> = cols
+        // A NULL literal's column has MariaDB's NULL type, which takes no part.
+        .map(|(m, t)| (m, (m.wire_type != wire_type::NULL).then_some(t)))
+        .collect();
+    let Some(&(first, first_ty)) = cols.first() else {
+        return (
+            ColumnMeta::computed("", SqlType::Double, true),
+            SqlType::Double,
+        );
     };
-    let mut m = first.clone();
-    let mut cast = None;
-    let int = |w: u8| matches!(w, 1 | 2 | 3 | 8 | 9 | 13);
-    for c in cols {
-        let differ = c.wire_type != m.wire_type
-            || c.charset != m.charset
-            || (c.wire_type == 246 && c.decimals != m.decimals);
-        if differ && !(int(c.wire_type) && int(m.wire_type)) {
-            let num = |w: u8| int(w) || matches!(w, 246 | 4 | 5);
-            let (ty, to) = if num(c.wire_type) && num(m.wire_type) {
-                if [4, 5].contains(&c.wire_type) || [4, 5].contains(&m.wire_type) {
-                    (SqlType::Double, CastTo::Double)
-                } else {
-                    let scale = m.decimals.max(c.decimals).min(30);
-                    (
-                        SqlType::Decimal {
-                            precision: 65,
-                            scale,
-                        },
-                        CastTo::Decimal(scale),
-                    )
-                }
-            } else {
-                (
-                    SqlType::Varchar {
-                        len: m.length.max(c.length) / 4,
-                        binary: false,
-                    },
-                    CastTo::Char,
-                )
-            };
-            let nullable = m.flags & crate::result::col_flags::NOT_NULL == 0;
-            m = ColumnMeta::computed(&m.name, ty, nullable);
-            cast = Some(to);
-        }
-        if c.flags & crate::result::col_flags::NOT_NULL == 0 {
-            m.flags &= !crate::result::col_flags::NOT_NULL;
-        }
-        m.length = m.length.max(c.length);
+    let merged = crate::typeagg::result_of(cols.iter().map(|(_, t)| *t));
+    // A column of NULLs only is an empty binary string.
+    let ty = merged.unwrap_or(SqlType::Char {
+        len: 0,
+        binary: true,
+    });
+    let same = cols
+        .iter()
+        .all(|(m, t)| *t == first_ty && m.wire_type == first.wire_type);
+    let nullable = cols.iter().any(|(m, _)| m.flags & col_flags::NOT_NULL == 0);
+    let mut m = if same && merged.is_some() {
+        first.clone()
+    } else {
+        ColumnMeta::computed(&first.name, ty, nullable)
+    };
+    if nullable {
+        m.flags &= !col_flags::NOT_NULL;
     }
-    (m, cast)
+    if same {
+        m.length = cols.iter().map(|(c, _)| c.length).max().unwrap_or(m.length);
+    }
+    (m, ty)
 }
 
 /// Names in a union's ORDER BY: the first operand's column labels.
 struct UnionScope<'a> {
     labels: &'a [String],
+    /// The union's column types.
+    types: &'a [SqlType],
     vars: &'a dyn Fn(&str) -> Result<crate::value::Value, SqlError>,
     clause: &'static str,
 }
@@ -807,6 +804,9 @@ impl crate::expr::Scope for UnionScope<'_> {
     }
     fn sysvar(&mut self, name: &str) -> Result<crate::value::Value, SqlError> {
         (self.vars)(name)
+    }
+    fn col_type(&self, i: usize) -> Option<SqlType> {
+        self.types.get(i).copied()
     }
 }
 
@@ -1253,9 +1253,10 @@ fn and_all(terms: Vec<Expr>) -> Option<Expr> {
         .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
 }
 
-fn group_row_type(x: &Expr, scope: &AggScope, types: &[SqlType]) -> SqlType {
+/// The type of `x` over the group row (`None`: the NULL type).
+fn group_row_type(x: &Expr, scope: &AggScope, types: &[SqlType]) -> Option<SqlType> {
     let ng = scope.group_by.len();
-    x.result_type(&|i| {
+    x.type_of(&|i| {
         if i < ng {
             Some(scope.group_by[i].1.result_type(&|j| types.get(j).copied()))
         } else {
@@ -1269,7 +1270,7 @@ fn meta_for(
     label: &str,
     items: &[FromItem],
     groups: &[(String, Expr)],
-    ty: SqlType,
+    ty: Option<SqlType>,
 ) -> ColumnMeta {
     if let Expr::Col(i) = x {
         if let Some((_, Expr::Col(src))) = groups.get(*i) {
@@ -1278,7 +1279,10 @@ fn meta_for(
             }
         }
     }
-    ColumnMeta::computed(label, ty, true)
+    match ty {
+        Some(ty) => ColumnMeta::computed(label, ty, true),
+        None => ColumnMeta::null_type(label),
+    }
 }
 
 #[cfg(test)]
