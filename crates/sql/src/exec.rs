@@ -1667,13 +1667,16 @@ impl SelectPlan {
             && !self.distinct
             && (self.order.is_empty() || self.ordered_scan.is_some());
         let stop_at = limit.map(|l| l.saturating_add(offset));
-        // A sort without grouping or DISTINCT keeps each row's sort keys and source row, and
-        // computes the select list only for the rows that survive ORDER BY/LIMIT/OFFSET, as
-        // MySQL does: less work under a LIMIT, and no error or warning from rows not sent.
+        // A sort under LIMIT/OFFSET without grouping or DISTINCT keeps each row's sort keys
+        // and source row, and computes the select list only for the rows that survive, as
+        // MySQL does: less work, and no error or warning from rows not sent.
+        // Only under LIMIT/OFFSET: without them every row is sent anyway, and keeping the
+        // source rows would cost allocations for nothing.
         let defer = self.group_by.is_none()
             && !self.distinct
             && !self.order.is_empty()
-            && self.ordered_scan.is_none();
+            && self.ordered_scan.is_none()
+            && (limit.is_some() || offset > 0);
         let keys_at = if defer { 0 } else { self.visible };
         let mut groups: BTreeMap<GroupKey, Vec<AggState>> = BTreeMap::new();
         let mut txn = txn;

@@ -1362,17 +1362,19 @@ impl Expr {
     /// The value of an operand of a comparison. `DATE(x)` and `CAST(x AS DATE|DATETIME)` of a
     /// value that is not a date compare as the zero date there (`DATE('x') = DATE('y')` is
     /// true in MySQL), though they are NULL elsewhere (`DATE('x') IS NULL` is true too).
+    #[inline]
     fn cmp_operand(&self, row: &[Value], ctx: &Ctx) -> Result<Value, SqlError> {
-        let v = self.eval(row, ctx)?;
-        if !v.is_null() {
-            return Ok(v);
-        }
+        // The kind is checked first: comparisons are hot, these operands rare.
         let (arg, zero) = match self {
             Expr::Func(Func::Date, args) if args.len() == 1 => (&args[0], Value::Date(0)),
             Expr::Cast(arg, CastTo::Date) => (&**arg, Value::Date(0)),
             Expr::Cast(arg, CastTo::DateTime) => (&**arg, Value::DateTime(0)),
-            _ => return Ok(v),
+            _ => return self.eval(row, ctx),
         };
+        let v = self.eval(row, ctx)?;
+        if !v.is_null() {
+            return Ok(v);
+        }
         // Rare (a failed conversion): the argument is evaluated again to tell it from NULL.
         Ok(if arg.eval(row, ctx)?.is_null() {
             v
