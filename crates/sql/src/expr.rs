@@ -1919,16 +1919,7 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
             None => Value::Null,
         },
         CastTo::Date => match to_datetime_arg(&v) {
-            Some(d) => Value::Date(
-                DateTime {
-                    hour: 0,
-                    minute: 0,
-                    second: 0,
-                    micro: 0,
-                    ..DateTime::unpack(d)
-                }
-                .pack(),
-            ),
+            Some(d) => Value::Date(DateTime::unpack(d).date_part().pack()),
             None => Value::Null,
         },
         CastTo::DateTime => match to_datetime_arg(&v) {
@@ -2808,16 +2799,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 return Ok(Value::Null);
             };
             match bi::str_to_date_kind(&fmt) {
-                bi::Parsed::Date => Value::Date(
-                    DateTime {
-                        hour: 0,
-                        minute: 0,
-                        second: 0,
-                        micro: 0,
-                        ..d
-                    }
-                    .pack(),
-                ),
+                bi::Parsed::Date => Value::Date(d.date_part().pack()),
                 bi::Parsed::DateTime => Value::DateTime(d.pack()),
                 bi::Parsed::Time => {
                     let mut t = format!("{:02}:{:02}:{:02}", d.hour, d.minute, d.second);

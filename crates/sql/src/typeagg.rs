@@ -254,16 +254,7 @@ pub fn conform(v: Value, to: SqlType) -> Value {
                 }
             };
             if to == T::Date {
-                Value::Date(
-                    DateTime {
-                        hour: 0,
-                        minute: 0,
-                        second: 0,
-                        micro: 0,
-                        ..d
-                    }
-                    .pack(),
-                )
+                Value::Date(d.date_part().pack())
             } else {
                 Value::DateTime(d.pack())
             }

@@ -394,6 +394,17 @@ impl DateTime {
         Some(dt)
     }
 
+    /// The same day at midnight (what a DATE keeps of a datetime).
+    pub fn date_part(&self) -> DateTime {
+        DateTime {
+            hour: 0,
+            minute: 0,
+            second: 0,
+            micro: 0,
+            ..*self
+        }
+    }
+
     pub fn format_date(&self) -> String {
         format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
     }
