@@ -141,6 +141,7 @@ fn connect(
     }
     let mut session = shared.instance.session(&resp.user, u64::from(id));
     session.set_account_host(&account.host);
+    session.set_multi_statements(resp.caps & caps::MULTI_STATEMENTS != 0);
     if let Some(db) = resp.database.as_deref().filter(|d| !d.is_empty()) {
         if let Err(e) = session.use_db(db) {
             send_sql_err(io, &e);
@@ -436,6 +437,16 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
                         io.write(&reply::ok(0, 0, session.status_flags(), 0));
                     }
                     None => send_sql_err(io, &unknown_statement(id)),
+                }
+            }
+            command::SET_OPTION => {
+                // MYSQL_OPTION_MULTI_STATEMENTS_ON (0) / _OFF (1); MySQL answers with EOF.
+                match arg {
+                    [0, 0] | [1, 0] => {
+                        session.set_multi_statements(arg[0] == 0);
+                        io.write(&reply::eof(0, session.status_flags()));
+                    }
+                    _ => send_err(io, code::UNKNOWN_COM, "Unknown COM_SET_OPTION value"),
                 }
             }
             other => {

@@ -47,8 +47,10 @@ pub enum ServerError {
     Spawn(std::io::Error),
 }
 
-/// Stack of each connection thread.
-const CONNECTION_STACK_BYTES: usize = 2 << 20;
+/// Stack of each connection thread: what a statement needs (see
+/// `zipdb_sql::STATEMENT_STACK_BYTES`), so that no statement has to allocate one. Only the
+/// pages a connection touches cost memory.
+const CONNECTION_STACK_BYTES: usize = zipdb_sql::STATEMENT_STACK_BYTES;
 
 pub(crate) struct Shared {
     pub config: ServerConfig,
@@ -183,8 +185,6 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         let s = Arc::clone(&shared);
         let spawned = std::thread::Builder::new()
             .name(format!("zipdb-conn-{id}"))
-            // Parsing recurses (sqlparser stops at 50 levels); 2 MiB is what the main thread
-            // gets, and only touched pages cost memory.
             .stack_size(CONNECTION_STACK_BYTES)
             .spawn(move || {
                 // A panic in one session closes that session only.

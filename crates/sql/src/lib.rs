@@ -16,6 +16,7 @@ pub mod catalog;
 pub mod codec;
 mod collation_table;
 mod ddl;
+mod depth;
 pub(crate) mod diag;
 mod error;
 pub mod exec;
@@ -28,6 +29,7 @@ pub mod result;
 mod select;
 mod session;
 mod show;
+mod split;
 pub mod store;
 mod typeagg;
 mod user;
@@ -38,3 +40,14 @@ pub use parse::{parse, sql_from_bytes, Statement};
 pub use result::{ColumnMeta, Outcome};
 pub use session::{Instance, InstanceOptions, PreparedInfo, Session, Warning};
 pub use value::{Decimal, SqlType, Value};
+
+/// Stack a thread needs to run statements through a [`Session`]: room for the deepest
+/// expression the parser accepts (see `depth.rs`) through compilation and evaluation, with
+/// about 2.5 times what the deepest shapes measured in a debug build (12 MiB). A statement
+/// that starts with less stack than [`STATEMENT_STACK_NEEDED`] left runs on a stack of this
+/// size allocated for it, so any thread may call a session; threads of this size never pay
+/// for that. Only touched pages cost memory. `tests/hostile.rs` runs the deepest shapes.
+pub const STATEMENT_STACK_BYTES: usize = 32 << 20;
+
+/// The stack a statement must find left when it starts, else it gets a fresh one.
+pub const STATEMENT_STACK_NEEDED: usize = 24 << 20;

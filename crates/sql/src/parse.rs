@@ -43,10 +43,41 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     if sql.trim().trim_end_matches(';').trim().is_empty() {
         return Err(SqlError::empty());
     }
-    match parse_mysql(sql) {
-        Ok(v) if v.is_empty() => Err(SqlError::empty()),
-        Ok(v) => Ok(v.into_iter().map(|ast| Statement { ast }).collect()),
-        Err(e) => Err(syntax_error(sql, &e)),
+    let v = parse_bounded(sql)?;
+    if v.is_empty() {
+        return Err(SqlError::empty());
+    }
+    Ok(v.into_iter().map(|ast| Statement { ast }).collect())
+}
+
+/// Texts up to this long are parsed on the caller's stack; see [`parse_stack_bytes`].
+const INLINE_PARSE_BYTES_MAX: usize = 8 << 10;
+
+/// The stack that parsing `len` bytes may need. An operator chain is parsed by a loop but
+/// comes out as a tree as deep as the chain is long (2 bytes of text a level: `1+1+...`),
+/// and a tree the parser gives up on half-way is dropped recursively, before
+/// [`crate::depth::shape`] can refuse it without recursion. Dropping costs well under
+/// 128 bytes of stack a level; the parser's own recursion (at most
+/// [`crate::depth::PARSE_DEPTH_MAX`] levels) grows its stack on the heap.
+fn parse_stack_bytes(len: usize) -> usize {
+    (len / 2).saturating_mul(128).saturating_add(8 << 20)
+}
+
+/// Parses, then rebalances and bounds the statements' nesting ([`crate::depth`]). A long text
+/// is parsed on a stack of its own, reserved for its size and only touched as deep as used.
+fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
+    let run = || {
+        let mut v = parse_mysql(sql).map_err(|e| match e {
+            ParserError::RecursionLimitExceeded => crate::depth::too_deep(),
+            e => syntax_error(sql, &e),
+        })?;
+        crate::depth::shape(&mut v)?;
+        Ok(v)
+    };
+    if sql.len() <= INLINE_PARSE_BYTES_MAX {
+        run()
+    } else {
+        stacker::grow(parse_stack_bytes(sql.len()), run)
     }
 }
 
@@ -74,6 +105,21 @@ fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError>
         }
         let starts = at_start;
         at_start = t.token == Token::SemiColon;
+        // MySQL's lexer reads `||` as OR (sql_mode has no PIPES_AS_CONCAT here) and `&&` as
+        // AND, with their precedence; the parser would read them as other operators.
+        let synonym = match t.token {
+            Token::StringConcat => Some("OR"),
+            Token::Overlap => Some("AND"),
+            _ => None,
+        };
+        if let Some(k) = synonym {
+            out.push(TokenWithSpan {
+                token: Token::make_keyword(k),
+                span: t.span,
+            });
+            i += 1;
+            continue;
+        }
         out.push(t.clone());
         i += 1;
         if !(starts && is_kw(t, Keyword::UPDATE)) {
@@ -106,6 +152,7 @@ fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError>
         }
     }
     Parser::new(&dialect)
+        .with_recursion_limit(crate::depth::PARSE_DEPTH_MAX)
         .with_tokens_with_locations(out)
         .parse_statements()
 }
@@ -428,9 +475,10 @@ mod tests {
         assert_eq!(parse("").unwrap_err().code, 1065);
         assert_eq!(parse("  ;  ").unwrap_err().code, 1065);
         assert_eq!(parse("/* nothing */").unwrap_err().code, 1065);
-        // Deep nesting hits the parser's recursion limit: an error, not a stack overflow.
+        // Deep nesting hits the parser's recursion limit: MySQL's stack overrun error, not a
+        // stack overflow.
         let deep = format!("SELECT {}1{}", "(".repeat(5000), ")".repeat(5000));
-        assert_eq!(parse(&deep).unwrap_err().code, 1064);
+        assert_eq!(parse(&deep).unwrap_err().code, 1436);
         assert_eq!(parse("SELECT 'unterminated").unwrap_err().code, 1064);
         assert_eq!(parse("\u{0}\u{1}\u{fffd}").unwrap_err().code, 1064);
     }

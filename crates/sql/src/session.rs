@@ -223,6 +223,7 @@ impl Instance {
             warnings_shown: false,
             prepared: HashMap::new(),
             next_stmt_id: 1,
+            multi_statements: true,
             vars: HashMap::new(),
             user_vars: HashMap::new(),
         }
@@ -318,6 +319,8 @@ pub struct Session {
     /// statement inside is large.
     prepared: HashMap<u32, Box<Prepared>>,
     next_stmt_id: u32,
+    /// See [`Session::set_multi_statements`].
+    multi_statements: bool,
     pub(crate) vars: HashMap<String, Value>,
     /// User variables (`SET @x = ...`), by lower-case name. Only SET reads them so far: dump
     /// files save session settings in them and restore from them (`SET @OLD_SQL_MODE =
@@ -533,7 +536,7 @@ impl Session {
     /// Runs a COM_QUERY: each `;`-separated statement in turn, stopping at the first error.
     pub fn query(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
         self.begin_command("Query", sql);
-        let r = self.query_inner(sql);
+        let r = crate::depth::with_statement_stack(|| self.query_inner(sql));
         self.end_command();
         r
     }
@@ -542,25 +545,24 @@ impl Session {
         self.warnings_shown = false;
         let sql = &*crate::parse::executable_comments(sql);
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
-        // SHOW is parsed here: the parser reads most SHOW forms as one opaque variable name.
-        if let Some(r) = show::try_show(self, sql) {
-            return vec![r];
+        let pieces = crate::split::split_statements(sql);
+        match pieces.as_slice() {
+            [] => return vec![Err(SqlError::empty())],
+            [one] => return vec![self.statement(one)],
+            [_, second, ..] if !self.multi_statements => {
+                // Without CLIENT_MULTI_STATEMENTS, MySQL's parser stops at the `;` and reports
+                // what follows as a syntax error; nothing runs.
+                let line = 1 + sql[..second.as_ptr() as usize - sql.as_ptr() as usize]
+                    .matches('\n')
+                    .count();
+                return vec![Err(SqlError::syntax(second.trim_start(), line as u64))];
+            }
+            _ => {}
         }
-        if let Some(r) = crate::user::try_user_statement(self, sql) {
-            return vec![r];
-        }
-        if let Some(r) = self.compat_statement(sql) {
-            return vec![r];
-        }
-        let stmts = match crate::parse::parse_ast(sql) {
-            Ok(s) => s,
-            Err(e) => return vec![Err(e)],
-        };
-        self.text.clear();
-        self.text.push_str(sql);
-        let mut out = Vec::with_capacity(stmts.len());
-        for s in &stmts {
-            let r = self.run(s, None, &[]);
+        // Each statement gets its own result; the first error ends the list, as in MySQL.
+        let mut out = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            let r = self.statement(piece);
             let failed = r.is_err();
             out.push(r);
             if failed {
@@ -568,6 +570,35 @@ impl Session {
             }
         }
         out
+    }
+
+    /// One statement of a text query (the text holds exactly one).
+    fn statement(&mut self, sql: &str) -> Result<Outcome, SqlError> {
+        // SHOW is parsed here: the parser reads most SHOW forms as one opaque variable name.
+        if let Some(r) = show::try_show(self, sql) {
+            return r;
+        }
+        if let Some(r) = crate::user::try_user_statement(self, sql) {
+            return r;
+        }
+        if let Some(r) = self.compat_statement(sql) {
+            return r;
+        }
+        let stmts = crate::parse::parse_ast(sql)?;
+        self.text.clear();
+        self.text.push_str(sql);
+        match stmts.as_slice() {
+            [one] => self.run(one, None, &[]),
+            // The splitter and the parser disagree on where statements end (a construct the
+            // splitter does not know): refused rather than guessed at.
+            _ => Err(SqlError::syntax(sql.trim_start(), 1)),
+        }
+    }
+
+    /// Whether the client may send several statements in one text query (it set
+    /// CLIENT_MULTI_STATEMENTS at connect, or COM_SET_OPTION later). Embedded sessions may.
+    pub fn set_multi_statements(&mut self, on: bool) {
+        self.multi_statements = on;
     }
 
     /// Runs one statement; `plan` when already compiled (prepared statements).
@@ -1254,6 +1285,10 @@ impl Session {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
+        crate::depth::with_statement_stack(|| self.prepare_inner(sql))
+    }
+
+    fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let mut stmts = crate::parse::parse_ast(&crate::parse::executable_comments(sql))?;
         if stmts.len() != 1 {
             return Err(SqlError::new(
@@ -1316,7 +1351,7 @@ impl Session {
             return Err(unknown_stmt(id));
         };
         self.begin_command("Execute", &p.sql);
-        let r = self.execute_prepared(&mut p, params);
+        let r = crate::depth::with_statement_stack(|| self.execute_prepared(&mut p, params));
         self.end_command();
         self.prepared.insert(id, p);
         r

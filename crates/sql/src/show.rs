@@ -58,6 +58,12 @@ fn words(sql: &str) -> Vec<(String, bool)> {
                 w.push(ch);
                 it.next();
             }
+            if w.is_empty() {
+                // A `;` (the only character that stops a word before it starts): a word of its
+                // own, so that the scan always moves on.
+                w.push(c);
+                it.next();
+            }
             out.push((w, false));
         }
     }
@@ -80,6 +86,12 @@ fn rows(names: &[&str], rows: Vec<Vec<Value>>) -> Outcome {
 }
 
 pub fn try_show(sess: &mut Session, sql: &str) -> Option<Result<Outcome, SqlError>> {
+    // Most statements are not SHOW: decided on the first word, without splitting the rest.
+    let head = sql.trim_start().get(..4)?;
+    if !head.eq_ignore_ascii_case("SHOW") {
+        return None;
+    }
+    let sql = &*crate::split::without_comments(sql);
     let w = words(sql);
     let first = w.first()?;
     if first.1 || !first.0.eq_ignore_ascii_case("SHOW") {
@@ -1006,5 +1018,27 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "long_query_time" => int(10),
         "transaction_isolation_level" => None,
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words;
+
+    #[test]
+    fn words_move_past_every_character() {
+        // A `;` inside the text once made the scan push empty words forever.
+        for sql in [
+            "SHOW TABLES; SHOW DATABASES",
+            "SHOW x /* a;b */",
+            "SHOW ;;;",
+            ";",
+        ] {
+            let w = words(sql);
+            assert!(w.len() <= sql.len(), "{sql}: {w:?}");
+        }
+        let w = words("SHOW TABLES; x");
+        let texts: Vec<&str> = w.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(texts, ["SHOW", "TABLES", ";", "x"]);
     }
 }

@@ -69,6 +69,7 @@ pub mod command {
     pub const STMT_SEND_LONG_DATA: u8 = 0x18;
     pub const STMT_CLOSE: u8 = 0x19;
     pub const STMT_RESET: u8 = 0x1a;
+    pub const SET_OPTION: u8 = 0x1b;
 }
 
 /// Server status flags.

@@ -1,0 +1,248 @@
+//! Statements shaped the way a hostile (or careless) client sends them: several in one text,
+//! long operator chains, deep nesting. Every one must end in a result or a MySQL error, never
+//! in a stack overflow (which aborts the whole server). Each runs on a thread with exactly
+//! [`zipdb_sql::STATEMENT_STACK_BYTES`] of stack, as the server's connection threads have.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use zipdb_engine::{Database, FlushPolicy, Options};
+use zipdb_sql::{Instance, InstanceOptions, Outcome, Session, SqlError};
+
+struct Fixture {
+    inst: Arc<Instance>,
+    dir: PathBuf,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn fixture() -> Fixture {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "zipdb-sql-hostile-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let opts = Options {
+        pool_bytes: 16 << 20,
+        wal_bytes: 8 << 20,
+        flush_policy: FlushPolicy::None,
+        recovery_progress: false,
+        ..Options::default()
+    };
+    let db = Database::open(&dir, opts).expect("open database");
+    let inst = Instance::open(db, InstanceOptions::default()).expect("open instance");
+    Fixture { inst, dir }
+}
+
+/// Runs `f` on a thread with `bytes` of stack.
+fn on_stack<T: Send + 'static>(bytes: usize, f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(bytes)
+        .spawn(f)
+        .expect("spawn")
+        .join()
+        .expect("the statement thread panicked")
+}
+
+fn session(inst: &Arc<Instance>) -> Session {
+    let mut s = inst.session("root", 1);
+    for sql in [
+        "CREATE DATABASE IF NOT EXISTS d",
+        "USE d",
+        "CREATE TABLE IF NOT EXISTS t (id INT PRIMARY KEY, v VARCHAR(10))",
+    ] {
+        assert!(s.query(sql).pop().expect("a result").is_ok(), "{sql}");
+    }
+    s
+}
+
+/// The one result of `sql`: its single value as text, or the error.
+fn one(s: &mut Session, sql: &str) -> Result<String, SqlError> {
+    let mut r = s.query(sql);
+    assert_eq!(r.len(), 1, "one result for {}", &sql[..sql.len().min(60)]);
+    match r.pop().expect("one")? {
+        Outcome::Rows { rows, .. } => Ok(rows[0][0]
+            .to_string_lossy()
+            .unwrap_or_else(|| "NULL".into())),
+        Outcome::Done { affected_rows, .. } => Ok(affected_rows.to_string()),
+    }
+}
+
+fn code(r: Result<String, SqlError>) -> u16 {
+    match r {
+        Ok(v) => panic!("expected an error, got {v}"),
+        Err(e) => e.code,
+    }
+}
+
+#[test]
+fn several_statements_in_one_text_each_get_a_result() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    let r = s.query("SELECT 1; SELECT 2 ; SELECT ';' /* ; */; -- x;y\n");
+    let values: Vec<String> = r
+        .into_iter()
+        .map(|r| match r.expect("ok") {
+            Outcome::Rows { rows, .. } => rows[0][0].to_string_lossy().unwrap(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(values, ["1", "2", ";"]);
+    // The first error ends the list: the statement after it does not run.
+    let r =
+        s.query("INSERT INTO t VALUES (1, 'a'); SELECT * FROM nope; INSERT INTO t VALUES (2, 'b')");
+    assert_eq!(r.len(), 2);
+    assert!(r[0].is_ok());
+    assert_eq!(r[1].as_ref().unwrap_err().code, 1146);
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "1");
+    // Comments and quotes that hold `;` are one statement.
+    assert_eq!(one(&mut s, "SELECT 1 /* a;b */").unwrap(), "1");
+    assert_eq!(one(&mut s, "SELECT 1 -- x;y").unwrap(), "1");
+    assert_eq!(one(&mut s, "SHOW TABLES /* ; */").unwrap(), "t");
+    // Without CLIENT_MULTI_STATEMENTS: MySQL's syntax error, and nothing runs.
+    s.set_multi_statements(false);
+    let r = s.query("INSERT INTO t VALUES (3, 'c'); SELECT 2");
+    assert_eq!(r.len(), 1);
+    let e = r[0].as_ref().unwrap_err();
+    assert_eq!(e.code, 1064);
+    assert!(e.message.contains("near 'SELECT 2'"), "{}", e.message);
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "1");
+    assert_eq!(one(&mut s, "SELECT 5;").unwrap(), "5");
+    // A stored program is one statement (with `;` in its body), refused as one.
+    s.set_multi_statements(true);
+    let r = s.query(
+        "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW BEGIN SET NEW.v = 'x'; SET NEW.id = 1; END",
+    );
+    assert_eq!(r.len(), 1);
+    assert!(r[0].is_err());
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "1");
+    // Empty texts.
+    assert_eq!(code(one(&mut s, ";;")), 1065);
+    assert_eq!(code(one(&mut s, "/* nothing */")), 1065);
+}
+
+/// On a thread of the size the server gives connections (no stack is allocated then).
+#[test]
+fn long_chains_and_deep_nesting_end_in_a_result_or_an_error() {
+    let f = fixture();
+    let inst = Arc::clone(&f.inst);
+    on_stack(zipdb_sql::STATEMENT_STACK_BYTES, move || {
+        deep_statements(&inst)
+    });
+}
+
+/// On a small thread (an embedding application's): each statement gets a stack of its own.
+/// 8 MiB (or less) overflows on the deepest shapes without it.
+#[test]
+fn deep_statements_on_a_small_thread_get_a_stack_of_their_own() {
+    let f = fixture();
+    let inst = Arc::clone(&f.inst);
+    on_stack(2 << 20, move || deep_statements(&inst));
+}
+
+fn deep_statements(inst: &Arc<Instance>) {
+    {
+        let mut s = session(inst);
+        for i in 0..50 {
+            let sql = format!("REPLACE INTO t VALUES ({}, 'v{i}')", i * 3);
+            assert!(s.query(&sql).pop().unwrap().is_ok());
+        }
+        let chain = |n: usize, op: &str| (0..n).map(|_| "1").collect::<Vec<_>>().join(op);
+        let nest =
+            |n: usize, open: &str, close: &str| format!("{}1{}", open.repeat(n), close.repeat(n));
+        // Chains that ORMs and generators send: they work.
+        assert_eq!(
+            one(&mut s, &format!("SELECT {}", chain(1_500, "+"))).unwrap(),
+            "1500"
+        );
+        assert_eq!(
+            one(&mut s, &format!("SELECT {}", chain(1_900, "*"))).unwrap(),
+            "1"
+        );
+        let ors: Vec<String> = (0..10_000).map(|i| format!("id = {i}")).collect();
+        let sql = format!("SELECT COUNT(*) FROM t WHERE {}", ors.join(" OR "));
+        assert_eq!(one(&mut s, &sql).unwrap(), "50");
+        let list: Vec<String> = (0..10_000).map(|i| i.to_string()).collect();
+        let sql = format!("SELECT COUNT(*) FROM t WHERE id IN ({})", list.join(","));
+        assert_eq!(one(&mut s, &sql).unwrap(), "50");
+        let ands: Vec<String> = (0..10_000)
+            .map(|i| format!("id <> {}", i * 3 + 1))
+            .collect();
+        let sql = format!("SELECT COUNT(*) FROM t WHERE {}", ands.join(" AND "));
+        assert_eq!(one(&mut s, &sql).unwrap(), "50");
+        let sql = format!(
+            "SELECT COUNT(*) FROM t WHERE id = -1 || {}",
+            chain(10_000, " || ")
+        );
+        assert_eq!(one(&mut s, &sql).unwrap(), "50");
+        let sql = format!("SELECT {}", chain(10_000, " XOR "));
+        assert_eq!(one(&mut s, &sql).unwrap(), "0");
+        // 1,000 nested parentheses work, as in MySQL.
+        assert_eq!(
+            one(&mut s, &format!("SELECT {}", nest(1_000, "(", ")"))).unwrap(),
+            "1"
+        );
+        // Every nesting shape, at the deepest the limits accept and far beyond: a result or
+        // 1436/1064/1473, never a crash.
+        let deep_shapes = |n: usize| {
+            vec![
+                format!("SELECT {}", nest(n, "(", ")")),
+                format!("SELECT {}", nest(n, "-(", ")")),
+                format!("SELECT {}", nest(n, "ABS(", ")")),
+                format!("SELECT {}", nest(n, "1+(", ")")),
+                format!("SELECT {}", nest(n, "NOT ", "")),
+                format!("SELECT {}", nest(n, "- ", "")),
+                format!("SELECT {}", nest(n, "CASE WHEN 1 THEN ", " END")),
+                format!("SELECT {}", nest(n, "COALESCE(NULL, ", ")")),
+                format!("SELECT {}", nest(n, "CONCAT('a', ", ")")),
+                format!("SELECT 1{}", " IS NOT NULL".repeat(n)),
+                format!("SELECT 1{}", " = 1".repeat(n)),
+                format!("SELECT {}", chain(n, "-")),
+                format!(
+                    "SELECT id FROM t WHERE {}",
+                    nest(n, "(", ")").replace('1', "id = 3")
+                ),
+                format!("SELECT {}", nest(n.min(200), "(SELECT ", ")")),
+                format!(
+                    "SELECT * FROM {}",
+                    nest(n.min(200), "(SELECT * FROM ", ") AS x").replace('1', "t")
+                ),
+            ]
+        };
+        for n in [900, 1_990, 2_100, 5_000, 100_000] {
+            for sql in deep_shapes(n) {
+                let r = one(&mut s, &sql);
+                if let Err(e) = &r {
+                    assert!(
+                        matches!(e.code, 1436 | 1064 | 1473 | 1690 | 1235 | 1054),
+                        "n={n} {}: {e:?}",
+                        &sql[..60]
+                    );
+                }
+            }
+        }
+        // A chain far past the depth limit: 1436.
+        assert_eq!(
+            code(one(&mut s, &format!("SELECT {}", chain(70_000, "+")))),
+            1436
+        );
+        // A prepared statement with 70,000 parameters in one chain.
+        let e = s
+            .prepare(&format!("SELECT {}", chain(70_000, "+").replace('1', "?")))
+            .unwrap_err();
+        assert_eq!(e.code, 1436);
+        let p = s
+            .prepare(&format!("SELECT {}", chain(1_000, "+").replace('1', "?")))
+            .unwrap();
+        assert_eq!(p.params, 1_000);
+        // The session is still usable.
+        assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "50");
+    }
+}
