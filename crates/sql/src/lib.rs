@@ -36,5 +36,5 @@ pub mod value;
 pub use error::SqlError;
 pub use parse::{parse, sql_from_bytes, Statement};
 pub use result::{ColumnMeta, Outcome};
-pub use session::{Instance, InstanceOptions, PreparedInfo, Session, Warning};
+pub use session::{Instance, InstanceOptions, PreparedInfo, Process, Session, Warning};
 pub use value::{Decimal, SqlType, Value};
