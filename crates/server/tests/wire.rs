@@ -120,25 +120,31 @@ fn bad_packets_close_only_their_connection() {
 }
 
 #[test]
-fn connections_beyond_the_limit_get_error_1040() {
+fn connections_beyond_the_limit_get_error_1040_and_root_has_a_slot_of_its_own() {
     let r = start(1 << 20);
+    let mut admin = root(&r);
+    exec(&mut admin, "CREATE USER 'app'@'%'");
     let mut held = Vec::new();
-    for _ in 0..8 {
-        let (c, ok) = login(&r, "root", b"", None, NATIVE_PASSWORD);
+    for _ in 0..7 {
+        let (c, ok) = login(&r, "app", b"", None, NATIVE_PASSWORD);
         assert_eq!(ok[0], 0);
         held.push(c);
     }
+    // Nine sockets are accepted (max_connections 8, plus the extra one); on the ninth only
+    // root may log in, after its login, as MySQL checks.
+    let (_c, e) = login(&r, "app", b"", None, NATIVE_PASSWORD);
+    assert_eq!(err_code(&e), Some(1040), "{}", String::from_utf8_lossy(&e));
+    assert!(String::from_utf8_lossy(&e).contains("Too many connections"));
+    assert!(eventually(Duration::from_secs(5), || r.connections() == 8));
+    let mut second_root = root(&r);
+    assert_eq!(scalar(&mut second_root, "SELECT 1").as_deref(), Some("1"));
+    // The tenth socket is refused at once, in place of the handshake.
     let mut c = Client::connect(r.addr());
     assert_eq!(err_code(&c.recv().unwrap()), Some(1040));
     // Closing one frees a slot.
     let mut first = held.remove(0);
     assert_eq!(first.command(0x01, b""), None);
-    for _ in 0..100 {
-        if r.connections() < 8 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(eventually(Duration::from_secs(5), || r.connections() < 9));
     let (_c, ok) = login(&r, "root", b"", None, NATIVE_PASSWORD);
     assert_eq!(ok[0], 0);
 }
