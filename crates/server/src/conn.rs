@@ -602,3 +602,40 @@ fn unknown_statement(id: u32) -> SqlError {
         format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_data_past_the_limit_is_dropped_at_once_and_refused_until_reset() {
+        let mut w = StmtWire {
+            long_data: vec![None, None],
+            ..StmtWire::default()
+        };
+        w.add_long_data(0, &[1; 600], 1000);
+        w.add_long_data(1, &[2; 300], 1000);
+        assert_eq!(w.long_data_bytes, 900);
+        assert!(!w.long_data_refused);
+        // Each parameter is within 1000, the two together are not.
+        w.add_long_data(1, &[3; 200], 1000);
+        assert!(w.long_data_refused);
+        assert_eq!(w.long_data_bytes, 0);
+        assert!(w.long_data.iter().all(Option::is_none), "memory given back");
+        // Ignored from then on.
+        w.add_long_data(0, b"x", 1000);
+        assert!(w.long_data.iter().all(Option::is_none));
+        // One parameter alone past the limit; an unknown parameter is ignored.
+        let mut w = StmtWire {
+            long_data: vec![None],
+            ..StmtWire::default()
+        };
+        w.add_long_data(5, &[0; 2000], 1000);
+        assert!(!w.long_data_refused);
+        w.add_long_data(0, &[0; 1000], 1000);
+        assert!(!w.long_data_refused, "the bound is inclusive");
+        w.add_long_data(0, b"y", 1000);
+        assert!(w.long_data_refused);
+        assert!(w.long_data[0].is_none());
+    }
+}
