@@ -12,7 +12,13 @@
 //! page_size = 16384         # new databases only: 4096 | 8192 | 16384 | 32768 | 65536
 //! flush_policy = "sync"     # sync | write | none (innodb_flush_log_at_trx_commit 1 | 2 | 0)
 //! max_connections = 1000
+//! extra_max_connections = 1 # more connections, for root only
 //! max_allowed_packet = 67108864
+//! connect_timeout = 10      # seconds; the rest as MySQL's variables of the same names
+//! wait_timeout = 28800
+//! interactive_timeout = 28800
+//! net_read_timeout = 30
+//! net_write_timeout = 60
 //! warm_restart = true
 //! direct_io = false       # open the data file with O_DIRECT (the OS page cache then holds no copy)
 //! ```
@@ -38,9 +44,21 @@ pub const DEFAULT_POOL_MB: usize = 256;
 pub const DEFAULT_PAGE_SIZE: usize = 16 * 1024;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1000;
 pub const DEFAULT_MAX_ALLOWED_PACKET: usize = 64 << 20;
+pub const DEFAULT_EXTRA_MAX_CONNECTIONS: usize = 1;
+/// MySQL's defaults, in seconds.
+pub const DEFAULT_CONNECT_TIMEOUT: u64 = 10;
+pub const DEFAULT_WAIT_TIMEOUT: u64 = 28_800;
+pub const DEFAULT_INTERACTIVE_TIMEOUT: u64 = 28_800;
+pub const DEFAULT_NET_READ_TIMEOUT: u64 = 30;
+pub const DEFAULT_NET_WRITE_TIMEOUT: u64 = 60;
 /// MySQL's bounds for max_allowed_packet.
 const PACKET_MIN: usize = 1024;
 const PACKET_MAX: usize = 1 << 30;
+/// MySQL's bounds for the timeouts, in seconds (connect_timeout starts at 2).
+const SECONDS_MAX: u64 = 31_536_000;
+const CONNECT_TIMEOUT_MIN: u64 = 2;
+/// MariaDB's bound for extra_max_connections (0 here turns the admin slots off).
+const EXTRA_MAX: usize = 100_000;
 
 pub const CODEC_ALLOWED: &str =
     "none, lz4, zstd, zstd:LEVEL (-7..=22, not 0), zlib or zlib:LEVEL (1..=9)";
@@ -58,7 +76,13 @@ pub struct Partial {
     pub page_size: Option<usize>,
     pub flush_policy: Option<FlushPolicy>,
     pub max_connections: Option<usize>,
+    pub extra_max_connections: Option<usize>,
     pub max_allowed_packet: Option<usize>,
+    pub connect_timeout: Option<u64>,
+    pub wait_timeout: Option<u64>,
+    pub interactive_timeout: Option<u64>,
+    pub net_read_timeout: Option<u64>,
+    pub net_write_timeout: Option<u64>,
     pub warm_restart: Option<bool>,
     pub direct_io: Option<bool>,
 }
@@ -77,7 +101,14 @@ pub struct Settings {
     pub page_size_explicit: bool,
     pub flush_policy: FlushPolicy,
     pub max_connections: usize,
+    pub extra_max_connections: usize,
     pub max_allowed_packet: usize,
+    /// Seconds, as MySQL's variables of the same names.
+    pub connect_timeout: u64,
+    pub wait_timeout: u64,
+    pub interactive_timeout: u64,
+    pub net_read_timeout: u64,
+    pub net_write_timeout: u64,
     pub warm_restart: bool,
     pub direct_io: bool,
     /// The config file that was read, if any.
@@ -105,10 +136,40 @@ impl Settings {
                 &file.max_connections,
                 DEFAULT_MAX_CONNECTIONS,
             ),
+            extra_max_connections: pick(
+                &flags.extra_max_connections,
+                &file.extra_max_connections,
+                DEFAULT_EXTRA_MAX_CONNECTIONS,
+            ),
             max_allowed_packet: pick(
                 &flags.max_allowed_packet,
                 &file.max_allowed_packet,
                 DEFAULT_MAX_ALLOWED_PACKET,
+            ),
+            connect_timeout: pick(
+                &flags.connect_timeout,
+                &file.connect_timeout,
+                DEFAULT_CONNECT_TIMEOUT,
+            ),
+            wait_timeout: pick(
+                &flags.wait_timeout,
+                &file.wait_timeout,
+                DEFAULT_WAIT_TIMEOUT,
+            ),
+            interactive_timeout: pick(
+                &flags.interactive_timeout,
+                &file.interactive_timeout,
+                DEFAULT_INTERACTIVE_TIMEOUT,
+            ),
+            net_read_timeout: pick(
+                &flags.net_read_timeout,
+                &file.net_read_timeout,
+                DEFAULT_NET_READ_TIMEOUT,
+            ),
+            net_write_timeout: pick(
+                &flags.net_write_timeout,
+                &file.net_write_timeout,
+                DEFAULT_NET_WRITE_TIMEOUT,
             ),
             warm_restart: pick(&flags.warm_restart, &file.warm_restart, true),
             direct_io: pick(&flags.direct_io, &file.direct_io, false),
@@ -120,7 +181,9 @@ impl Settings {
     pub fn summary(&self) -> String {
         let mut s = format!(
             "listen={} port={} data_dir={} pool_mb={} codec={} page_size={} flush_policy={} \
-             max_connections={} max_allowed_packet={} warm_restart={} direct_io={}",
+             max_connections={} extra_max_connections={} max_allowed_packet={} \
+             connect_timeout={} wait_timeout={} interactive_timeout={} net_read_timeout={} \
+             net_write_timeout={} warm_restart={} direct_io={}",
             self.listen,
             self.port,
             self.data_dir.display(),
@@ -129,7 +192,13 @@ impl Settings {
             self.page_size,
             flush_name(self.flush_policy),
             self.max_connections,
+            self.extra_max_connections,
             self.max_allowed_packet,
+            self.connect_timeout,
+            self.wait_timeout,
+            self.interactive_timeout,
+            self.net_read_timeout,
+            self.net_write_timeout,
             if self.warm_restart { "on" } else { "off" },
             if self.direct_io { "on" } else { "off" },
         );
@@ -232,6 +301,45 @@ fn check_packet(n: usize) -> Result<usize, String> {
     }
 }
 
+/// Parses a timeout in seconds (1 to 31536000, MySQL's range).
+pub fn parse_seconds(s: &str) -> Result<u64, String> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    check_seconds(n, 1)
+}
+
+/// Parses connect_timeout (2 to 31536000 seconds, MySQL's range).
+pub fn parse_connect_timeout(s: &str) -> Result<u64, String> {
+    check_seconds(parse_seconds(s)?, CONNECT_TIMEOUT_MIN)
+}
+
+fn check_seconds(n: u64, min: u64) -> Result<u64, String> {
+    if (min..=SECONDS_MAX).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("{n} is outside {min}..={SECONDS_MAX} seconds"))
+    }
+}
+
+/// Parses extra_max_connections (0 to 100000).
+pub fn parse_extra_connections(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not an integer"))?;
+    check_extra(n)
+}
+
+fn check_extra(n: usize) -> Result<usize, String> {
+    if n <= EXTRA_MAX {
+        Ok(n)
+    } else {
+        Err(format!("{n} is outside 0..={EXTRA_MAX}"))
+    }
+}
+
 /// The file's keys as TOML gives them; values are checked by [`parse_file`].
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -246,7 +354,13 @@ struct FileKeys {
     /// A string or InnoDB's number: `flush_policy = "write"` or `flush_policy = 2`.
     flush_policy: Option<toml::Value>,
     max_connections: Option<usize>,
+    extra_max_connections: Option<usize>,
     max_allowed_packet: Option<usize>,
+    connect_timeout: Option<u64>,
+    wait_timeout: Option<u64>,
+    interactive_timeout: Option<u64>,
+    net_read_timeout: Option<u64>,
+    net_write_timeout: Option<u64>,
     warm_restart: Option<bool>,
     direct_io: Option<bool>,
 }
@@ -279,6 +393,11 @@ pub fn parse_file(file: &str, text: &str) -> Result<Partial, ConfigError> {
         Some(0) => Err(value(key, "must be a positive integer".into())),
         v => Ok(v),
     };
+    let seconds = |key: &'static str, v: Option<u64>, min: u64| {
+        v.map(|n| check_seconds(n, min))
+            .transpose()
+            .map_err(|e| value(key, e))
+    };
     Ok(Partial {
         listen,
         port: keys.port,
@@ -303,11 +422,21 @@ pub fn parse_file(file: &str, text: &str) -> Result<Partial, ConfigError> {
             .transpose()
             .map_err(|e| value("flush_policy", e))?,
         max_connections: positive("max_connections", keys.max_connections)?,
+        extra_max_connections: keys
+            .extra_max_connections
+            .map(check_extra)
+            .transpose()
+            .map_err(|e| value("extra_max_connections", e))?,
         max_allowed_packet: keys
             .max_allowed_packet
             .map(check_packet)
             .transpose()
             .map_err(|e| value("max_allowed_packet", e))?,
+        connect_timeout: seconds("connect_timeout", keys.connect_timeout, CONNECT_TIMEOUT_MIN)?,
+        wait_timeout: seconds("wait_timeout", keys.wait_timeout, 1)?,
+        interactive_timeout: seconds("interactive_timeout", keys.interactive_timeout, 1)?,
+        net_read_timeout: seconds("net_read_timeout", keys.net_read_timeout, 1)?,
+        net_write_timeout: seconds("net_write_timeout", keys.net_write_timeout, 1)?,
         warm_restart: keys.warm_restart,
         direct_io: keys.direct_io,
     })
@@ -356,7 +485,13 @@ mod tests {
             page_size = 8192
             flush_policy = "write"
             max_connections = 50
+            extra_max_connections = 2
             max_allowed_packet = 1048576
+            connect_timeout = 5
+            wait_timeout = 600
+            interactive_timeout = 3600
+            net_read_timeout = 20
+            net_write_timeout = 40
             warm_restart = false
             direct_io = true
             "#,
@@ -373,7 +508,13 @@ mod tests {
                 page_size: Some(8192),
                 flush_policy: Some(FlushPolicy::Write),
                 max_connections: Some(50),
+                extra_max_connections: Some(2),
                 max_allowed_packet: Some(1 << 20),
+                connect_timeout: Some(5),
+                wait_timeout: Some(600),
+                interactive_timeout: Some(3600),
+                net_read_timeout: Some(20),
+                net_write_timeout: Some(40),
                 warm_restart: Some(false),
                 direct_io: Some(true),
             }
@@ -408,6 +549,12 @@ mod tests {
         assert!(!s.warm_restart);
         assert!(!s.direct_io, "default");
         assert_eq!(s.max_connections, DEFAULT_MAX_CONNECTIONS, "default");
+        assert_eq!(
+            (s.connect_timeout, s.wait_timeout, s.net_read_timeout),
+            (10, 28_800, 30),
+            "MySQL's defaults"
+        );
+        assert_eq!(s.extra_max_connections, 1);
         assert_eq!(s.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
         assert_eq!(
             (s.page_size, s.page_size_explicit),
@@ -459,6 +606,18 @@ mod tests {
             ("pool_mb = 0", "pool_mb", "positive"),
             ("max_connections = 0", "max_connections", "positive"),
             ("max_allowed_packet = 10", "max_allowed_packet", "1024"),
+            ("connect_timeout = 1", "connect_timeout", "2..=31536000"),
+            ("wait_timeout = 0", "wait_timeout", "1..=31536000"),
+            (
+                "net_write_timeout = 99999999",
+                "net_write_timeout",
+                "31536000",
+            ),
+            (
+                "extra_max_connections = 100001",
+                "extra_max_connections",
+                "100000",
+            ),
         ] {
             let e = err(text);
             assert!(
@@ -493,6 +652,12 @@ mod tests {
         assert!(parse_page_size("2048").is_err());
         assert!(parse_positive("0").is_err());
         assert!(parse_packet("1073741825").is_err());
+        assert_eq!(parse_seconds("1"), Ok(1));
+        assert!(parse_seconds("0").is_err());
+        assert!(parse_seconds("1.5").is_err());
+        assert!(parse_connect_timeout("1").is_err());
+        assert_eq!(parse_connect_timeout("2"), Ok(2));
+        assert_eq!(parse_extra_connections("0"), Ok(0));
     }
 
     #[test]

@@ -3,18 +3,21 @@
 //! this machine).
 
 use std::net::{IpAddr, TcpStream};
+use std::time::Instant;
 
 use std::collections::HashMap;
 
 use zipdb_sql::{ColumnMeta, Outcome, Session, SqlError};
 
 use crate::protocol::binary::{self, ParamTypes};
-use zipdb_sql::accounts::Plugin;
+use zipdb_sql::accounts::{LoginRefusal, Plugin};
 
+use crate::limits;
 use crate::protocol::handshake::{self, HandshakeResponse, NATIVE_PASSWORD, SCRAMBLE_LEN};
-use crate::protocol::packet::PacketIo;
+use crate::protocol::packet::{PacketIo, Wait};
 use crate::protocol::{caps, command, put_lenenc, put_lenenc_bytes, reply, status, ProtoError};
-use crate::server::Shared;
+use crate::server::{Shared, ADMIN_USER};
+use crate::watchdog::Watch;
 
 /// Error codes used here (MySQL's numbers and SQLSTATEs).
 mod code {
@@ -23,6 +26,17 @@ mod code {
     pub const NET_PACKET_TOO_LARGE: (u16, &str) = (1153, "08S01");
     pub const HANDSHAKE: (u16, &str) = (1043, "08S01");
     pub const MALFORMED: (u16, &str) = (1835, "HY000");
+    pub const CON_COUNT: (u16, &str) = (1040, "08004");
+    /// ER_NET_READ_INTERRUPTED: net_read_timeout passed in the middle of a packet.
+    pub const NET_READ_INTERRUPTED: (u16, &str) = (1159, "08S01");
+    /// What MySQL answers, at the next COM_STMT_EXECUTE, to long data past
+    /// max_allowed_packet (Item_param::set_longdata in MySQL's sql/item.cc).
+    pub const LONG_DATA_TOO_LARGE: (u16, &str, &str) = (
+        1105,
+        "HY000",
+        "Parameter of prepared statement which is set through mysql_send_long_data() is \
+         longer than 'max_allowed_packet' bytes",
+    );
 }
 
 fn send_err(io: &mut PacketIo<TcpStream>, (c, state): (u16, &str), msg: &str) {
@@ -30,24 +44,31 @@ fn send_err(io: &mut PacketIo<TcpStream>, (c, state): (u16, &str), msg: &str) {
     let _ = io.flush();
 }
 
-/// Serves one connection until the client quits or breaks the protocol.
-pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32) {
+/// Serves one connection, accepted at `accepted`, until the client quits or breaks the
+/// protocol.
+pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32, accepted: Instant) {
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
-    let mut io = PacketIo::new(stream, shared.config.max_allowed_packet);
+    let max_packet = shared.config.max_allowed_packet;
+    let mut io = PacketIo::new(stream, max_packet.min(limits::PRE_AUTH_MAX_PACKET));
+    io.set_timeouts(limits::handshake(accepted, shared.config.connect_timeout));
     // KILL CONNECTION from another session shuts the socket down: a blocked read here ends,
     // and so does a client's wait for a reply.
     let closer = io.stream().try_clone().ok();
-    let mut session = match connect(&mut io, shared, id, peer.map(|p| p.ip())) {
+    let host = peer.map_or_else(
+        || "unknown".to_string(),
+        |p| p.ip().to_canonical().to_string(),
+    );
+    let mut session = match connect(&mut io, shared, id, peer.map(|p| p.ip()), &host) {
         Ok(Some(s)) => s,
         Ok(None) => return,
         Err(e) => {
-            if let ProtoError::Malformed { .. } = e {
-                send_err(&mut io, code::HANDSHAKE, &format!("Bad handshake: {e}"));
-            }
+            handshake_failed(&mut io, shared, &host, &e);
             return;
         }
     };
+    io.set_max_payload(max_packet);
+    io.set_timeouts(limits::session(&session));
     if let Some(p) = peer {
         session.set_peer(&p.to_string());
     }
@@ -56,7 +77,20 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32) {
             let _ = sock.shutdown(std::net::Shutdown::Both);
         }));
     }
-    match command_loop(&mut io, &mut session) {
+    let watch = shared.watchdog.watch(id, io.stream(), session.process());
+    let r = command_loop(&mut io, &mut session, &watch);
+    // Before the socket closes (see `Watch`).
+    drop(watch);
+    match r {
+        // MariaDB's way: the connection is just closed. MySQL 8 first sends error 4031, which
+        // libmariadb and PyMySQL read as a packet out of sequence, while a closed socket is
+        // the "server has gone away" (2006/2013) that their pools know to reconnect after.
+        Err(ProtoError::Timeout(Wait::Idle)) => {}
+        Err(ProtoError::Timeout(Wait::Read)) => send_err(
+            &mut io,
+            code::NET_READ_INTERRUPTED,
+            "Got timeout reading communication packets",
+        ),
         Err(ProtoError::TooLarge { .. }) => send_err(
             &mut io,
             code::NET_PACKET_TOO_LARGE,
@@ -71,12 +105,43 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32) {
     }
 }
 
-/// The connection phase. `Ok(None)`: the client was refused (an error was sent).
+/// A connection phase that ended in a protocol error or ran out of time: logged, and
+/// answered where the client can still read an answer. A client that closed before it said
+/// anything (a port probe, a load balancer's health check) is not a failed login.
+fn handshake_failed(io: &mut PacketIo<TcpStream>, shared: &Shared, host: &str, e: &ProtoError) {
+    let log = |reason: &str| shared.login_log.failed("-", host, reason);
+    match e {
+        ProtoError::Malformed { .. } => {
+            log(&e.to_string());
+            send_err(io, code::HANDSHAKE, &format!("Bad handshake: {e}"));
+        }
+        ProtoError::TooLarge { len, max } => {
+            log(&e.to_string());
+            send_err(
+                io,
+                code::HANDSHAKE,
+                &format!(
+                    "Bad handshake: a packet of {len} bytes is larger than the {max} allowed \
+                     before authentication"
+                ),
+            );
+        }
+        ProtoError::Timeout(_) => log(&format!(
+            "connect_timeout ({} s) passed before the login completed",
+            shared.config.connect_timeout.as_secs_f64()
+        )),
+        ProtoError::Io(_) | ProtoError::Truncated(_) | ProtoError::Sequence { .. } => {}
+    }
+}
+
+/// The connection phase. `Ok(None)`: the client was refused (an error was sent, and the
+/// failure logged).
 fn connect(
     io: &mut PacketIo<TcpStream>,
     shared: &Shared,
     id: u32,
     peer: Option<IpAddr>,
+    host: &str,
 ) -> Result<Option<Session>, ProtoError> {
     let scramble = handshake::new_scramble(&mut rand::thread_rng());
     io.write(&handshake::handshake_v10(
@@ -91,10 +156,14 @@ fn connect(
         return Ok(None);
     }
     let resp = handshake::parse_response(&buf)?;
-    let host = peer.map_or_else(|| "unknown".to_string(), |p| p.to_canonical().to_string());
-    let deny = |io: &mut PacketIo<TcpStream>, auth: &[u8]| {
+    let log = |reason: &str| shared.login_log.failed(&resp.user, host, reason);
+    let deny = |io: &mut PacketIo<TcpStream>, auth: &[u8], reason: &str| {
         // Clients send nothing (or a lone NUL) for an empty password.
         let used = !(auth.is_empty() || auth == [0]);
+        log(&format!(
+            "{reason} (using password: {})",
+            if used { "YES" } else { "NO" }
+        ));
         send_err(
             io,
             code::ACCESS_DENIED,
@@ -109,7 +178,7 @@ fn connect(
     // same answer as a wrong password.
     let account = match shared.instance.login_account(&resp.user, peer) {
         Ok(a) => a,
-        Err(_) => {
+        Err(refusal) => {
             // Go through the same exchange as for an account with a password in the client's
             // plugin, so that the answer says truly whether a password was used (a client may
             // hold it back until asked) and does not reveal that the user does not exist.
@@ -119,7 +188,16 @@ fn connect(
                 .and_then(Plugin::from_name)
                 .unwrap_or(Plugin::Native);
             let auth = auth_data(io, &resp, plugin, true, &scramble, &mut buf)?;
-            deny(io, &auth);
+            deny(
+                io,
+                &auth,
+                match refusal {
+                    LoginRefusal::NoAccount => "no such account",
+                    LoginRefusal::NoPasswordFromNetwork => {
+                        "an account without a password, from the network"
+                    }
+                },
+            );
             return Ok(None);
         }
     };
@@ -132,7 +210,15 @@ fn connect(
         &mut buf,
     )?;
     if !account.plugin.check(&scramble, &account.verifier, &auth) {
-        deny(io, &auth);
+        deny(io, &auth, "wrong password");
+        return Ok(None);
+    }
+    if !shared.admits(&resp.user) {
+        log(&format!(
+            "too many connections (max_connections {}; the {} beyond are for {ADMIN_USER})",
+            shared.config.max_connections, shared.config.extra_max_connections
+        ));
+        send_err(io, code::CON_COUNT, "Too many connections");
         return Ok(None);
     }
     if account.plugin == Plugin::CachingSha2 && account.has_password() {
@@ -142,8 +228,10 @@ fn connect(
     let mut session = shared.instance.session(&resp.user, u64::from(id));
     session.set_account_host(&account.host);
     session.set_multi_statements(resp.caps & caps::MULTI_STATEMENTS != 0);
+    limits::start_session(&mut session, resp.caps & caps::INTERACTIVE != 0);
     if let Some(db) = resp.database.as_deref().filter(|d| !d.is_empty()) {
         if let Err(e) = session.use_db(db) {
+            log(&e.message);
             send_sql_err(io, &e);
             return Ok(None);
         }
@@ -291,16 +379,57 @@ fn write_outcome(
 struct StmtWire {
     types: ParamTypes,
     long_data: Vec<Option<Vec<u8>>>,
+    /// Bytes in `long_data`, all parameters together.
+    long_data_bytes: usize,
+    /// Long data went past max_allowed_packet: what had arrived was dropped, further long
+    /// data is ignored, and EXECUTE fails until COM_STMT_RESET, as in MySQL.
+    long_data_refused: bool,
+    /// Running the statement may change the connection's timeouts (it names one).
+    sets_timeouts: bool,
 }
 
-fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(), ProtoError> {
+impl StmtWire {
+    fn clear_long_data(&mut self) {
+        self.long_data.iter_mut().for_each(|d| *d = None);
+        self.long_data_bytes = 0;
+    }
+
+    /// Appends long data to parameter `param`; past `max` bytes, for the parameter or for
+    /// the statement (MySQL bounds the parameter only), it refuses and drops everything.
+    fn add_long_data(&mut self, param: usize, data: &[u8], max: usize) {
+        if self.long_data_refused {
+            return;
+        }
+        let Some(slot) = self.long_data.get_mut(param) else {
+            return;
+        };
+        let had = slot.as_ref().map_or(0, Vec::len);
+        if had + data.len() > max || self.long_data_bytes + data.len() > max {
+            self.clear_long_data();
+            self.long_data_refused = true;
+            return;
+        }
+        slot.get_or_insert_with(Vec::new).extend_from_slice(data);
+        self.long_data_bytes += data.len();
+    }
+}
+
+fn command_loop(
+    io: &mut PacketIo<TcpStream>,
+    session: &mut Session,
+    watch: &Watch,
+) -> Result<(), ProtoError> {
     let mut buf = Vec::new();
     let mut stmts: HashMap<u32, StmtWire> = HashMap::new();
     loop {
+        watch.busy(false);
         io.reset_seq();
         if !io.read(&mut buf)? {
             return Ok(());
         }
+        // From here until the answer is sent, a client that closes its socket gets its
+        // statement killed by the watchdog.
+        watch.busy(true);
         let Some((&cmd, arg)) = buf.split_first() else {
             send_err(io, code::UNKNOWN_COM, "Empty command packet");
             continue;
@@ -326,6 +455,9 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
                         Ok(o) => write_outcome(io, session, o, i + 1 < n, false),
                         Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
                     }
+                }
+                if limits::may_change_timeouts(arg) {
+                    io.set_timeouts(limits::session(session));
                 }
             }
             command::FIELD_LIST => {
@@ -367,8 +499,9 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
                         stmts.insert(
                             info.id,
                             StmtWire {
-                                types: Vec::new(),
                                 long_data: vec![None; info.params],
+                                sets_timeouts: limits::may_change_timeouts(arg),
+                                ..StmtWire::default()
                             },
                         );
                         io.write(&binary::prepare_ok(
@@ -399,20 +532,27 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
                     send_sql_err(io, &unknown_statement(id));
                     continue;
                 };
+                if w.long_data_refused {
+                    let (c, state, msg) = code::LONG_DATA_TOO_LARGE;
+                    send_err(io, (c, state), msg);
+                    continue;
+                }
                 let exec = binary::parse_execute(arg, n, &mut w.types, &w.long_data)?;
-                w.long_data.iter_mut().for_each(|d| *d = None);
+                w.clear_long_data();
+                let sets_timeouts = w.sets_timeouts;
                 match session.execute(id, &exec.params) {
                     Ok(o) => write_outcome(io, session, &o, false, true),
                     Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                }
+                if sets_timeouts {
+                    io.set_timeouts(limits::session(session));
                 }
             }
             command::STMT_SEND_LONG_DATA => {
                 // No reply, by the protocol.
                 let (id, param, data) = binary::parse_send_long_data(arg)?;
                 if let Some(w) = stmts.get_mut(&id) {
-                    if let Some(slot) = w.long_data.get_mut(usize::from(param)) {
-                        slot.get_or_insert_with(Vec::new).extend_from_slice(data);
-                    }
+                    w.add_long_data(usize::from(param), data, io.max_payload());
                 }
                 continue;
             }
@@ -433,7 +573,8 @@ fn command_loop(io: &mut PacketIo<TcpStream>, session: &mut Session) -> Result<(
                 let id = u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]);
                 match stmts.get_mut(&id) {
                     Some(w) => {
-                        w.long_data.iter_mut().for_each(|d| *d = None);
+                        w.clear_long_data();
+                        w.long_data_refused = false;
                         io.write(&reply::ok(0, 0, session.status_flags(), 0));
                     }
                     None => send_sql_err(io, &unknown_statement(id)),
@@ -471,4 +612,41 @@ fn unknown_statement(id: u32) -> SqlError {
         "HY000",
         format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_data_past_the_limit_is_dropped_at_once_and_refused_until_reset() {
+        let mut w = StmtWire {
+            long_data: vec![None, None],
+            ..StmtWire::default()
+        };
+        w.add_long_data(0, &[1; 600], 1000);
+        w.add_long_data(1, &[2; 300], 1000);
+        assert_eq!(w.long_data_bytes, 900);
+        assert!(!w.long_data_refused);
+        // Each parameter is within 1000, the two together are not.
+        w.add_long_data(1, &[3; 200], 1000);
+        assert!(w.long_data_refused);
+        assert_eq!(w.long_data_bytes, 0);
+        assert!(w.long_data.iter().all(Option::is_none), "memory given back");
+        // Ignored from then on.
+        w.add_long_data(0, b"x", 1000);
+        assert!(w.long_data.iter().all(Option::is_none));
+        // One parameter alone past the limit; an unknown parameter is ignored.
+        let mut w = StmtWire {
+            long_data: vec![None],
+            ..StmtWire::default()
+        };
+        w.add_long_data(5, &[0; 2000], 1000);
+        assert!(!w.long_data_refused);
+        w.add_long_data(0, &[0; 1000], 1000);
+        assert!(!w.long_data_refused, "the bound is inclusive");
+        w.add_long_data(0, b"y", 1000);
+        assert!(w.long_data_refused);
+        assert!(w.long_data[0].is_none());
+    }
 }

@@ -3,9 +3,12 @@
 //! `zipdb_sql`.
 
 pub mod config;
+pub mod limits;
 pub mod protocol;
 
 mod conn;
+mod loginlog;
 mod server;
+mod watchdog;
 
-pub use server::{Running, Server, ServerConfig, ServerError};
+pub use server::{Running, Server, ServerConfig, ServerError, ADMIN_USER};

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use zipdb_engine::{Codec, Database, FlushPolicy, Options};
@@ -58,12 +59,37 @@ struct ServeArgs {
     /// none (in memory). As innodb_flush_log_at_trx_commit 1, 2, 0. [default: sync]
     #[arg(long, value_parser = config::parse_flush_policy)]
     flush_policy: Option<FlushPolicy>,
-    /// [default: 1000]
+    /// Connections accepted at once (beyond them, 1040 Too many connections). [default: 1000]
     #[arg(long, value_parser = config::parse_positive)]
     max_connections: Option<usize>,
-    /// Largest packet accepted from a client, in bytes. [default: 67108864]
+    /// Connections accepted beyond --max-connections on which only the account named root
+    /// may log in (others get 1040 after their login), so that an administrator can get in
+    /// when every other slot is taken; 0 keeps none. [default: 1]
+    #[arg(long, value_parser = config::parse_extra_connections)]
+    extra_max_connections: Option<usize>,
+    /// Largest packet accepted from a client, in bytes (before login: 64 KiB). [default:
+    /// 67108864]
     #[arg(long, value_parser = config::parse_packet)]
     max_allowed_packet: Option<usize>,
+    /// Seconds from a connection's accept to the end of its login, after which the socket is
+    /// closed. [default: 10]
+    #[arg(long, value_parser = config::parse_connect_timeout)]
+    connect_timeout: Option<u64>,
+    /// Seconds a connection may stay idle between commands before it is closed (session
+    /// variable wait_timeout). [default: 28800]
+    #[arg(long, value_parser = config::parse_seconds)]
+    wait_timeout: Option<u64>,
+    /// The wait_timeout of clients that connect as interactive (the mariadb client at a
+    /// terminal). [default: 28800]
+    #[arg(long, value_parser = config::parse_seconds)]
+    interactive_timeout: Option<u64>,
+    /// Seconds to wait for the rest of a packet once it began to arrive. [default: 30]
+    #[arg(long, value_parser = config::parse_seconds)]
+    net_read_timeout: Option<u64>,
+    /// Seconds a reply may wait for the client to read it before the connection is
+    /// aborted. [default: 60]
+    #[arg(long, value_parser = config::parse_seconds)]
+    net_write_timeout: Option<u64>,
     /// Do not save the list of cached pages at shutdown nor reload it at startup.
     #[arg(long)]
     no_warm_restart: bool,
@@ -85,7 +111,13 @@ impl ServeArgs {
             page_size: self.page_size,
             flush_policy: self.flush_policy,
             max_connections: self.max_connections,
+            extra_max_connections: self.extra_max_connections,
             max_allowed_packet: self.max_allowed_packet,
+            connect_timeout: self.connect_timeout,
+            wait_timeout: self.wait_timeout,
+            interactive_timeout: self.interactive_timeout,
+            net_read_timeout: self.net_read_timeout,
+            net_write_timeout: self.net_write_timeout,
             warm_restart: self.no_warm_restart.then_some(false),
             direct_io: self.direct_io.then_some(true),
         }
@@ -133,7 +165,9 @@ fn main() -> ExitCode {
             let config = ServerConfig {
                 listen: SocketAddr::new(s.listen, s.port),
                 max_connections: s.max_connections,
+                extra_max_connections: s.extra_max_connections,
                 max_allowed_packet: s.max_allowed_packet,
+                connect_timeout: Duration::from_secs(s.connect_timeout),
                 ..ServerConfig::default()
             };
             let data_dir = s.data_dir.clone();
@@ -206,6 +240,12 @@ fn main() -> ExitCode {
                     default_codec: s.codec,
                     max_allowed_packet: s.max_allowed_packet as u64,
                     max_connections: s.max_connections as u64,
+                    extra_max_connections: s.extra_max_connections as u64,
+                    connect_timeout: Duration::from_secs(s.connect_timeout),
+                    wait_timeout: Duration::from_secs(s.wait_timeout),
+                    interactive_timeout: Duration::from_secs(s.interactive_timeout),
+                    net_read_timeout: Duration::from_secs(s.net_read_timeout),
+                    net_write_timeout: Duration::from_secs(s.net_write_timeout),
                     ..Default::default()
                 },
             ) {

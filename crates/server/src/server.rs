@@ -4,15 +4,28 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::conn;
+use crate::loginlog::LoginLog;
+use crate::watchdog::{self, Watchdog};
+
+/// The account that may log in on the slots kept beyond `max_connections`: zipdb has no
+/// privileges, so the administrator is the account MySQL and MariaDB create for it.
+pub const ADMIN_USER: &str = "root";
 
 /// Server settings.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub listen: SocketAddr,
     pub max_connections: usize,
+    /// Connections accepted beyond `max_connections`, on which only [`ADMIN_USER`] may log in
+    /// (MariaDB's `extra_max_connections`; MySQL keeps one such slot).
+    pub extra_max_connections: usize,
     pub max_allowed_packet: usize,
+    /// The whole connection phase, from the accept to the answer to the login, must end
+    /// within this (MySQL's `connect_timeout`), or the socket is closed.
+    pub connect_timeout: Duration,
     pub server_version: String,
 }
 
@@ -21,7 +34,9 @@ impl Default for ServerConfig {
         ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 3307)),
             max_connections: 1000,
+            extra_max_connections: 1,
             max_allowed_packet: 64 << 20,
+            connect_timeout: Duration::from_secs(10),
             server_version: format!("8.0.0-zipdb-{}", env!("CARGO_PKG_VERSION")),
         }
     }
@@ -43,7 +58,7 @@ pub enum ServerError {
          and run ALTER USER 'root'@'localhost' IDENTIFIED BY '...'), or drop them"
     )]
     OpenAccounts { addr: SocketAddr, accounts: String },
-    #[error("cannot start the accept thread: {0}")]
+    #[error("cannot start the accept or watchdog thread: {0}")]
     Spawn(std::io::Error),
 }
 
@@ -56,8 +71,21 @@ pub(crate) struct Shared {
     pub config: ServerConfig,
     pub instance: Arc<zipdb_sql::Instance>,
     stop: AtomicBool,
+    /// Sockets accepted and not closed yet, logged in or not.
     connections: AtomicUsize,
     next_id: AtomicU32,
+    pub watchdog: Watchdog,
+    pub login_log: LoginLog,
+}
+
+impl Shared {
+    /// Whether `user`, just authenticated, may stay: beyond `max_connections` open sockets
+    /// (its own included) only the administrator may, on the extra slots. The count is taken
+    /// at login, as MySQL does, so sockets still in their handshake count too.
+    pub fn admits(&self, user: &str) -> bool {
+        self.connections.load(Ordering::Acquire) <= self.config.max_connections
+            || user == ADMIN_USER
+    }
 }
 
 /// A bound server; [`Server::spawn`] starts accepting.
@@ -109,7 +137,14 @@ impl Server {
             stop: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
             next_id: AtomicU32::new(1),
+            watchdog: Watchdog::default(),
+            login_log: LoginLog::stderr(),
         });
+        let weak = Arc::downgrade(&shared);
+        std::thread::Builder::new()
+            .name("zipdb-watchdog".into())
+            .spawn(move || watchdog::run(weak))
+            .map_err(ServerError::Spawn)?;
         let accept_shared = Arc::clone(&shared);
         let listener = self.listener;
         let thread = std::thread::Builder::new()
@@ -170,13 +205,14 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         if shared.stop.load(Ordering::Acquire) {
             return;
         }
+        let accepted = Instant::now();
         let stream = match stream {
             Ok(s) => s,
             // Out of file descriptors and similar: keep serving the connections we have.
             Err(_) => continue,
         };
         let n = shared.connections.fetch_add(1, Ordering::AcqRel);
-        if n >= shared.config.max_connections {
+        if n >= shared.config.max_connections + shared.config.extra_max_connections {
             shared.connections.fetch_sub(1, Ordering::AcqRel);
             refuse_too_many(stream);
             continue;
@@ -189,7 +225,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             .spawn(move || {
                 // A panic in one session closes that session only.
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    conn::serve(stream, &s, id)
+                    conn::serve(stream, &s, id, accepted)
                 }));
                 if r.is_err() {
                     eprintln!("zipdb: connection {id} ended by an internal error (panic); the server goes on");
@@ -205,6 +241,11 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
 /// ER_CON_COUNT_ERROR (1040) in place of the handshake, as MySQL sends it.
 fn refuse_too_many(stream: TcpStream) {
     let mut io = crate::protocol::packet::PacketIo::new(stream, 1024);
+    // A few bytes into a fresh socket's buffer never block; the bound keeps it certain.
+    io.set_timeouts(crate::protocol::packet::Timeouts {
+        write: Some(Duration::from_secs(1)),
+        ..Default::default()
+    });
     io.write(&crate::protocol::reply::err(
         1040,
         "08004",

@@ -60,7 +60,34 @@ fn bad_flags_are_refused_with_what_is_allowed() {
     let (ok, err) = serve(&d, &["--page-size", "1000"]);
     assert!(!ok);
     assert!(err.contains("16384"), "{err}");
+    let (ok, err) = serve(&d, &["--connect-timeout", "1"]);
+    assert!(!ok);
+    assert!(err.contains("2..=31536000"), "{err}");
+    let (ok, err) = serve(&d, &["--wait-timeout", "0"]);
+    assert!(!ok);
+    assert!(err.contains("1..=31536000"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn serve_help_documents_the_limits_and_the_admin_slot() {
+    let out = Command::new(env!("CARGO_BIN_EXE_zipdb"))
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in [
+        "--connect-timeout",
+        "--wait-timeout",
+        "--interactive-timeout",
+        "--net-read-timeout",
+        "--net-write-timeout",
+        "--extra-max-connections",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+    assert!(help.contains("only the account named root"), "{help}");
 }
 
 #[test]

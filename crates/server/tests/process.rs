@@ -1,6 +1,8 @@
 //! `zipdb serve` as a real process: it starts on its defaults in a fresh folder, serves the
 //! stock `mariadb` client, and shuts down cleanly on SIGTERM and SIGINT.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::Path;
@@ -114,6 +116,59 @@ fn serve_starts_announces_itself_and_stops_cleanly_on_sigterm_and_sigint() {
         assert!(!err.contains("replayed"), "{err}");
     }
     assert!(dir.join("zipdb.data").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn limits_come_from_the_flags_and_failed_logins_are_logged() {
+    let dir = std::env::temp_dir().join(format!("zipdb-limits-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let p = spawn_with(
+        &dir,
+        &[
+            "--wait-timeout",
+            "1",
+            "--connect-timeout",
+            "3",
+            "--interactive-timeout",
+            "5",
+            "--net-read-timeout",
+            "7",
+            "--net-write-timeout",
+            "9",
+            "--extra-max-connections",
+            "2",
+        ],
+    );
+    let addr: std::net::SocketAddr = format!("127.0.0.1:{}", p.port).parse().unwrap();
+    let plugin = zipdb_server::protocol::handshake::NATIVE_PASSWORD;
+    let (mut c, ok) = common::login_to(addr, "root", b"", None, plugin);
+    assert_eq!(ok[0], 0);
+    let vars = common::rows(
+        &mut c,
+        "SELECT @@wait_timeout, @@connect_timeout, @@interactive_timeout, @@net_read_timeout, \
+         @@net_write_timeout, @@extra_max_connections",
+    )
+    .unwrap();
+    let vars: Vec<&str> = vars[0].iter().map(|v| v.as_deref().unwrap()).collect();
+    assert_eq!(vars, ["1", "3", "5", "7", "9", "2"]);
+    // wait_timeout 1: closed once idle.
+    c.s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(c.recv(), None);
+    // A failed login: refused, and logged with the user, the host and the reason.
+    let (_c, e) = common::login_to(addr, "mallory", b"pw", None, plugin);
+    assert_eq!(common::err_code(&e), Some(1045));
+    let log = stop(p, SIGTERM);
+    assert!(
+        log.contains(
+            "failed login: user \"mallory\" from 127.0.0.1: no such account (using password: YES)"
+        ),
+        "{log}"
+    );
+    assert!(
+        log.contains("connect_timeout=3 wait_timeout=1 interactive_timeout=5"),
+        "{log}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

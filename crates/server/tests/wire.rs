@@ -2,173 +2,18 @@
 //! authentication, ping, errors, oversized and malformed packets, and that a misbehaving
 //! client never takes the server down.
 
-use std::io::{Read, Write};
+mod common;
+
+use std::io::Write;
 use std::net::TcpStream;
 use std::time::Duration;
 
-use zipdb_server::protocol::handshake::{
-    caching_sha2_response, native_password_response, CACHING_SHA2_PASSWORD, NATIVE_PASSWORD,
-};
-use zipdb_server::protocol::{caps, put_lenenc_bytes};
-use zipdb_server::{Running, Server, ServerConfig};
-
-/// A fresh instance in a temporary directory (kept alive by the server's handles until the
-/// test process ends; each test has its own directory).
-fn instance() -> std::sync::Arc<zipdb_sql::Instance> {
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "zipdb-wire-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    let db = zipdb_engine::Database::open(
-        &dir,
-        zipdb_engine::Options {
-            pool_bytes: 16 << 20,
-            wal_bytes: 8 << 20,
-            recovery_progress: false,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    zipdb_sql::Instance::open(db, Default::default()).unwrap()
-}
-
-/// A server on a fresh instance, on loopback.
-fn start(max_allowed_packet: usize) -> Running {
-    let inst = instance();
-    let config = ServerConfig {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        max_allowed_packet,
-        max_connections: 8,
-        ..ServerConfig::default()
-    };
-    Server::bind(config).unwrap().spawn(inst).unwrap()
-}
-
-struct Client {
-    s: TcpStream,
-    seq: u8,
-}
-
-impl Client {
-    fn send(&mut self, payload: &[u8]) {
-        let n = payload.len();
-        let mut p = vec![n as u8, (n >> 8) as u8, (n >> 16) as u8, self.seq];
-        p.extend_from_slice(payload);
-        self.s.write_all(&p).unwrap();
-        self.seq = self.seq.wrapping_add(1);
-    }
-
-    /// The next packet's payload; None when the server closed the connection.
-    fn recv(&mut self) -> Option<Vec<u8>> {
-        let mut h = [0u8; 4];
-        self.s.read_exact(&mut h).ok()?;
-        let n = usize::from(h[0]) | usize::from(h[1]) << 8 | usize::from(h[2]) << 16;
-        assert_eq!(h[3], self.seq, "server sequence id");
-        self.seq = self.seq.wrapping_add(1);
-        let mut p = vec![0; n];
-        self.s.read_exact(&mut p).ok()?;
-        Some(p)
-    }
-
-    fn command(&mut self, cmd: u8, arg: &[u8]) -> Option<Vec<u8>> {
-        self.seq = 0;
-        let mut p = vec![cmd];
-        p.extend_from_slice(arg);
-        self.send(&p);
-        self.recv()
-    }
-}
-
-/// Connects and authenticates; returns the client and the server's answer to the login.
-fn login(
-    r: &Running,
-    user: &str,
-    password: &[u8],
-    db: Option<&str>,
-    plugin: &str,
-) -> (Client, Vec<u8>) {
-    login_to(r.addr(), user, password, db, plugin)
-}
-
-/// [`login`] to an address. The client starts with `plugin` and follows a switch.
-fn login_to(
-    addr: std::net::SocketAddr,
-    user: &str,
-    password: &[u8],
-    db: Option<&str>,
-    plugin: &str,
-) -> (Client, Vec<u8>) {
-    let s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut c = Client { s, seq: 0 };
-    let hs = c.recv().expect("handshake");
-    assert_eq!(hs[0], 10, "protocol version");
-    // The scramble: 8 bytes after version and connection id, 12 more after the fixed part.
-    let ver_end = hs.iter().position(|&b| b == 0).unwrap();
-    let mut scramble = hs[ver_end + 5..ver_end + 13].to_vec();
-    let part2 = ver_end + 13 + 1 + 2 + 1 + 2 + 2 + 1 + 10;
-    scramble.extend_from_slice(&hs[part2..part2 + 12]);
-    let mut p = Vec::new();
-    let client_caps = caps::PROTOCOL_41
-        | caps::SECURE_CONNECTION
-        | caps::PLUGIN_AUTH
-        | caps::PLUGIN_AUTH_LENENC_CLIENT_DATA
-        | if db.is_some() {
-            caps::CONNECT_WITH_DB
-        } else {
-            0
-        };
-    p.extend_from_slice(&client_caps.to_le_bytes());
-    p.extend_from_slice(&(16u32 << 20).to_le_bytes());
-    p.push(45);
-    p.extend_from_slice(&[0; 23]);
-    p.extend_from_slice(user.as_bytes());
-    p.push(0);
-    let first = response_for(plugin, &scramble, password);
-    put_lenenc_bytes(&mut p, &first);
-    if let Some(d) = db {
-        p.extend_from_slice(d.as_bytes());
-        p.push(0);
-    }
-    p.extend_from_slice(plugin.as_bytes());
-    p.push(0);
-    c.send(&p);
-    let mut answer = c.recv().expect("login answer");
-    let mut plugin = plugin.to_string();
-    if answer[0] == 0xfe {
-        // Auth switch: the plugin to use, and the scramble (NUL-terminated).
-        let name_end = answer.iter().position(|&b| b == 0).unwrap();
-        plugin = String::from_utf8(answer[1..name_end].to_vec()).unwrap();
-        let s2 = answer[name_end + 1..name_end + 21].to_vec();
-        c.send(&response_for(&plugin, &s2, password));
-        answer = c.recv().expect("answer after the switch");
-    }
-    if plugin == CACHING_SHA2_PASSWORD && answer == [1, 3] {
-        // caching_sha2_password's fast-auth success; the OK follows.
-        answer = c.recv().expect("OK after fast auth");
-    }
-    (c, answer)
-}
-
-/// A plugin's response; for a plugin the test does not know, something no check accepts.
-fn response_for(plugin: &str, scramble: &[u8], password: &[u8]) -> Vec<u8> {
-    match plugin {
-        NATIVE_PASSWORD => native_password_response(scramble, password),
-        CACHING_SHA2_PASSWORD => caching_sha2_response(scramble, password),
-        _ => b"not-for-this-plugin".to_vec(),
-    }
-}
-
-/// Sends a query and returns the answer's first packet.
-fn query(c: &mut Client, sql: &str) -> Vec<u8> {
-    c.command(0x03, sql.as_bytes()).expect("an answer")
-}
+use common::*;
+use zipdb_server::protocol::handshake::{CACHING_SHA2_PASSWORD, NATIVE_PASSWORD};
+use zipdb_server::{Server, ServerConfig};
 
 /// Whether a login as `user` with `password`, starting with `plugin`, succeeds.
-fn logs_in(r: &Running, user: &str, password: &str, plugin: &str) -> bool {
+fn logs_in(r: &zipdb_server::Running, user: &str, password: &str, plugin: &str) -> bool {
     let (_c, answer) = login(r, user, password.as_bytes(), None, plugin);
     match answer[0] {
         0 => true,
@@ -177,10 +22,6 @@ fn logs_in(r: &Running, user: &str, password: &str, plugin: &str) -> bool {
             false
         }
     }
-}
-
-fn err_code(p: &[u8]) -> Option<u16> {
-    (p.first() == Some(&0xff)).then(|| u16::from_le_bytes([p[1], p[2]]))
 }
 
 #[test]
@@ -262,9 +103,7 @@ fn bad_packets_close_only_their_connection() {
     c.send(&[0x0e]);
     assert_eq!(c.recv(), None);
     // Garbage instead of a handshake response: an error or a close, never a hang.
-    let s = TcpStream::connect(r.addr()).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut c = Client { s, seq: 0 };
+    let mut c = Client::connect(r.addr());
     c.recv().unwrap();
     c.send(&[1, 2, 3]);
     if let Some(p) = c.recv() {
@@ -281,27 +120,31 @@ fn bad_packets_close_only_their_connection() {
 }
 
 #[test]
-fn connections_beyond_the_limit_get_error_1040() {
+fn connections_beyond_the_limit_get_error_1040_and_root_has_a_slot_of_its_own() {
     let r = start(1 << 20);
+    let mut admin = root(&r);
+    exec(&mut admin, "CREATE USER 'app'@'%'");
     let mut held = Vec::new();
-    for _ in 0..8 {
-        let (c, ok) = login(&r, "root", b"", None, NATIVE_PASSWORD);
+    for _ in 0..7 {
+        let (c, ok) = login(&r, "app", b"", None, NATIVE_PASSWORD);
         assert_eq!(ok[0], 0);
         held.push(c);
     }
-    let s = TcpStream::connect(r.addr()).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let mut c = Client { s, seq: 0 };
+    // Nine sockets are accepted (max_connections 8, plus the extra one); on the ninth only
+    // root may log in, after its login, as MySQL checks.
+    let (_c, e) = login(&r, "app", b"", None, NATIVE_PASSWORD);
+    assert_eq!(err_code(&e), Some(1040), "{}", String::from_utf8_lossy(&e));
+    assert!(String::from_utf8_lossy(&e).contains("Too many connections"));
+    assert!(eventually(Duration::from_secs(5), || r.connections() == 8));
+    let mut second_root = root(&r);
+    assert_eq!(scalar(&mut second_root, "SELECT 1").as_deref(), Some("1"));
+    // The tenth socket is refused at once, in place of the handshake.
+    let mut c = Client::connect(r.addr());
     assert_eq!(err_code(&c.recv().unwrap()), Some(1040));
     // Closing one frees a slot.
     let mut first = held.remove(0);
     assert_eq!(first.command(0x01, b""), None);
-    for _ in 0..100 {
-        if r.connections() < 8 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(eventually(Duration::from_secs(5), || r.connections() < 9));
     let (_c, ok) = login(&r, "root", b"", None, NATIVE_PASSWORD);
     assert_eq!(ok[0], 0);
 }

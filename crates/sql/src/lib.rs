@@ -38,7 +38,7 @@ pub mod value;
 pub use error::SqlError;
 pub use parse::{parse, sql_from_bytes, Statement};
 pub use result::{ColumnMeta, Outcome};
-pub use session::{Instance, InstanceOptions, PreparedInfo, Session, Warning};
+pub use session::{Instance, InstanceOptions, PreparedInfo, Process, Session, Warning};
 pub use value::{Decimal, SqlType, Value};
 
 /// Stack a thread needs to run statements through a [`Session`]: room for the deepest

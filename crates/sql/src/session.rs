@@ -28,6 +28,16 @@ pub struct InstanceOptions {
     pub max_allowed_packet: u64,
     pub max_connections: u64,
     pub lock_wait_timeout: Duration,
+    /// The server's wire limits, shown as the variables of the same names; sessions start
+    /// with them and may change the last four (`SET SESSION wait_timeout = 60`), which the
+    /// server reads back with [`Session::sysvar_u64`].
+    pub connect_timeout: Duration,
+    pub wait_timeout: Duration,
+    pub interactive_timeout: Duration,
+    pub net_read_timeout: Duration,
+    pub net_write_timeout: Duration,
+    /// Connections kept for `root` beyond `max_connections` (MariaDB's name).
+    pub extra_max_connections: u64,
 }
 
 impl Default for InstanceOptions {
@@ -38,6 +48,13 @@ impl Default for InstanceOptions {
             max_allowed_packet: 64 << 20,
             max_connections: 1000,
             lock_wait_timeout: Duration::from_secs(50),
+            // MySQL's defaults.
+            connect_timeout: Duration::from_secs(10),
+            wait_timeout: Duration::from_secs(28_800),
+            interactive_timeout: Duration::from_secs(28_800),
+            net_read_timeout: Duration::from_secs(30),
+            net_write_timeout: Duration::from_secs(60),
+            extra_max_connections: 1,
         }
     }
 }
@@ -113,6 +130,12 @@ pub struct Process {
 }
 
 impl Process {
+    /// KILL CONNECTION from outside any session: the server does this to a connection whose
+    /// client has gone away while a statement runs.
+    pub fn kill_connection(&self) {
+        self.kill();
+    }
+
     /// KILL CONNECTION from another session.
     fn kill(&self) {
         self.query_killed.store(true, Ordering::Release);
@@ -422,6 +445,11 @@ impl Session {
             close();
         }
         *self.process.closer.lock() = Some(close);
+    }
+
+    /// What other threads see of this session: the server's watchdog kills it through this.
+    pub fn process(&self) -> Arc<Process> {
+        self.process.clone()
     }
 
     /// Whether KILL CONNECTION ended this session: the server stops reading commands.
@@ -1279,6 +1307,23 @@ impl Session {
         show::sysvar_default(self, n).ok_or_else(|| {
             SqlError::new(1193, "HY000", format!("Unknown system variable '{name}'"))
         })
+    }
+
+    /// A numeric system variable as the session sees it (set, else its default), for the
+    /// server's limits. `name`: lower case, without `@@` or scope. `None` when it is unknown
+    /// or holds no non-negative number.
+    pub fn sysvar_u64(&self, name: &str) -> Option<u64> {
+        let v = match self.vars.get(name) {
+            Some(v) => v.clone(),
+            None => show::sysvar_default(self, name)?,
+        };
+        u64::try_from(v.to_i64()?).ok()
+    }
+
+    /// Sets a numeric system variable for this session only, as the server does at login
+    /// (an interactive client's `wait_timeout` starts as `interactive_timeout`).
+    pub fn set_sysvar_u64(&mut self, name: &str, value: u64) {
+        self.vars.insert(name.to_string(), Value::UInt(value));
     }
 
     // ---- Prepared statements ------------------------------------------------------------

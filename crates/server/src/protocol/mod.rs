@@ -97,6 +97,9 @@ pub enum ProtoError {
     TooLarge { len: usize, max: usize },
     #[error("malformed {what}: {why}")]
     Malformed { what: &'static str, why: String },
+    /// A wait bounded by [`packet::Timeouts`] ran out.
+    #[error("timed out waiting for {0}")]
+    Timeout(packet::Wait),
 }
 
 /// A little-endian reader over a client payload; every read is bounds-checked.
