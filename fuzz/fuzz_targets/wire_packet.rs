@@ -60,12 +60,17 @@ fn decode(p: &[u8]) {
     if let [n, mask, payload @ ..] = p {
         let n = usize::from(*n);
         let long_data: Vec<Option<Vec<u8>>> = (0..n)
-            .map(|i| (i < 8 && mask & (1 << i) != 0).then(|| payload.iter().take(16).copied().collect()))
+            .map(|i| {
+                (i < 8 && mask & (1 << i) != 0).then(|| payload.iter().take(16).copied().collect())
+            })
             .collect();
         let mut types: ParamTypes = Vec::new();
         if let Ok(e) = binary::parse_execute(payload, n, &mut types, &long_data) {
             assert_eq!(e.params.len(), n);
-            assert!(n == 0 || types.len() == n, "bound types kept for the next execute");
+            assert!(
+                n == 0 || types.len() == n,
+                "bound types kept for the next execute"
+            );
             // The next execution of the same statement, reusing the bound types.
             if let Ok(e) = binary::parse_execute(payload, n, &mut types, &[]) {
                 assert_eq!(e.params.len(), n);
