@@ -1723,6 +1723,7 @@ impl SelectPlan {
                             kept.push(e.eval(row, ctx)?);
                         }
                         kept.extend_from_slice(row);
+                        ctx.charge(crate::limits::row_bytes(&kept))?;
                         rows.push(kept);
                     }
                     None => {
@@ -1736,6 +1737,8 @@ impl SelectPlan {
                                 .map(|e| e.eval(row, ctx))
                                 .collect::<Result<Vec<_>, _>>()?
                         };
+                        // Held until the statement ends: charged against its memory budget.
+                        ctx.charge(crate::limits::row_bytes(&out))?;
                         rows.push(out);
                         if early {
                             if let Some(s) = stop_at {
@@ -1749,9 +1752,15 @@ impl SelectPlan {
                                 .map(|e| e.eval(row, ctx))
                                 .collect::<Result<_, _>>()?,
                         );
-                        let states = groups.entry(k).or_insert_with(|| {
-                            aggs.iter().map(|a| AggState::new(a.distinct)).collect()
-                        });
+                        let states = match groups.entry(k) {
+                            std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+                            std::collections::btree_map::Entry::Vacant(v) => {
+                                // A new group is held until the statement ends.
+                                let held = crate::limits::row_bytes(&v.key().0);
+                                ctx.charge(held + 64 * aggs.len() as u64)?;
+                                v.insert(aggs.iter().map(|a| AggState::new(a.distinct)).collect())
+                            }
+                        };
                         for (st, spec) in states.iter_mut().zip(aggs) {
                             let v = match &spec.arg {
                                 Some(a) => a.eval(row, ctx)?,

@@ -222,7 +222,8 @@ pub struct Ctx<'a> {
     /// The row of the enclosing query, for a correlated subquery's outer references.
     pub outer: &'a [Value],
     /// Set by `KILL QUERY`: long scans check it every few hundred rows.
-    pub killed: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The statement's stop signal and memory budget (`None`: internal evaluation).
+    pub killed: Option<&'a crate::limits::Interrupt>,
 }
 
 impl<'a> Ctx<'a> {
@@ -235,15 +236,19 @@ impl<'a> Ctx<'a> {
             .ok_or_else(|| SqlError::internal("information_schema rows were not computed"))
     }
 
-    /// `Err(1317)` once the statement has been killed.
+    /// The statement's error once it has been stopped: 1317 (KILL), 3024 or 1969 (time).
     pub fn check_killed(&self) -> Result<(), SqlError> {
         match self.killed {
-            Some(k) if k.load(std::sync::atomic::Ordering::Relaxed) => Err(SqlError::new(
-                1317,
-                "70100",
-                "Query execution was interrupted",
-            )),
+            Some(k) if k.is_set() => Err(k.error()),
             _ => Ok(()),
+        }
+    }
+
+    /// Charges `bytes` the statement now holds in memory against its budget.
+    pub fn charge(&self, bytes: u64) -> Result<(), SqlError> {
+        match self.killed {
+            Some(k) => k.charge(bytes),
+            None => Ok(()),
         }
     }
 }

@@ -220,6 +220,7 @@ pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Bui
                 Some(f) => f.test(&r, ctx)?,
                 None => true,
             } {
+                ctx.charge(crate::limits::row_bytes(&r))?;
                 rows.push(r);
             }
             Ok(true)

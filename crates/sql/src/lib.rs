@@ -23,6 +23,7 @@ pub mod exec;
 pub mod expr;
 pub(crate) mod infoschema;
 mod join;
+mod limits;
 mod parse;
 pub mod plan;
 pub mod result;
@@ -36,6 +37,7 @@ mod user;
 pub mod value;
 
 pub use error::SqlError;
+pub use limits::Interrupt;
 pub use parse::{parse, sql_from_bytes, Statement};
 pub use result::{ColumnMeta, Outcome};
 pub use session::{Instance, InstanceOptions, PreparedInfo, Process, Session, Warning};

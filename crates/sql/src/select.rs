@@ -153,6 +153,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     let all = items.len();
     // Projection items: (label, AST, joined-row column for `*`), with `*` expanded.
     let mut outs: Vec<(String, ast::Expr, Option<usize>)> = Vec::new();
+    let mut labels: Option<Option<SourceLabels>> = None;
     let mut aliases: Vec<(String, ast::Expr)> = Vec::new();
     for it in &sel.projection {
         match it {
@@ -168,7 +169,12 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                     }) => s.clone(),
                     other => env
                         .sql
-                        .and_then(|sql| source_label(sql, other))
+                        .and_then(|sql| {
+                            labels
+                                .get_or_insert_with(|| SourceLabels::new(sql))
+                                .as_ref()?
+                                .label(other)
+                        })
                         .unwrap_or_else(|| other.to_string()),
                 };
                 outs.push((label, e.clone(), None));
@@ -1142,93 +1148,43 @@ fn expand_star(it: &FromItem, outs: &mut Vec<(String, ast::Expr, Option<usize>)>
 /// `CAST(x AS CHAR)`), so the item is found in the tokens around that position: back to the
 /// comma or SELECT keyword before it, forward to the comma, keyword or parenthesis that ends
 /// it at its nesting level. `None` when the parser gave no position.
+#[cfg(test)]
 fn source_label(sql: &str, e: &ast::Expr) -> Option<String> {
-    use sqlparser::ast::Spanned;
-    use sqlparser::tokenizer::{Location, Token, Tokenizer};
-    let start = e.span().start;
-    if start.line == 0 || start.column == 0 {
-        return None;
-    }
-    let dialect = sqlparser::dialect::MySqlDialect {};
-    let tokens = Tokenizer::new(&dialect, sql)
-        .tokenize_with_location()
-        .ok()?;
-    let at = tokens.iter().position(|t| t.span.start == start)?;
-    let word = |t: &Token, set: &[&str]| match t {
-        Token::Word(w) if w.quote_style.is_none() => {
-            set.contains(&w.value.to_ascii_uppercase().as_str())
+    SourceLabels::new(sql)?.label(e)
+}
+
+/// The text of a statement, tokenized once, for labelling its unnamed select items: a
+/// statement with thousands of them (generated SQL) costs one tokenization, not one each.
+struct SourceLabels<'a> {
+    sql: &'a str,
+    tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
+    /// Byte offset of each line's start, and whether the line is ASCII (columns are bytes).
+    lines: Vec<(usize, bool)>,
+}
+
+impl<'a> SourceLabels<'a> {
+    fn new(sql: &'a str) -> Option<SourceLabels<'a>> {
+        let dialect = sqlparser::dialect::MySqlDialect {};
+        let tokens = sqlparser::tokenizer::Tokenizer::new(&dialect, sql)
+            .tokenize_with_location()
+            .ok()?;
+        let mut lines = Vec::new();
+        let mut at = 0;
+        for l in sql.split_inclusive('\n') {
+            lines.push((at, l.is_ascii()));
+            at += l.len();
         }
-        _ => false,
-    };
-    const BEFORE: &[&str] = &[
-        "SELECT",
-        "DISTINCT",
-        "DISTINCTROW",
-        "ALL",
-        "HIGH_PRIORITY",
-        "STRAIGHT_JOIN",
-        "SQL_SMALL_RESULT",
-        "SQL_BIG_RESULT",
-        "SQL_BUFFER_RESULT",
-        "SQL_CACHE",
-        "SQL_NO_CACHE",
-        "SQL_CALC_FOUND_ROWS",
-    ];
-    const AFTER: &[&str] = &[
-        "FROM",
-        "INTO",
-        "WHERE",
-        "GROUP",
-        "HAVING",
-        "ORDER",
-        "LIMIT",
-        "UNION",
-        "INTERSECT",
-        "EXCEPT",
-        "FOR",
-        "LOCK",
-        "WINDOW",
-    ];
-    let mut first = at;
-    while first > 0 {
-        let t = &tokens[first - 1].token;
-        if matches!(t, Token::Comma) || word(t, BEFORE) {
-            break;
-        }
-        first -= 1;
+        Some(SourceLabels { sql, tokens, lines })
     }
-    while matches!(tokens[first].token, Token::Whitespace(_)) && first < at {
-        first += 1;
-    }
-    let mut depth = 0usize;
-    let mut last = tokens.len();
-    for (i, t) in tokens.iter().enumerate().skip(first) {
-        let stop = match &t.token {
-            Token::LParen => {
-                depth += 1;
-                false
-            }
-            Token::RParen if depth == 0 => true,
-            Token::RParen => {
-                depth -= 1;
-                false
-            }
-            Token::Comma | Token::SemiColon | Token::EOF => depth == 0,
-            t => depth == 0 && word(t, AFTER),
-        };
-        if stop {
-            last = i;
-            break;
-        }
-    }
-    // Lines and columns count characters from 1.
-    let offset = |loc: Location| -> Option<usize> {
-        let line_at = sql
-            .split_inclusive('\n')
-            .take(loc.line.checked_sub(1)? as usize)
-            .map(str::len)
-            .sum::<usize>();
+
+    /// Byte offset of a location (lines and columns count characters from 1).
+    fn offset(&self, loc: sqlparser::tokenizer::Location) -> Option<usize> {
+        let sql = self.sql;
+        let &(line_at, ascii) = self.lines.get(loc.line.checked_sub(1)? as usize)?;
         let col = loc.column.checked_sub(1)? as usize;
+        if ascii {
+            return Some((line_at + col).min(sql.len()));
+        }
         Some(
             line_at
                 + sql[line_at..]
@@ -1236,14 +1192,107 @@ fn source_label(sql: &str, e: &ast::Expr) -> Option<String> {
                     .nth(col)
                     .map_or(sql.len() - line_at, |(i, _)| i),
         )
-    };
-    let from = offset(tokens[first].span.start)?;
-    let to = match tokens.get(last) {
-        Some(t) => offset(t.span.start)?,
-        None => sql.len(),
-    };
-    let label = sql.get(from..to)?.trim_end();
-    (!label.is_empty()).then(|| label.to_string())
+    }
+
+    /// The text of the select item `e`, as written.
+    fn label(&self, e: &ast::Expr) -> Option<String> {
+        use sqlparser::ast::Spanned;
+        use sqlparser::tokenizer::Token;
+        let sql = self.sql;
+        let tokens = &self.tokens;
+        let start = e.span().start;
+        if start.line == 0 || start.column == 0 {
+            return None;
+        }
+        // Tokens are in text order.
+        let key =
+            |t: &sqlparser::tokenizer::TokenWithSpan| (t.span.start.line, t.span.start.column);
+        let mut at = tokens.partition_point(|t| key(t) < (start.line, start.column));
+        // Empty tokens (EOF) share a place with others: the first real one at `start`.
+        while tokens
+            .get(at)
+            .is_some_and(|t| t.span.start == start && matches!(t.token, Token::Whitespace(_)))
+        {
+            at += 1;
+        }
+        if tokens.get(at).is_none_or(|t| t.span.start != start) {
+            return None;
+        }
+        let word = |t: &Token, set: &[&str]| match t {
+            Token::Word(w) if w.quote_style.is_none() => {
+                set.contains(&w.value.to_ascii_uppercase().as_str())
+            }
+            _ => false,
+        };
+        const BEFORE: &[&str] = &[
+            "SELECT",
+            "DISTINCT",
+            "DISTINCTROW",
+            "ALL",
+            "HIGH_PRIORITY",
+            "STRAIGHT_JOIN",
+            "SQL_SMALL_RESULT",
+            "SQL_BIG_RESULT",
+            "SQL_BUFFER_RESULT",
+            "SQL_CACHE",
+            "SQL_NO_CACHE",
+            "SQL_CALC_FOUND_ROWS",
+        ];
+        const AFTER: &[&str] = &[
+            "FROM",
+            "INTO",
+            "WHERE",
+            "GROUP",
+            "HAVING",
+            "ORDER",
+            "LIMIT",
+            "UNION",
+            "INTERSECT",
+            "EXCEPT",
+            "FOR",
+            "LOCK",
+            "WINDOW",
+        ];
+        let mut first = at;
+        while first > 0 {
+            let t = &tokens[first - 1].token;
+            if matches!(t, Token::Comma) || word(t, BEFORE) {
+                break;
+            }
+            first -= 1;
+        }
+        while matches!(tokens[first].token, Token::Whitespace(_)) && first < at {
+            first += 1;
+        }
+        let mut depth = 0usize;
+        let mut last = tokens.len();
+        for (i, t) in tokens.iter().enumerate().skip(first) {
+            let stop = match &t.token {
+                Token::LParen => {
+                    depth += 1;
+                    false
+                }
+                Token::RParen if depth == 0 => true,
+                Token::RParen => {
+                    depth -= 1;
+                    false
+                }
+                Token::Comma | Token::SemiColon | Token::EOF => depth == 0,
+                t => depth == 0 && word(t, AFTER),
+            };
+            if stop {
+                last = i;
+                break;
+            }
+        }
+        let from = self.offset(tokens[first].span.start)?;
+        let to = match tokens.get(last) {
+            Some(t) => self.offset(t.span.start)?,
+            None => sql.len(),
+        };
+        let label = sql.get(from..to)?.trim_end();
+        (!label.is_empty()).then(|| label.to_string())
+    }
 }
 
 /// The AND of `terms` (`None` for none).

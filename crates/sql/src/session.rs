@@ -38,6 +38,15 @@ pub struct InstanceOptions {
     pub net_write_timeout: Duration,
     /// Connections kept for `root` beyond `max_connections` (MariaDB's name).
     pub extra_max_connections: u64,
+    /// Prepared statements open at once, over all sessions (MySQL's name and error 1461).
+    pub max_prepared_stmt_count: u64,
+    /// MySQL's `max_execution_time` for SELECTs (zero: none).
+    pub max_execution_time: Duration,
+    /// MariaDB's `max_statement_time` for every statement (zero: none).
+    pub max_statement_time: Duration,
+    /// Bytes of rows one statement may hold in memory: buffered results, sort input, groups,
+    /// hash tables (MariaDB's `max_session_mem_used`, applied per statement; error 1290).
+    pub max_session_mem_used: u64,
 }
 
 impl Default for InstanceOptions {
@@ -55,6 +64,12 @@ impl Default for InstanceOptions {
             net_read_timeout: Duration::from_secs(30),
             net_write_timeout: Duration::from_secs(60),
             extra_max_connections: 1,
+            // MySQL's 16,382 is too low for sysbench's 128 clients x 16 tables (FIELD-NOTES);
+            // this allows 512 clients x 16 tables. About 20 KB each at most.
+            max_prepared_stmt_count: 131_072,
+            max_execution_time: Duration::ZERO,
+            max_statement_time: Duration::ZERO,
+            max_session_mem_used: 1 << 30,
         }
     }
 }
@@ -97,6 +112,10 @@ pub struct Instance {
     pub(crate) network_exposed: AtomicBool,
     /// Every open session by connection id, for SHOW PROCESSLIST and KILL.
     pub(crate) processes: Mutex<std::collections::BTreeMap<u64, Arc<Process>>>,
+    /// Statement time limits in force (see [`crate::limits`]).
+    pub(crate) deadlines: Arc<crate::limits::Deadlines>,
+    /// The global values of the limits sessions start with (`SET GLOBAL`).
+    pub(crate) globals: crate::limits::Globals,
 }
 
 /// What a connection is doing, as SHOW PROCESSLIST shows it.
@@ -121,7 +140,7 @@ pub struct Process {
     /// `KILL QUERY`: the running statement stops at its next check with error 1317. Cleared when
     /// the next statement starts, so that a kill that arrives after its statement ended does
     /// not hit the following one.
-    query_killed: AtomicBool,
+    pub(crate) interrupt: Arc<crate::limits::Interrupt>,
     /// `KILL [CONNECTION]`: the connection ends after its current command.
     conn_killed: AtomicBool,
     /// Set by the server: closes the connection's socket, which wakes a client read that blocks
@@ -138,7 +157,7 @@ impl Process {
 
     /// KILL CONNECTION from another session.
     fn kill(&self) {
-        self.query_killed.store(true, Ordering::Release);
+        self.interrupt.kill();
         self.conn_killed.store(true, Ordering::Release);
         if let Some(close) = self.closer.lock().as_ref() {
             close();
@@ -156,6 +175,12 @@ impl Instance {
     pub fn open(db: Database, options: InstanceOptions) -> Result<Arc<Instance>, SqlError> {
         let (mut cat, sys) = Catalog::load(&db)?;
         let accounts = Accounts::from_stored(std::mem::take(&mut cat.accounts));
+        let globals = crate::limits::Globals {
+            max_prepared_stmt_count: AtomicU64::new(options.max_prepared_stmt_count),
+            max_execution_time_ms: AtomicU64::new(options.max_execution_time.as_millis() as u64),
+            max_statement_time_ms: AtomicU64::new(options.max_statement_time.as_millis() as u64),
+            max_session_mem_used: AtomicU64::new(options.max_session_mem_used),
+        };
         Ok(Arc::new(Instance {
             db,
             catalog: RwLock::new(cat),
@@ -169,6 +194,8 @@ impl Instance {
             accounts: RwLock::new(accounts),
             network_exposed: AtomicBool::new(false),
             processes: Mutex::new(Default::default()),
+            deadlines: Arc::default(),
+            globals,
         }))
     }
 
@@ -222,7 +249,7 @@ impl Instance {
                 info: String::new(),
                 since: std::time::Instant::now(),
             }),
-            query_killed: AtomicBool::new(false),
+            interrupt: Arc::default(),
             conn_killed: AtomicBool::new(false),
             closer: Mutex::new(None),
         });
@@ -247,6 +274,7 @@ impl Instance {
             prepared: HashMap::new(),
             next_stmt_id: 1,
             multi_statements: true,
+            limits: self.globals.session_limits(),
             vars: HashMap::new(),
             user_vars: HashMap::new(),
         }
@@ -344,6 +372,7 @@ pub struct Session {
     next_stmt_id: u32,
     /// See [`Session::set_multi_statements`].
     multi_statements: bool,
+    pub(crate) limits: crate::limits::StatementLimits,
     pub(crate) vars: HashMap<String, Value>,
     /// User variables (`SET @x = ...`), by lower-case name. Only SET reads them so far: dump
     /// files save session settings in them and restore from them (`SET @OLD_SQL_MODE =
@@ -355,6 +384,11 @@ impl Drop for Session {
     fn drop(&mut self) {
         // An open transaction is rolled back when its connection goes, as MySQL does.
         self.txn = None;
+        // Its prepared statements no longer count against max_prepared_stmt_count.
+        self.inst
+            .counters
+            .prepared_count
+            .fetch_sub(self.prepared.len() as u64, Ordering::AcqRel);
         self.inst
             .counters
             .threads_connected
@@ -460,7 +494,7 @@ impl Session {
     /// Whether KILL QUERY (or KILL CONNECTION) interrupted the running statement: the server
     /// stops sending its rows.
     pub fn query_killed(&self) -> bool {
-        self.process.query_killed.load(Ordering::Acquire)
+        self.process.interrupt.is_set()
     }
 
     /// Marks the start of a command for SHOW PROCESSLIST, and forgets a KILL QUERY that came
@@ -470,7 +504,7 @@ impl Session {
         // Under the activity lock: KILL QUERY reads `command` under it too, so it cannot set the
         // flag for the old statement after this clear.
         if !self.process.conn_killed.load(Ordering::Acquire) {
-            self.process.query_killed.store(false, Ordering::Release);
+            self.process.interrupt.clear();
         }
         a.command = command;
         a.info.clear();
@@ -509,7 +543,7 @@ impl Session {
             // An idle connection has no statement to stop; KILL QUERY of the session itself
             // would only interrupt the KILL.
             if a.command != "Sleep" && !Arc::ptr_eq(&p, &self.process) {
-                p.query_killed.store(true, Ordering::Release);
+                p.interrupt.kill();
             }
         }
         Ok(Outcome::done(0))
@@ -629,8 +663,30 @@ impl Session {
         self.multi_statements = on;
     }
 
-    /// Runs one statement; `plan` when already compiled (prepared statements).
+    /// Runs one statement; `plan` when already compiled (prepared statements). The statement
+    /// is held to the session's limits: its deadline (if any) is armed for its run, and its
+    /// memory charge starts at zero.
     fn run(
+        &mut self,
+        stmt: &ast::Statement,
+        plan: Option<(&Plan, &[usize])>,
+        params: &[Value],
+    ) -> Result<Outcome, SqlError> {
+        let interrupt = &self.process.interrupt;
+        let seq = interrupt.begin_statement(self.limits.max_session_mem_used);
+        let armed = self
+            .limits
+            .deadline(stmt)
+            .map(|(after, reason)| self.inst.deadlines.arm(interrupt, seq, after, reason));
+        let r = self.run_statement(stmt, plan, params);
+        self.process.interrupt.end_statement();
+        if let Some(a) = armed {
+            self.inst.deadlines.disarm(a);
+        }
+        r
+    }
+
+    fn run_statement(
         &mut self,
         stmt: &ast::Statement,
         plan: Option<(&Plan, &[usize])>,
@@ -841,7 +897,7 @@ impl Session {
             virtual_rows: None,
             sub: None,
             outer: &[],
-            killed: Some(&self.process.query_killed),
+            killed: Some(&self.process.interrupt),
         }
     }
 
@@ -970,7 +1026,7 @@ impl Session {
             virtual_rows: virtual_rows.as_deref(),
             sub: None,
             outer: &[],
-            killed: Some(&self.process.query_killed),
+            killed: Some(&self.process.interrupt),
         };
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         let r = match plan {
@@ -994,7 +1050,7 @@ impl Session {
         // as for any failed statement. (The executor does not look at the flag while it runs,
         // so a long scan finishes its work first.)
         let r = match r {
-            Ok(_) if self.process.query_killed.load(Ordering::Acquire) => Err(interrupted()),
+            Ok(_) if self.process.interrupt.is_set() => Err(self.process.interrupt.error()),
             // Strict mode: a warning raised while computing the rows fails the statement.
             Ok(o) => crate::diag::check().map(|()| o),
             r => r,
@@ -1162,15 +1218,20 @@ impl Session {
     fn set(&mut self, set: &ast::Set) -> Result<Outcome, SqlError> {
         match set {
             ast::Set::SingleAssignment {
-                variable, values, ..
+                variable,
+                values,
+                scope,
+                ..
             } => {
                 let name = variable.to_string();
                 let v = values.first().ok_or_else(|| SqlError::syntax("SET", 1))?;
-                self.set_var(&name, v)?;
+                let global = matches!(scope, Some(ast::ContextModifier::Global));
+                self.set_var(&name, v, global)?;
             }
             ast::Set::MultipleAssignments { assignments } => {
                 for a in assignments {
-                    self.set_var(&a.name.to_string(), &a.value)?;
+                    let global = matches!(a.scope, Some(ast::ContextModifier::Global));
+                    self.set_var(&a.name.to_string(), &a.value, global)?;
                 }
             }
             ast::Set::SetNames { .. } | ast::Set::SetNamesDefault {} => {}
@@ -1189,8 +1250,9 @@ impl Session {
         Ok(Outcome::done(0))
     }
 
-    fn set_var(&mut self, raw: &str, value: &ast::Expr) -> Result<(), SqlError> {
+    fn set_var(&mut self, raw: &str, value: &ast::Expr, global: bool) -> Result<(), SqlError> {
         let name = raw.to_ascii_lowercase();
+        let global = global || name.starts_with("@@global.") || name.starts_with("global ");
         let name = name
             .trim_start_matches("@@")
             .trim_start_matches("session.")
@@ -1254,6 +1316,10 @@ impl Session {
                 self.autocommit = on;
             }
             "innodb_snapshot_isolation" => self.snapshot_isolation = truth(&v)?,
+            "max_prepared_stmt_count"
+            | "max_execution_time"
+            | "max_statement_time"
+            | "max_session_mem_used" => self.set_limit(&name, &v, global)?,
             "innodb_flush_log_at_trx_commit" => {
                 return Err(SqlError::new(
                     1238,
@@ -1282,6 +1348,61 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// `SET [GLOBAL] max_execution_time | max_statement_time | max_session_mem_used |
+    /// max_prepared_stmt_count` (the last is global only, as in MySQL).
+    fn set_limit(&mut self, name: &str, v: &Value, global: bool) -> Result<(), SqlError> {
+        let wrong = || {
+            SqlError::new(
+                1232,
+                "42000",
+                format!("Incorrect argument type to variable '{name}'"),
+            )
+        };
+        let g = &self.inst.globals;
+        match name {
+            "max_prepared_stmt_count" if !global => Err(SqlError::new(
+                1229,
+                "HY000",
+                format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
+            )),
+            "max_prepared_stmt_count" => {
+                let n = v.to_i64().ok_or_else(wrong)?.clamp(0, 1_048_576) as u64;
+                g.max_prepared_stmt_count.store(n, Ordering::Relaxed);
+                Ok(())
+            }
+            "max_statement_time" => {
+                // Seconds, with fractions (MariaDB).
+                let secs = v.to_f64().ok_or_else(wrong)?.clamp(0.0, 31_536_000.0);
+                let ms = (secs * 1000.0).round() as u64;
+                if global {
+                    g.max_statement_time_ms.store(ms, Ordering::Relaxed);
+                } else {
+                    self.limits.max_statement_time_ms = ms;
+                }
+                Ok(())
+            }
+            "max_execution_time" => {
+                let ms = v.to_i64().ok_or_else(wrong)?.clamp(0, u32::MAX.into()) as u64;
+                if global {
+                    g.max_execution_time_ms.store(ms, Ordering::Relaxed);
+                } else {
+                    self.limits.max_execution_time_ms = ms;
+                }
+                Ok(())
+            }
+            _ => {
+                // max_session_mem_used: MariaDB's lower bound is 8192 bytes.
+                let n = v.to_i64().ok_or_else(wrong)?.max(8192) as u64;
+                if global {
+                    g.max_session_mem_used.store(n, Ordering::Relaxed);
+                } else {
+                    self.limits.max_session_mem_used = n;
+                }
+                Ok(())
+            }
+        }
     }
 
     /// A system variable's value (`@@name`).
@@ -1357,6 +1478,38 @@ impl Session {
             Some(Plan::Select(s)) => s.columns.clone(),
             _ => Arc::new(Vec::new()),
         };
+        // The wire gives a statement's parameter count 16 bits (ER_PS_MANY_PARAM).
+        if c.param_count() > usize::from(u16::MAX) {
+            return Err(SqlError::new(
+                1390,
+                "HY000",
+                "Prepared statement contains too many placeholders",
+            ));
+        }
+        // Counted over all sessions before the statement is kept (ER_MAX_PREPARED_STMT_COUNT).
+        let max = self
+            .inst
+            .globals
+            .max_prepared_stmt_count
+            .load(Ordering::Relaxed);
+        let open = self
+            .inst
+            .counters
+            .prepared_count
+            .fetch_add(1, Ordering::AcqRel);
+        if open >= max {
+            self.inst
+                .counters
+                .prepared_count
+                .fetch_sub(1, Ordering::AcqRel);
+            return Err(SqlError::new(
+                1461,
+                "42000",
+                format!(
+                    "Can't create more than max_prepared_stmt_count statements (current value: {max})"
+                ),
+            ));
+        }
         let id = self.next_stmt_id;
         self.next_stmt_id = self.next_stmt_id.wrapping_add(1).max(1);
         let info = PreparedInfo {
@@ -1376,10 +1529,6 @@ impl Session {
                 columns,
             }),
         );
-        self.inst
-            .counters
-            .prepared_count
-            .fetch_add(1, Ordering::Relaxed);
         Ok(info)
     }
 

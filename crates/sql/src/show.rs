@@ -919,7 +919,10 @@ pub(crate) const VARIABLES: &[&str] = &[
     "lower_case_table_names",
     "max_allowed_packet",
     "max_connections",
+    "max_execution_time",
     "max_prepared_stmt_count",
+    "max_session_mem_used",
+    "max_statement_time",
     "net_buffer_length",
     "net_read_timeout",
     "net_write_timeout",
@@ -959,7 +962,9 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "version_compile_machine" => st(std::env::consts::ARCH),
         "max_allowed_packet" => int(inst.options.max_allowed_packet as i64),
         "max_connections" => int(inst.options.max_connections as i64),
-        "max_prepared_stmt_count" => int(1_048_576),
+        "max_prepared_stmt_count" => {
+            int(inst.globals.max_prepared_stmt_count.load(Ordering::Relaxed) as i64)
+        }
         "sql_mode" => st("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
         "character_set_client"
         | "character_set_connection"
@@ -1001,10 +1006,13 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "sql_select_limit" => Some(Value::UInt(u64::MAX)),
         // Set by mysqldump; SHOW CREATE TABLE always quotes names.
         "sql_quote_show_create" => int(1),
-        // MariaDB's statement timeout, which mariadb-dump turns off (none here).
-        "max_statement_time" => int(0),
+        // MariaDB's statement timeout, in seconds (mariadb-dump sets it to 0).
+        "max_statement_time" => Some(Value::Double(
+            sess.limits.max_statement_time_ms as f64 / 1000.0,
+        )),
+        "max_session_mem_used" => Some(Value::UInt(sess.limits.max_session_mem_used)),
         "information_schema_stats_expiry" => int(0),
-        "max_execution_time" => int(0),
+        "max_execution_time" => int(sess.limits.max_execution_time_ms as i64),
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
         "warning_count" => int(sess.warnings.len() as i64),
         "error_count" => int(0),

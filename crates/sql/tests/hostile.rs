@@ -246,3 +246,115 @@ fn deep_statements(inst: &Arc<Instance>) {
         assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "50");
     }
 }
+
+fn rows_of(s: &mut Session, sql: &str) -> usize {
+    match s.query(sql).pop().expect("a result") {
+        Ok(Outcome::Rows { rows, .. }) => rows.len(),
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+/// A cross join of 3 x 400 rows: 64M rows, far more than any limit below lets run.
+fn big_join_session(inst: &Arc<Instance>) -> Session {
+    let mut s = session(inst);
+    let values: Vec<String> = (0..400).map(|i| format!("({i}, 'x{i}')")).collect();
+    let sql = format!("REPLACE INTO t VALUES {}", values.join(","));
+    assert!(s.query(&sql).pop().unwrap().is_ok());
+    s
+}
+
+const BIG_JOIN: &str = "SELECT a.id, b.id, c.id FROM t a, t b, t c ORDER BY a.v, b.v, c.v LIMIT 5";
+
+#[test]
+fn statement_time_limits_stop_statements_with_mysql_and_mariadb_errors() {
+    let f = fixture();
+    let mut s = big_join_session(&f.inst);
+    s.query("SET SESSION max_session_mem_used = 1000000000000");
+    // MySQL's max_execution_time (milliseconds, SELECT only): 3024.
+    assert!(s
+        .query("SET SESSION max_execution_time = 300")
+        .pop()
+        .unwrap()
+        .is_ok());
+    assert_eq!(one(&mut s, "SELECT @@max_execution_time").unwrap(), "300");
+    let t0 = std::time::Instant::now();
+    assert_eq!(code(one(&mut s, BIG_JOIN)), 3024);
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t0.elapsed()
+    );
+    // The next statement is not hit by the deadline of the one before.
+    assert_eq!(rows_of(&mut s, "SELECT * FROM t LIMIT 3"), 3);
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(rows_of(&mut s, "SELECT * FROM t LIMIT 3"), 3);
+    // MariaDB's max_statement_time (seconds, every statement): 1969; the earlier one wins.
+    s.query("SET max_execution_time = 0");
+    s.query("SET max_statement_time = 0.3");
+    assert_eq!(code(one(&mut s, BIG_JOIN)), 1969);
+    s.query("SET max_execution_time = 100000");
+    assert_eq!(code(one(&mut s, BIG_JOIN)), 1969);
+    s.query("SET max_statement_time = 0");
+    s.query("SET max_execution_time = 0");
+    // SET GLOBAL applies to sessions that connect afterwards, as in MySQL.
+    s.query("SET GLOBAL max_statement_time = 0.2");
+    assert_eq!(one(&mut s, "SELECT @@max_statement_time").unwrap(), "0");
+    let mut s2 = session(&f.inst);
+    s2.query("SET SESSION max_session_mem_used = 1000000000000");
+    assert_eq!(code(one(&mut s2, BIG_JOIN)), 1969);
+    s.query("SET GLOBAL max_statement_time = 0");
+}
+
+#[test]
+fn a_statement_that_would_hold_too_many_rows_fails_with_1290() {
+    let f = fixture();
+    let mut s = big_join_session(&f.inst);
+    // The default budget (1 GiB) is far above what ordinary statements hold.
+    assert_eq!(rows_of(&mut s, "SELECT a.id, b.id FROM t a, t b"), 160_000);
+    s.query("SET max_session_mem_used = 8000000");
+    let t0 = std::time::Instant::now();
+    assert_eq!(code(one(&mut s, BIG_JOIN)), 1290);
+    assert!(t0.elapsed() < std::time::Duration::from_secs(20));
+    // GROUP BY groups count too.
+    assert_eq!(
+        code(one(
+            &mut s,
+            "SELECT a.id, b.id, COUNT(*) FROM t a, t b GROUP BY a.id, b.id"
+        )),
+        1290
+    );
+    // A small statement still runs.
+    assert_eq!(rows_of(&mut s, "SELECT * FROM t ORDER BY v LIMIT 5"), 5);
+}
+
+#[test]
+fn prepared_statements_are_capped_by_max_prepared_stmt_count() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    assert_eq!(
+        code(one(&mut s, "SET SESSION max_prepared_stmt_count = 10")),
+        1229
+    );
+    assert!(s
+        .query("SET GLOBAL max_prepared_stmt_count = 10")
+        .pop()
+        .unwrap()
+        .is_ok());
+    let ids: Vec<u32> = (0..10).map(|_| s.prepare("SELECT ?").unwrap().id).collect();
+    assert_eq!(s.prepare("SELECT 1").unwrap_err().code, 1461);
+    // Another session counts against the same limit; closing one frees a place.
+    let mut s2 = session(&f.inst);
+    assert_eq!(s2.prepare("SELECT 1").unwrap_err().code, 1461);
+    s.close_statement(ids[0]);
+    assert!(s2.prepare("SELECT 1").is_ok());
+    // A session's statements are released when it ends.
+    drop(s);
+    for _ in 0..9 {
+        s2.prepare("SELECT 2").unwrap();
+    }
+    assert_eq!(s2.prepare("SELECT 1").unwrap_err().code, 1461);
+    // More placeholders than the wire can count: 1390.
+    s2.query("SET GLOBAL max_prepared_stmt_count = 100");
+    let many = format!("SELECT {}", vec!["?"; 70_000].join(","));
+    assert_eq!(s2.prepare(&many).unwrap_err().code, 1390);
+}
