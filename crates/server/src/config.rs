@@ -19,7 +19,7 @@
 //! interactive_timeout = 28800
 //! net_read_timeout = 30
 //! net_write_timeout = 60
-//! thread_handling = "pool-of-threads"  # or "one-thread-per-connection"
+//! thread_handling = "pool-of-threads"  # default "one-thread-per-connection"
 //! thread_pool_size = 2      # thread groups; default: the number of CPUs
 //! thread_pool_max_threads = 65536
 //! thread_pool_stall_limit = 10     # milliseconds

@@ -92,7 +92,7 @@ struct ServeArgs {
     net_write_timeout: Option<u64>,
     /// How connections get threads: pool-of-threads (idle connections wait in epoll; a
     /// pool of workers runs commands, MariaDB's thread pool) or one-thread-per-connection.
-    /// [default: pool-of-threads]
+    /// [default: one-thread-per-connection]
     #[arg(long, value_parser = config::parse_thread_handling)]
     thread_handling: Option<zipdb_server::ThreadHandling>,
     /// Thread groups of the pool, each running one command at a time as a rule. [default:

@@ -17,7 +17,7 @@ use crate::watchdog::{self, Watchdog};
 pub const ADMIN_USER: &str = "root";
 
 /// The default `thread_handling`.
-pub const DEFAULT_THREAD_HANDLING: ThreadHandling = ThreadHandling::PoolOfThreads;
+pub const DEFAULT_THREAD_HANDLING: ThreadHandling = ThreadHandling::OneThreadPerConnection;
 
 /// Server settings.
 #[derive(Debug, Clone)]
