@@ -19,6 +19,12 @@
 //! interactive_timeout = 28800
 //! net_read_timeout = 30
 //! net_write_timeout = 60
+//! thread_handling = "pool-of-threads"  # default "one-thread-per-connection"
+//! thread_pool_size = 2      # thread groups; default: the number of CPUs
+//! thread_pool_max_threads = 65536
+//! thread_pool_stall_limit = 10     # milliseconds
+//! thread_pool_idle_timeout = 60    # seconds
+//! thread_pool_oversubscribe = 3
 //! warm_restart = true
 //! direct_io = false       # open the data file with O_DIRECT (the OS page cache then holds no copy)
 //! ```
@@ -32,6 +38,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use zipdb_engine::{Codec, FlushPolicy};
+
+use crate::pool::{self, ThreadHandling};
 
 /// Name of the config file read from the working directory when `--config` is not given.
 pub const DEFAULT_CONFIG_FILE: &str = "zipdb.toml";
@@ -51,6 +59,11 @@ pub const DEFAULT_WAIT_TIMEOUT: u64 = 28_800;
 pub const DEFAULT_INTERACTIVE_TIMEOUT: u64 = 28_800;
 pub const DEFAULT_NET_READ_TIMEOUT: u64 = 30;
 pub const DEFAULT_NET_WRITE_TIMEOUT: u64 = 60;
+/// MariaDB's bounds for the thread pool's settings.
+const POOL_SIZE_MAX: usize = 256;
+const POOL_MAX_THREADS_MAX: usize = 65_536;
+const STALL_LIMIT_MAX_MS: u64 = 4_294_967_295;
+const OVERSUBSCRIBE_MAX: usize = 1000;
 /// MySQL's bounds for max_allowed_packet.
 const PACKET_MIN: usize = 1024;
 const PACKET_MAX: usize = 1 << 30;
@@ -83,6 +96,14 @@ pub struct Partial {
     pub interactive_timeout: Option<u64>,
     pub net_read_timeout: Option<u64>,
     pub net_write_timeout: Option<u64>,
+    pub thread_handling: Option<ThreadHandling>,
+    pub thread_pool_size: Option<usize>,
+    pub thread_pool_max_threads: Option<usize>,
+    /// Milliseconds.
+    pub thread_pool_stall_limit: Option<u64>,
+    /// Seconds.
+    pub thread_pool_idle_timeout: Option<u64>,
+    pub thread_pool_oversubscribe: Option<usize>,
     pub warm_restart: Option<bool>,
     pub direct_io: Option<bool>,
 }
@@ -109,6 +130,14 @@ pub struct Settings {
     pub interactive_timeout: u64,
     pub net_read_timeout: u64,
     pub net_write_timeout: u64,
+    pub thread_handling: ThreadHandling,
+    pub thread_pool_size: usize,
+    pub thread_pool_max_threads: usize,
+    /// Milliseconds.
+    pub thread_pool_stall_limit: u64,
+    /// Seconds.
+    pub thread_pool_idle_timeout: u64,
+    pub thread_pool_oversubscribe: usize,
     pub warm_restart: bool,
     pub direct_io: bool,
     /// The config file that was read, if any.
@@ -117,6 +146,17 @@ pub struct Settings {
 
 impl Settings {
     /// Merges: `flags` over `file` over the defaults.
+    /// The pool's settings.
+    pub fn pool(&self) -> pool::PoolConfig {
+        pool::PoolConfig {
+            size: self.thread_pool_size,
+            max_threads: self.thread_pool_max_threads,
+            stall_limit: std::time::Duration::from_millis(self.thread_pool_stall_limit),
+            idle_timeout: std::time::Duration::from_secs(self.thread_pool_idle_timeout),
+            oversubscribe: self.thread_pool_oversubscribe,
+        }
+    }
+
     pub fn merge(flags: &Partial, file: &Partial, config_file: Option<PathBuf>) -> Settings {
         fn pick<T: Clone>(a: &Option<T>, b: &Option<T>, d: T) -> T {
             a.clone().or_else(|| b.clone()).unwrap_or(d)
@@ -171,6 +211,36 @@ impl Settings {
                 &file.net_write_timeout,
                 DEFAULT_NET_WRITE_TIMEOUT,
             ),
+            thread_handling: pick(
+                &flags.thread_handling,
+                &file.thread_handling,
+                crate::DEFAULT_THREAD_HANDLING,
+            ),
+            thread_pool_size: pick(
+                &flags.thread_pool_size,
+                &file.thread_pool_size,
+                pool::default_size(),
+            ),
+            thread_pool_max_threads: pick(
+                &flags.thread_pool_max_threads,
+                &file.thread_pool_max_threads,
+                pool::DEFAULT_MAX_THREADS,
+            ),
+            thread_pool_stall_limit: pick(
+                &flags.thread_pool_stall_limit,
+                &file.thread_pool_stall_limit,
+                pool::DEFAULT_STALL_LIMIT_MS,
+            ),
+            thread_pool_idle_timeout: pick(
+                &flags.thread_pool_idle_timeout,
+                &file.thread_pool_idle_timeout,
+                pool::DEFAULT_IDLE_TIMEOUT_SECS,
+            ),
+            thread_pool_oversubscribe: pick(
+                &flags.thread_pool_oversubscribe,
+                &file.thread_pool_oversubscribe,
+                pool::DEFAULT_OVERSUBSCRIBE,
+            ),
             warm_restart: pick(&flags.warm_restart, &file.warm_restart, true),
             direct_io: pick(&flags.direct_io, &file.direct_io, false),
             config_file,
@@ -183,7 +253,9 @@ impl Settings {
             "listen={} port={} data_dir={} pool_mb={} codec={} page_size={} flush_policy={} \
              max_connections={} extra_max_connections={} max_allowed_packet={} \
              connect_timeout={} wait_timeout={} interactive_timeout={} net_read_timeout={} \
-             net_write_timeout={} warm_restart={} direct_io={}",
+             net_write_timeout={} thread_handling={} thread_pool_size={} \
+             thread_pool_max_threads={} thread_pool_stall_limit={} thread_pool_idle_timeout={} \
+             thread_pool_oversubscribe={} warm_restart={} direct_io={}",
             self.listen,
             self.port,
             self.data_dir.display(),
@@ -199,6 +271,12 @@ impl Settings {
             self.interactive_timeout,
             self.net_read_timeout,
             self.net_write_timeout,
+            self.thread_handling.name(),
+            self.thread_pool_size,
+            self.thread_pool_max_threads,
+            self.thread_pool_stall_limit,
+            self.thread_pool_idle_timeout,
+            self.thread_pool_oversubscribe,
             if self.warm_restart { "on" } else { "off" },
             if self.direct_io { "on" } else { "off" },
         );
@@ -340,6 +418,50 @@ fn check_extra(n: usize) -> Result<usize, String> {
     }
 }
 
+pub fn parse_thread_handling(s: &str) -> Result<ThreadHandling, String> {
+    ThreadHandling::parse(s)
+}
+
+fn check_range<T: PartialOrd + std::fmt::Display>(n: T, min: T, max: T) -> Result<T, String> {
+    if n >= min && n <= max {
+        Ok(n)
+    } else {
+        Err(format!("{n} is outside {min}..={max}"))
+    }
+}
+
+fn parse_int<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not an integer"))
+}
+
+/// thread_pool_size: 1 to 256 thread groups (MariaDB's range: 1 to 128 in older versions).
+pub fn parse_pool_size(s: &str) -> Result<usize, String> {
+    check_range(parse_int(s)?, 1, POOL_SIZE_MAX)
+}
+
+/// thread_pool_max_threads: 1 to 65536.
+pub fn parse_pool_max_threads(s: &str) -> Result<usize, String> {
+    check_range(parse_int(s)?, 1, POOL_MAX_THREADS_MAX)
+}
+
+/// thread_pool_stall_limit: milliseconds, 1 to 4294967295 (MariaDB's range is 1 to 4294967295 too,
+/// default 500).
+pub fn parse_stall_limit(s: &str) -> Result<u64, String> {
+    check_range(parse_int(s)?, 1, STALL_LIMIT_MAX_MS)
+}
+
+/// thread_pool_idle_timeout: seconds, 1 to 4294967295.
+pub fn parse_pool_idle_timeout(s: &str) -> Result<u64, String> {
+    check_range(parse_int(s)?, 1, STALL_LIMIT_MAX_MS)
+}
+
+/// thread_pool_oversubscribe: 1 to 1000 (MariaDB's range).
+pub fn parse_oversubscribe(s: &str) -> Result<usize, String> {
+    check_range(parse_int(s)?, 1, OVERSUBSCRIBE_MAX)
+}
+
 /// The file's keys as TOML gives them; values are checked by [`parse_file`].
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -361,6 +483,12 @@ struct FileKeys {
     interactive_timeout: Option<u64>,
     net_read_timeout: Option<u64>,
     net_write_timeout: Option<u64>,
+    thread_handling: Option<String>,
+    thread_pool_size: Option<usize>,
+    thread_pool_max_threads: Option<usize>,
+    thread_pool_stall_limit: Option<u64>,
+    thread_pool_idle_timeout: Option<u64>,
+    thread_pool_oversubscribe: Option<usize>,
     warm_restart: Option<bool>,
     direct_io: Option<bool>,
 }
@@ -437,6 +565,37 @@ pub fn parse_file(file: &str, text: &str) -> Result<Partial, ConfigError> {
         interactive_timeout: seconds("interactive_timeout", keys.interactive_timeout, 1)?,
         net_read_timeout: seconds("net_read_timeout", keys.net_read_timeout, 1)?,
         net_write_timeout: seconds("net_write_timeout", keys.net_write_timeout, 1)?,
+        thread_handling: keys
+            .thread_handling
+            .as_deref()
+            .map(ThreadHandling::parse)
+            .transpose()
+            .map_err(|e| value("thread_handling", e))?,
+        thread_pool_size: keys
+            .thread_pool_size
+            .map(|n| check_range(n, 1, POOL_SIZE_MAX))
+            .transpose()
+            .map_err(|e| value("thread_pool_size", e))?,
+        thread_pool_max_threads: keys
+            .thread_pool_max_threads
+            .map(|n| check_range(n, 1, POOL_MAX_THREADS_MAX))
+            .transpose()
+            .map_err(|e| value("thread_pool_max_threads", e))?,
+        thread_pool_stall_limit: keys
+            .thread_pool_stall_limit
+            .map(|n| check_range(n, 1, STALL_LIMIT_MAX_MS))
+            .transpose()
+            .map_err(|e| value("thread_pool_stall_limit", e))?,
+        thread_pool_idle_timeout: keys
+            .thread_pool_idle_timeout
+            .map(|n| check_range(n, 1, STALL_LIMIT_MAX_MS))
+            .transpose()
+            .map_err(|e| value("thread_pool_idle_timeout", e))?,
+        thread_pool_oversubscribe: keys
+            .thread_pool_oversubscribe
+            .map(|n| check_range(n, 1, OVERSUBSCRIBE_MAX))
+            .transpose()
+            .map_err(|e| value("thread_pool_oversubscribe", e))?,
         warm_restart: keys.warm_restart,
         direct_io: keys.direct_io,
     })
@@ -492,6 +651,12 @@ mod tests {
             interactive_timeout = 3600
             net_read_timeout = 20
             net_write_timeout = 40
+            thread_handling = "one-thread-per-connection"
+            thread_pool_size = 4
+            thread_pool_max_threads = 100
+            thread_pool_stall_limit = 20
+            thread_pool_idle_timeout = 30
+            thread_pool_oversubscribe = 2
             warm_restart = false
             direct_io = true
             "#,
@@ -515,6 +680,12 @@ mod tests {
                 interactive_timeout: Some(3600),
                 net_read_timeout: Some(20),
                 net_write_timeout: Some(40),
+                thread_handling: Some(ThreadHandling::OneThreadPerConnection),
+                thread_pool_size: Some(4),
+                thread_pool_max_threads: Some(100),
+                thread_pool_stall_limit: Some(20),
+                thread_pool_idle_timeout: Some(30),
+                thread_pool_oversubscribe: Some(2),
                 warm_restart: Some(false),
                 direct_io: Some(true),
             }
@@ -555,6 +726,8 @@ mod tests {
             "MySQL's defaults"
         );
         assert_eq!(s.extra_max_connections, 1);
+        assert_eq!(s.thread_handling, crate::DEFAULT_THREAD_HANDLING);
+        assert_eq!(s.pool(), pool::PoolConfig::default());
         assert_eq!(s.data_dir, PathBuf::from(DEFAULT_DATA_DIR));
         assert_eq!(
             (s.page_size, s.page_size_explicit),
@@ -618,6 +791,22 @@ mod tests {
                 "extra_max_connections",
                 "100000",
             ),
+            (
+                "thread_handling = \"no-threads\"",
+                "thread_handling",
+                "pool-of-threads",
+            ),
+            ("thread_pool_size = 0", "thread_pool_size", "1..=256"),
+            (
+                "thread_pool_stall_limit = 0",
+                "thread_pool_stall_limit",
+                "1..=",
+            ),
+            (
+                "thread_pool_oversubscribe = 1001",
+                "thread_pool_oversubscribe",
+                "1..=1000",
+            ),
         ] {
             let e = err(text);
             assert!(
@@ -658,6 +847,15 @@ mod tests {
         assert!(parse_connect_timeout("1").is_err());
         assert_eq!(parse_connect_timeout("2"), Ok(2));
         assert_eq!(parse_extra_connections("0"), Ok(0));
+        assert_eq!(
+            parse_thread_handling("Pool_Of_Threads"),
+            Ok(ThreadHandling::PoolOfThreads)
+        );
+        assert!(parse_thread_handling("threads").is_err());
+        assert_eq!(parse_pool_size("8"), Ok(8));
+        assert!(parse_pool_size("0").is_err());
+        assert_eq!(parse_stall_limit("500"), Ok(500));
+        assert!(parse_oversubscribe("x").is_err());
     }
 
     #[test]

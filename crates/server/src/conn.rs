@@ -2,7 +2,10 @@
 //! own OS thread (FIELD-NOTES: one thread per connection beat a work-stealing runtime by 4x on
 //! this machine).
 
-use std::net::{IpAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Instant;
 
 use std::collections::HashMap;
@@ -44,27 +47,146 @@ fn send_err(io: &mut PacketIo<TcpStream>, (c, state): (u16, &str), msg: &str) {
     let _ = io.flush();
 }
 
-/// Serves one connection, accepted at `accepted`, until the client quits or breaks the
-/// protocol.
-pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32, accepted: Instant) {
+/// A connection that holds one of the server's connection slots (`max_connections` and the
+/// extra ones); dropping it gives the slot back.
+pub(crate) struct Slot(pub(crate) Arc<Shared>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Shuts a connection's socket down from another thread (KILL CONNECTION), by descriptor:
+/// no second descriptor per connection (a pooled server holds ten thousand sockets). The
+/// descriptor is forgotten, under the lock, before the socket closes, so a late KILL can never
+/// reach another socket that reused the number.
+#[derive(Clone)]
+struct Shutter(Arc<parking_lot::Mutex<RawFd>>);
+
+impl Shutter {
+    fn shut(&self) {
+        let fd = self.0.lock();
+        if *fd >= 0 {
+            // SAFETY: shutdown(2) takes no pointers; `fd` is the connection's socket, still
+            // open: it is set to -1 under this lock before the socket is closed.
+            unsafe { libc::shutdown(*fd, libc::SHUT_RDWR) };
+        }
+    }
+}
+
+/// Forgets the descriptor when the connection ends (see [`Shutter`]).
+struct ShutterGuard(Shutter);
+
+impl Drop for ShutterGuard {
+    fn drop(&mut self) {
+        *self.0 .0.lock() = -1;
+    }
+}
+
+/// A socket whose greeting (Handshake v10) has been sent, waiting for the client's login.
+pub(crate) struct Greeted {
+    pub(crate) io: PacketIo<TcpStream>,
+    scramble: [u8; SCRAMBLE_LEN],
+    pub(crate) id: u32,
+    peer: Option<SocketAddr>,
+    host: String,
+    /// The server's settings; dropped last (it gives the connection slot back).
+    slot: Slot,
+}
+
+/// An authenticated connection between two commands: everything its next command needs, so
+/// that any thread can run it (a thread of its own, or a worker of the thread pool).
+pub(crate) struct Conn {
+    /// Dropped before the socket closes (see `Watch`).
+    watch: Watch,
+    session: Session,
+    /// Before `io`: the socket's number is forgotten before it closes.
+    _shutter: ShutterGuard,
+    pub(crate) io: PacketIo<TcpStream>,
+    stmts: HashMap<u32, StmtWire>,
+    buf: Vec<u8>,
+    pub(crate) id: u32,
+    /// Dropped last: the slot is free only once the socket is closed.
+    _slot: Slot,
+}
+
+/// Serves one connection, accepted at `accepted`, on the calling thread until the client
+/// quits or breaks the protocol (`thread_handling=one-thread-per-connection`).
+pub(crate) fn serve(stream: TcpStream, slot: Slot, id: u32, accepted: Instant) {
+    let Some(g) = greet(stream, slot, id, accepted) else {
+        return;
+    };
+    let Some(mut c) = login(g) else {
+        return;
+    };
+    let r = loop {
+        match c.command() {
+            Ok(true) => {}
+            Ok(false) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    c.finish(r);
+}
+
+/// Sends the greeting on a fresh socket; `None` if it could not be sent (the socket is
+/// closed).
+pub(crate) fn greet(stream: TcpStream, slot: Slot, id: u32, accepted: Instant) -> Option<Greeted> {
     let peer = stream.peer_addr().ok();
     let _ = stream.set_nodelay(true);
+    let shared = &slot.0;
     let max_packet = shared.config.max_allowed_packet;
     let mut io = PacketIo::new(stream, max_packet.min(limits::PRE_AUTH_MAX_PACKET));
     io.set_timeouts(limits::handshake(accepted, shared.config.connect_timeout));
-    // KILL CONNECTION from another session shuts the socket down: a blocked read here ends,
-    // and so does a client's wait for a reply.
-    let closer = io.stream().try_clone().ok();
     let host = peer.map_or_else(
         || "unknown".to_string(),
         |p| p.ip().to_canonical().to_string(),
     );
-    let mut session = match connect(&mut io, shared, id, peer.map(|p| p.ip()), &host) {
+    let scramble = handshake::new_scramble(&mut rand::thread_rng());
+    io.write(&handshake::handshake_v10(
+        &shared.config.server_version,
+        id,
+        &scramble,
+        status::AUTOCOMMIT,
+    ));
+    if let Err(e) = io.flush() {
+        handshake_failed(&mut io, shared, &host, &e);
+        return None;
+    }
+    Some(Greeted {
+        io,
+        scramble,
+        id,
+        peer,
+        host,
+        slot,
+    })
+}
+
+/// Reads the client's login and authenticates it (within `connect_timeout` of the accept);
+/// `None` if the client was refused or failed (answered and logged, and the socket closed).
+pub(crate) fn login(g: Greeted) -> Option<Conn> {
+    let Greeted {
+        mut io,
+        scramble,
+        id,
+        peer,
+        host,
+        slot,
+    } = g;
+    let shared = &*slot.0;
+    let max_packet = shared.config.max_allowed_packet;
+    // KILL CONNECTION from another session shuts the socket down: a blocked read here ends,
+    // and so does a client's wait for a reply (and a pooled connection's socket becomes
+    // readable, which hands it to a worker that sees the end).
+    let shutter = Shutter(Arc::new(parking_lot::Mutex::new(io.stream().as_raw_fd())));
+    let mut session = match connect(&mut io, shared, id, peer.map(|p| p.ip()), &host, &scramble) {
         Ok(Some(s)) => s,
-        Ok(None) => return,
+        Ok(None) => return None,
         Err(e) => {
             handshake_failed(&mut io, shared, &host, &e);
-            return;
+            return None;
         }
     };
     io.set_max_payload(max_packet);
@@ -72,36 +194,71 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, id: u32, accepted: Insta
     if let Some(p) = peer {
         session.set_peer(&p.to_string());
     }
-    if let Some(sock) = closer {
-        session.set_closer(Box::new(move || {
-            let _ = sock.shutdown(std::net::Shutdown::Both);
-        }));
-    }
+    let closer = shutter.clone();
+    session.set_closer(Box::new(move || closer.shut()));
     let watch = shared.watchdog.watch(id, io.stream(), session.process());
-    let r = command_loop(&mut io, &mut session, &watch);
-    // Before the socket closes (see `Watch`).
-    drop(watch);
-    match r {
-        // MariaDB's way: the connection is just closed. MySQL 8 first sends error 4031, which
-        // libmariadb and PyMySQL read as a packet out of sequence, while a closed socket is
-        // the "server has gone away" (2006/2013) that their pools know to reconnect after.
-        Err(ProtoError::Timeout(Wait::Idle)) => {}
-        Err(ProtoError::Timeout(Wait::Read)) => send_err(
-            &mut io,
-            code::NET_READ_INTERRUPTED,
-            "Got timeout reading communication packets",
-        ),
-        Err(ProtoError::TooLarge { .. }) => send_err(
-            &mut io,
-            code::NET_PACKET_TOO_LARGE,
-            "Got a packet bigger than 'max_allowed_packet' bytes",
-        ),
-        Err(ProtoError::Malformed { what, why }) => send_err(
-            &mut io,
-            code::MALFORMED,
-            &format!("Malformed packet: {what}: {why}"),
-        ),
-        _ => {}
+    Some(Conn {
+        watch,
+        session,
+        _shutter: ShutterGuard(shutter),
+        io,
+        stmts: HashMap::new(),
+        buf: Vec::new(),
+        id,
+        _slot: slot,
+    })
+}
+
+impl Greeted {
+    /// `connect_timeout` passed before the login arrived: logged, and the socket closed.
+    pub(crate) fn timed_out(mut self) {
+        let e = ProtoError::Timeout(Wait::Deadline);
+        handshake_failed(&mut self.io, &self.slot.0, &self.host, &e);
+    }
+}
+
+impl Conn {
+    /// Ends the connection after `r`, the end of its command loop: the closing answer, if
+    /// any, then the socket is closed.
+    pub(crate) fn finish(mut self, r: Result<(), ProtoError>) {
+        let io = &mut self.io;
+        match r {
+            // MariaDB's way: the connection is just closed. MySQL 8 first sends error 4031,
+            // which libmariadb and PyMySQL read as a packet out of sequence, while a closed
+            // socket is the "server has gone away" (2006/2013) that their pools know to
+            // reconnect after.
+            Err(ProtoError::Timeout(Wait::Idle)) => {}
+            Err(ProtoError::Timeout(Wait::Read)) => send_err(
+                io,
+                code::NET_READ_INTERRUPTED,
+                "Got timeout reading communication packets",
+            ),
+            Err(ProtoError::TooLarge { .. }) => send_err(
+                io,
+                code::NET_PACKET_TOO_LARGE,
+                "Got a packet bigger than 'max_allowed_packet' bytes",
+            ),
+            Err(ProtoError::Malformed { what, why }) => send_err(
+                io,
+                code::MALFORMED,
+                &format!("Malformed packet: {what}: {why}"),
+            ),
+            _ => {}
+        }
+    }
+
+    /// The session's `wait_timeout` (how long the connection may stay idle).
+    pub(crate) fn wait_timeout(&self) -> Option<std::time::Duration> {
+        self.io.timeouts().idle
+    }
+
+    /// Reads and answers one command, blocking until it arrives. `Ok(false)`: the client
+    /// quit (or closed), or the connection was killed.
+    pub(crate) fn command(&mut self) -> Result<bool, ProtoError> {
+        let r = self.command_inner();
+        // Answered: a client that closes its socket now is seen by its read.
+        self.watch.busy(false);
+        r
     }
 }
 
@@ -134,7 +291,7 @@ fn handshake_failed(io: &mut PacketIo<TcpStream>, shared: &Shared, host: &str, e
     }
 }
 
-/// The connection phase. `Ok(None)`: the client was refused (an error was sent, and the
+/// The connection phase after the greeting. `Ok(None)`: the client was refused (an error was sent, and the
 /// failure logged).
 fn connect(
     io: &mut PacketIo<TcpStream>,
@@ -142,15 +299,8 @@ fn connect(
     id: u32,
     peer: Option<IpAddr>,
     host: &str,
+    scramble: &[u8; SCRAMBLE_LEN],
 ) -> Result<Option<Session>, ProtoError> {
-    let scramble = handshake::new_scramble(&mut rand::thread_rng());
-    io.write(&handshake::handshake_v10(
-        &shared.config.server_version,
-        id,
-        &scramble,
-        status::AUTOCOMMIT,
-    ));
-    io.flush()?;
     let mut buf = Vec::new();
     if !io.read(&mut buf)? {
         return Ok(None);
@@ -187,7 +337,7 @@ fn connect(
                 .as_deref()
                 .and_then(Plugin::from_name)
                 .unwrap_or(Plugin::Native);
-            let auth = auth_data(io, &resp, plugin, true, &scramble, &mut buf)?;
+            let auth = auth_data(io, &resp, plugin, true, scramble, &mut buf)?;
             deny(
                 io,
                 &auth,
@@ -206,10 +356,10 @@ fn connect(
         &resp,
         account.plugin,
         account.has_password(),
-        &scramble,
+        scramble,
         &mut buf,
     )?;
-    if !account.plugin.check(&scramble, &account.verifier, &auth) {
+    if !account.plugin.check(scramble, &account.verifier, &auth) {
         deny(io, &auth, "wrong password");
         return Ok(None);
     }
@@ -414,28 +564,29 @@ impl StmtWire {
     }
 }
 
-fn command_loop(
-    io: &mut PacketIo<TcpStream>,
-    session: &mut Session,
-    watch: &Watch,
-) -> Result<(), ProtoError> {
-    let mut buf = Vec::new();
-    let mut stmts: HashMap<u32, StmtWire> = HashMap::new();
-    loop {
-        watch.busy(false);
+impl Conn {
+    fn command_inner(&mut self) -> Result<bool, ProtoError> {
+        let Conn {
+            io,
+            session,
+            stmts,
+            buf,
+            watch,
+            ..
+        } = self;
         io.reset_seq();
-        if !io.read(&mut buf)? {
-            return Ok(());
+        if !io.read(buf)? {
+            return Ok(false);
         }
         // From here until the answer is sent, a client that closes its socket gets its
         // statement killed by the watchdog.
         watch.busy(true);
         let Some((&cmd, arg)) = buf.split_first() else {
             send_err(io, code::UNKNOWN_COM, "Empty command packet");
-            continue;
+            return Ok(true);
         };
         match cmd {
-            command::QUIT => return Ok(()),
+            command::QUIT => return Ok(false),
             command::PING => {
                 io.write(&reply::ok(0, 0, session.status_flags(), 0));
             }
@@ -530,12 +681,12 @@ fn command_loop(
                 let id = binary::execute_stmt_id(arg)?;
                 let (Some(n), Some(w)) = (session.prepared_params(id), stmts.get_mut(&id)) else {
                     send_sql_err(io, &unknown_statement(id));
-                    continue;
+                    return Ok(true);
                 };
                 if w.long_data_refused {
                     let (c, state, msg) = code::LONG_DATA_TOO_LARGE;
                     send_err(io, (c, state), msg);
-                    continue;
+                    return Ok(true);
                 }
                 let exec = binary::parse_execute(arg, n, &mut w.types, &w.long_data)?;
                 w.clear_long_data();
@@ -554,7 +705,7 @@ fn command_loop(
                 if let Some(w) = stmts.get_mut(&id) {
                     w.add_long_data(usize::from(param), data, io.max_payload());
                 }
-                continue;
+                return Ok(true);
             }
             command::STMT_CLOSE => {
                 // No reply, by the protocol.
@@ -563,12 +714,12 @@ fn command_loop(
                     session.close_statement(id);
                     stmts.remove(&id);
                 }
-                continue;
+                return Ok(true);
             }
             command::STMT_RESET => {
                 if arg.len() < 4 {
                     send_err(io, code::MALFORMED, "Malformed COM_STMT_RESET");
-                    continue;
+                    return Ok(true);
                 }
                 let id = u32::from_le_bytes([arg[0], arg[1], arg[2], arg[3]]);
                 match stmts.get_mut(&id) {
@@ -596,13 +747,11 @@ fn command_loop(
                     code::UNKNOWN_COM,
                     &format!("Unknown command {other:#04x}"),
                 );
-                continue;
+                return Ok(true);
             }
         }
         io.flush()?;
-        if session.connection_killed() {
-            return Ok(());
-        }
+        Ok(!session.connection_killed())
     }
 }
 

@@ -1,5 +1,5 @@
 //! zipdb's MySQL-protocol server: the wire protocol (handshake, both password plugins, text and
-//! binary protocols), one thread per connection, settings (`config`); SQL itself is executed by
+//! binary protocols), a thread per connection or a pool of threads (`pool`), settings (`config`); SQL itself is executed by
 //! `zipdb_sql`.
 
 pub mod config;
@@ -8,7 +8,9 @@ pub mod protocol;
 
 mod conn;
 mod loginlog;
+mod pool;
 mod server;
 mod watchdog;
 
-pub use server::{Running, Server, ServerConfig, ServerError, ADMIN_USER};
+pub use pool::{PoolConfig, ThreadHandling};
+pub use server::{Running, Server, ServerConfig, ServerError, ADMIN_USER, DEFAULT_THREAD_HANDLING};

@@ -90,6 +90,28 @@ struct ServeArgs {
     /// aborted. [default: 60]
     #[arg(long, value_parser = config::parse_seconds)]
     net_write_timeout: Option<u64>,
+    /// How connections get threads: pool-of-threads (idle connections wait in epoll; a
+    /// pool of workers runs commands, MariaDB's thread pool) or one-thread-per-connection.
+    /// [default: one-thread-per-connection]
+    #[arg(long, value_parser = config::parse_thread_handling)]
+    thread_handling: Option<zipdb_server::ThreadHandling>,
+    /// Thread groups of the pool, each running one command at a time as a rule. [default:
+    /// the number of CPUs]
+    #[arg(long, value_parser = config::parse_pool_size)]
+    thread_pool_size: Option<usize>,
+    /// Most worker threads of the pool, all groups together. [default: 65536]
+    #[arg(long, value_parser = config::parse_pool_max_threads)]
+    thread_pool_max_threads: Option<usize>,
+    /// Milliseconds after which a group whose queue does not move gets another worker (a
+    /// command waiting for a lock or the disk must not hold the others up). [default: 10]
+    #[arg(long, value_parser = config::parse_stall_limit)]
+    thread_pool_stall_limit: Option<u64>,
+    /// Seconds after which a worker with nothing to do exits. [default: 60]
+    #[arg(long, value_parser = config::parse_pool_idle_timeout)]
+    thread_pool_idle_timeout: Option<u64>,
+    /// Workers of a group that may run commands at once beyond the first. [default: 3]
+    #[arg(long, value_parser = config::parse_oversubscribe)]
+    thread_pool_oversubscribe: Option<usize>,
     /// Do not save the list of cached pages at shutdown nor reload it at startup.
     #[arg(long)]
     no_warm_restart: bool,
@@ -118,6 +140,12 @@ impl ServeArgs {
             interactive_timeout: self.interactive_timeout,
             net_read_timeout: self.net_read_timeout,
             net_write_timeout: self.net_write_timeout,
+            thread_handling: self.thread_handling,
+            thread_pool_size: self.thread_pool_size,
+            thread_pool_max_threads: self.thread_pool_max_threads,
+            thread_pool_stall_limit: self.thread_pool_stall_limit,
+            thread_pool_idle_timeout: self.thread_pool_idle_timeout,
+            thread_pool_oversubscribe: self.thread_pool_oversubscribe,
             warm_restart: self.no_warm_restart.then_some(false),
             direct_io: self.direct_io.then_some(true),
         }
@@ -139,6 +167,34 @@ fn settings(args: &ServeArgs) -> Result<Settings, config::ConfigError> {
         None => (Partial::default(), None),
     };
     Ok(Settings::merge(&args.partial(), &file, path))
+}
+
+/// Raises the soft limit on open files towards the hard one, as MariaDB does for
+/// `open_files_limit`: every connection is a descriptor, and a pooled idle connection costs
+/// nothing else. Says so when the hard limit is below what `max_connections` needs.
+fn raise_open_files_limit(connections: usize) {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit struct, to `lim`, which outlives the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return;
+    }
+    // Data, WAL, listener, epoll sets and a margin.
+    let want = (connections as libc::rlim_t).saturating_add(64);
+    if lim.rlim_cur < want && lim.rlim_cur < lim.rlim_max {
+        lim.rlim_cur = want.min(lim.rlim_max);
+        // SAFETY: setrlimit reads one rlimit struct, `lim`, which outlives the call.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    }
+    if lim.rlim_cur < want {
+        eprintln!(
+            "zipdb: open files limit {} is below what max_connections needs ({want}); \
+             raise the hard limit (ulimit -Hn) to serve that many connections",
+            lim.rlim_cur
+        );
+    }
 }
 
 fn main() -> ExitCode {
@@ -168,6 +224,8 @@ fn main() -> ExitCode {
                 extra_max_connections: s.extra_max_connections,
                 max_allowed_packet: s.max_allowed_packet,
                 connect_timeout: Duration::from_secs(s.connect_timeout),
+                thread_handling: s.thread_handling,
+                pool: s.pool(),
                 ..ServerConfig::default()
             };
             let data_dir = s.data_dir.clone();
@@ -210,6 +268,7 @@ fn main() -> ExitCode {
                 }
             }
             eprintln!("zipdb: settings: {}", shown.summary());
+            raise_open_files_limit(s.max_connections + s.extra_max_connections);
             let Some(pool_bytes) = s.pool_mb.checked_mul(1 << 20) else {
                 eprintln!("zipdb: pool_mb {} is too large", s.pool_mb);
                 return ExitCode::FAILURE;

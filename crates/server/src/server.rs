@@ -1,4 +1,5 @@
-//! The listener: accepts connections and runs each on its own thread.
+//! The listener: accepts connections and hands each to its own thread or to the pool of
+//! threads (`thread_handling`).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -6,13 +7,17 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::conn;
+use crate::conn::{self, Slot};
 use crate::loginlog::LoginLog;
+use crate::pool::{Pool, PoolConfig, ThreadHandling};
 use crate::watchdog::{self, Watchdog};
 
 /// The account that may log in on the slots kept beyond `max_connections`: zipdb has no
 /// privileges, so the administrator is the account MySQL and MariaDB create for it.
 pub const ADMIN_USER: &str = "root";
+
+/// The default `thread_handling`.
+pub const DEFAULT_THREAD_HANDLING: ThreadHandling = ThreadHandling::OneThreadPerConnection;
 
 /// Server settings.
 #[derive(Debug, Clone)]
@@ -27,6 +32,10 @@ pub struct ServerConfig {
     /// within this (MySQL's `connect_timeout`), or the socket is closed.
     pub connect_timeout: Duration,
     pub server_version: String,
+    /// A thread per connection, or the pool of threads (MariaDB's `thread_handling`).
+    pub thread_handling: ThreadHandling,
+    /// The pool's settings (`thread_pool_*`), used with [`ThreadHandling::PoolOfThreads`].
+    pub pool: PoolConfig,
 }
 
 impl Default for ServerConfig {
@@ -38,6 +47,8 @@ impl Default for ServerConfig {
             max_allowed_packet: 64 << 20,
             connect_timeout: Duration::from_secs(10),
             server_version: format!("8.0.0-zipdb-{}", env!("CARGO_PKG_VERSION")),
+            thread_handling: DEFAULT_THREAD_HANDLING,
+            pool: PoolConfig::default(),
         }
     }
 }
@@ -58,23 +69,23 @@ pub enum ServerError {
          and run ALTER USER 'root'@'localhost' IDENTIFIED BY '...'), or drop them"
     )]
     OpenAccounts { addr: SocketAddr, accounts: String },
-    #[error("cannot start the accept or watchdog thread: {0}")]
+    #[error("cannot start the accept, watchdog or thread pool threads: {0}")]
     Spawn(std::io::Error),
 }
 
 /// Stack of each connection thread: what a statement needs (see
 /// `zipdb_sql::STATEMENT_STACK_BYTES`), so that no statement has to allocate one. Only the
 /// pages a connection touches cost memory.
-const CONNECTION_STACK_BYTES: usize = zipdb_sql::STATEMENT_STACK_BYTES;
+pub(crate) const CONNECTION_STACK_BYTES: usize = zipdb_sql::STATEMENT_STACK_BYTES;
 
 pub(crate) struct Shared {
     pub config: ServerConfig,
     pub instance: Arc<zipdb_sql::Instance>,
     stop: AtomicBool,
     /// Sockets accepted and not closed yet, logged in or not.
-    connections: AtomicUsize,
+    pub(crate) connections: AtomicUsize,
     next_id: AtomicU32,
-    pub watchdog: Watchdog,
+    pub watchdog: Arc<Watchdog>,
     pub login_log: LoginLog,
 }
 
@@ -98,6 +109,7 @@ pub struct Server {
 pub struct Running {
     addr: SocketAddr,
     shared: Arc<Shared>,
+    pool: Option<Arc<Pool>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -137,7 +149,7 @@ impl Server {
             stop: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
             next_id: AtomicU32::new(1),
-            watchdog: Watchdog::default(),
+            watchdog: Arc::default(),
             login_log: LoginLog::stderr(),
         });
         let weak = Arc::downgrade(&shared);
@@ -145,15 +157,23 @@ impl Server {
             .name("zipdb-watchdog".into())
             .spawn(move || watchdog::run(weak))
             .map_err(ServerError::Spawn)?;
+        let pool = match shared.config.thread_handling {
+            ThreadHandling::PoolOfThreads => {
+                Some(Pool::start(shared.config.pool.clone()).map_err(ServerError::Spawn)?)
+            }
+            ThreadHandling::OneThreadPerConnection => None,
+        };
         let accept_shared = Arc::clone(&shared);
+        let accept_pool = pool.clone();
         let listener = self.listener;
         let thread = std::thread::Builder::new()
             .name("zipdb-accept".into())
-            .spawn(move || accept_loop(listener, accept_shared))
+            .spawn(move || accept_loop(listener, accept_shared, accept_pool))
             .map_err(ServerError::Spawn)?;
         Ok(Running {
             addr,
             shared,
+            pool,
             thread: Some(thread),
         })
     }
@@ -169,8 +189,14 @@ impl Running {
         self.shared.connections.load(Ordering::Relaxed)
     }
 
-    /// Stops accepting new connections (open ones finish on their own) and waits for the
-    /// accept thread.
+    /// Worker threads of the pool of threads alive now (0 with a thread per connection).
+    pub fn pool_threads(&self) -> usize {
+        self.pool.as_ref().map_or(0, |p| p.threads())
+    }
+
+    /// Stops accepting new connections and waits for the accept thread. With a thread per
+    /// connection, open connections finish on their own; the pool of threads closes its
+    /// idle connections at once and the others after their current command.
     pub fn stop(mut self) {
         self.stop_inner();
     }
@@ -189,6 +215,9 @@ impl Running {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        if let Some(p) = &self.pool {
+            p.stop();
+        }
     }
 }
 
@@ -200,7 +229,7 @@ impl Drop for Running {
     }
 }
 
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>, pool: Option<Arc<Pool>>) {
     for stream in listener.incoming() {
         if shared.stop.load(Ordering::Acquire) {
             return;
@@ -212,29 +241,35 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             Err(_) => continue,
         };
         let n = shared.connections.fetch_add(1, Ordering::AcqRel);
+        let slot = Slot(Arc::clone(&shared));
         if n >= shared.config.max_connections + shared.config.extra_max_connections {
-            shared.connections.fetch_sub(1, Ordering::AcqRel);
+            drop(slot);
             refuse_too_many(stream);
             continue;
         }
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-        let s = Arc::clone(&shared);
+        if let Some(pool) = &pool {
+            // The greeting is a few bytes into a fresh socket's buffer: it never blocks.
+            if let Some(g) = conn::greet(stream, slot, id, accepted) {
+                pool.add(g, accepted + shared.config.connect_timeout);
+            }
+            continue;
+        }
         let spawned = std::thread::Builder::new()
             .name(format!("zipdb-conn-{id}"))
             .stack_size(CONNECTION_STACK_BYTES)
             .spawn(move || {
-                // A panic in one session closes that session only.
+                // A panic in one session closes that session only (the slot is given back
+                // as the stack unwinds).
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    conn::serve(stream, &s, id, accepted)
+                    conn::serve(stream, slot, id, accepted)
                 }));
                 if r.is_err() {
                     eprintln!("zipdb: connection {id} ended by an internal error (panic); the server goes on");
                 }
-                s.connections.fetch_sub(1, Ordering::AcqRel);
             });
-        if spawned.is_err() {
-            shared.connections.fetch_sub(1, Ordering::AcqRel);
-        }
+        // A thread that could not start drops its closure, and with it the slot.
+        let _ = spawned;
     }
 }
 

@@ -39,20 +39,20 @@ struct Watched {
 /// A connection's registration; dropping it ends the watch, and it must be dropped before
 /// the socket is closed (the descriptor number could otherwise be reused by another socket
 /// and polled in its place).
-pub struct Watch<'a> {
-    dog: &'a Watchdog,
+pub struct Watch {
+    dog: Arc<Watchdog>,
     id: u32,
     busy: Arc<AtomicBool>,
 }
 
-impl Watch<'_> {
+impl Watch {
     /// A command starts (`true`) or has been answered (`false`).
     pub fn busy(&self, on: bool) {
         self.busy.store(on, Ordering::Relaxed);
     }
 }
 
-impl Drop for Watch<'_> {
+impl Drop for Watch {
     fn drop(&mut self) {
         self.dog.conns.lock().remove(&self.id);
     }
@@ -60,7 +60,7 @@ impl Drop for Watch<'_> {
 
 impl Watchdog {
     /// Starts watching connection `id` on `sock`, whose session is `process`.
-    pub fn watch(&self, id: u32, sock: &impl AsRawFd, process: Arc<Process>) -> Watch<'_> {
+    pub fn watch(self: &Arc<Self>, id: u32, sock: &impl AsRawFd, process: Arc<Process>) -> Watch {
         let busy = Arc::new(AtomicBool::new(false));
         self.conns.lock().insert(
             id,
@@ -71,7 +71,7 @@ impl Watchdog {
             },
         );
         Watch {
-            dog: self,
+            dog: Arc::clone(self),
             id,
             busy,
         }

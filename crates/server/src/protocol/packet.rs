@@ -146,6 +146,11 @@ impl<S: TimedStream> PacketIo<S> {
         self.timeouts = t;
     }
 
+    /// Bytes received and not consumed yet (the start of the next command, if any).
+    pub fn buffered(&self) -> usize {
+        self.in_end - self.in_pos
+    }
+
     pub fn stream(&self) -> &S {
         &self.stream
     }

@@ -51,11 +51,17 @@ pub fn start(max_allowed_packet: usize) -> Running {
     )
 }
 
-/// The tests' base configuration: loopback, any port, 8 connections.
+/// The tests' base configuration: loopback, any port, 8 connections, the default
+/// thread_handling unless `ZIPDB_TEST_THREAD_HANDLING` names one (to run every test on both).
 pub fn config() -> ServerConfig {
+    let thread_handling = std::env::var("ZIPDB_TEST_THREAD_HANDLING")
+        .ok()
+        .map(|v| zipdb_server::ThreadHandling::parse(&v).unwrap())
+        .unwrap_or(zipdb_server::DEFAULT_THREAD_HANDLING);
     ServerConfig {
         listen: "127.0.0.1:0".parse().unwrap(),
         max_connections: 8,
+        thread_handling,
         ..ServerConfig::default()
     }
 }
