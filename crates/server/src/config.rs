@@ -19,6 +19,10 @@
 //! interactive_timeout = 28800
 //! net_read_timeout = 30
 //! net_write_timeout = 60
+//! max_prepared_stmt_count = 131072
+//! max_execution_time = 0    # milliseconds, SELECTs (MySQL); 0: none
+//! max_statement_time = 0    # seconds, fractions allowed, every statement (MariaDB); 0: none
+//! max_session_mem_used = 1073741824  # bytes of rows one statement may hold in memory
 //! thread_handling = "pool-of-threads"  # default "one-thread-per-connection"
 //! thread_pool_size = 2      # thread groups; default: the number of CPUs
 //! thread_pool_max_threads = 65536
@@ -96,6 +100,12 @@ pub struct Partial {
     pub interactive_timeout: Option<u64>,
     pub net_read_timeout: Option<u64>,
     pub net_write_timeout: Option<u64>,
+    pub max_prepared_stmt_count: Option<u64>,
+    /// Milliseconds.
+    pub max_execution_time: Option<u64>,
+    /// Milliseconds (given in seconds).
+    pub max_statement_time: Option<u64>,
+    pub max_session_mem_used: Option<u64>,
     pub thread_handling: Option<ThreadHandling>,
     pub thread_pool_size: Option<usize>,
     pub thread_pool_max_threads: Option<usize>,
@@ -130,6 +140,11 @@ pub struct Settings {
     pub interactive_timeout: u64,
     pub net_read_timeout: u64,
     pub net_write_timeout: u64,
+    /// Statement limits (see `zipdb_sql::InstanceOptions`); times in milliseconds.
+    pub max_prepared_stmt_count: u64,
+    pub max_execution_time: u64,
+    pub max_statement_time: u64,
+    pub max_session_mem_used: u64,
     pub thread_handling: ThreadHandling,
     pub thread_pool_size: usize,
     pub thread_pool_max_threads: usize,
@@ -162,6 +177,7 @@ impl Settings {
             a.clone().or_else(|| b.clone()).unwrap_or(d)
         }
         let page_size = flags.page_size.or(file.page_size);
+        let limits_default = zipdb_sql::InstanceOptions::default();
         Settings {
             listen: pick(&flags.listen, &file.listen, DEFAULT_LISTEN),
             port: pick(&flags.port, &file.port, DEFAULT_PORT),
@@ -210,6 +226,26 @@ impl Settings {
                 &flags.net_write_timeout,
                 &file.net_write_timeout,
                 DEFAULT_NET_WRITE_TIMEOUT,
+            ),
+            max_prepared_stmt_count: pick(
+                &flags.max_prepared_stmt_count,
+                &file.max_prepared_stmt_count,
+                limits_default.max_prepared_stmt_count,
+            ),
+            max_execution_time: pick(
+                &flags.max_execution_time,
+                &file.max_execution_time,
+                limits_default.max_execution_time.as_millis() as u64,
+            ),
+            max_statement_time: pick(
+                &flags.max_statement_time,
+                &file.max_statement_time,
+                limits_default.max_statement_time.as_millis() as u64,
+            ),
+            max_session_mem_used: pick(
+                &flags.max_session_mem_used,
+                &file.max_session_mem_used,
+                limits_default.max_session_mem_used,
             ),
             thread_handling: pick(
                 &flags.thread_handling,
@@ -388,6 +424,32 @@ pub fn parse_seconds(s: &str) -> Result<u64, String> {
     check_seconds(n, 1)
 }
 
+/// Parses max_prepared_stmt_count (0 to 1048576, MySQL's range).
+pub fn check_prepared_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n <= 1_048_576 => Ok(n),
+        _ => Err(format!("{s:?} is not a count from 0 to 1048576")),
+    }
+}
+
+/// Parses max_statement_time: seconds with fractions (MariaDB), into milliseconds.
+pub fn parse_statement_time(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=SECONDS_MAX as f64).contains(&x) => Ok((x * 1000.0).round() as u64),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds from 0 to {SECONDS_MAX}"
+        )),
+    }
+}
+
+/// Parses max_session_mem_used: bytes, at least 8192 (MariaDB's bound).
+pub fn parse_session_mem(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(n) if n >= 8192 => Ok(n),
+        _ => Err(format!("{s:?} is not a number of bytes of at least 8192")),
+    }
+}
+
 /// Parses connect_timeout (2 to 31536000 seconds, MySQL's range).
 pub fn parse_connect_timeout(s: &str) -> Result<u64, String> {
     check_seconds(parse_seconds(s)?, CONNECT_TIMEOUT_MIN)
@@ -483,6 +545,10 @@ struct FileKeys {
     interactive_timeout: Option<u64>,
     net_read_timeout: Option<u64>,
     net_write_timeout: Option<u64>,
+    max_prepared_stmt_count: Option<u64>,
+    max_execution_time: Option<u64>,
+    max_statement_time: Option<f64>,
+    max_session_mem_used: Option<u64>,
     thread_handling: Option<String>,
     thread_pool_size: Option<usize>,
     thread_pool_max_threads: Option<usize>,
@@ -565,6 +631,22 @@ pub fn parse_file(file: &str, text: &str) -> Result<Partial, ConfigError> {
         interactive_timeout: seconds("interactive_timeout", keys.interactive_timeout, 1)?,
         net_read_timeout: seconds("net_read_timeout", keys.net_read_timeout, 1)?,
         net_write_timeout: seconds("net_write_timeout", keys.net_write_timeout, 1)?,
+        max_prepared_stmt_count: keys
+            .max_prepared_stmt_count
+            .map(|n| check_prepared_count(&n.to_string()))
+            .transpose()
+            .map_err(|e| value("max_prepared_stmt_count", e))?,
+        max_execution_time: keys.max_execution_time,
+        max_statement_time: keys
+            .max_statement_time
+            .map(|n| parse_statement_time(&n.to_string()))
+            .transpose()
+            .map_err(|e| value("max_statement_time", e))?,
+        max_session_mem_used: keys
+            .max_session_mem_used
+            .map(|n| parse_session_mem(&n.to_string()))
+            .transpose()
+            .map_err(|e| value("max_session_mem_used", e))?,
         thread_handling: keys
             .thread_handling
             .as_deref()
@@ -651,6 +733,10 @@ mod tests {
             interactive_timeout = 3600
             net_read_timeout = 20
             net_write_timeout = 40
+            max_prepared_stmt_count = 5000
+            max_execution_time = 1500
+            max_statement_time = 2.5
+            max_session_mem_used = 100000000
             thread_handling = "one-thread-per-connection"
             thread_pool_size = 4
             thread_pool_max_threads = 100
@@ -680,6 +766,10 @@ mod tests {
                 interactive_timeout: Some(3600),
                 net_read_timeout: Some(20),
                 net_write_timeout: Some(40),
+                max_prepared_stmt_count: Some(5000),
+                max_execution_time: Some(1500),
+                max_statement_time: Some(2500),
+                max_session_mem_used: Some(100_000_000),
                 thread_handling: Some(ThreadHandling::OneThreadPerConnection),
                 thread_pool_size: Some(4),
                 thread_pool_max_threads: Some(100),

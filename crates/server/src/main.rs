@@ -90,6 +90,23 @@ struct ServeArgs {
     /// aborted. [default: 60]
     #[arg(long, value_parser = config::parse_seconds)]
     net_write_timeout: Option<u64>,
+    /// Prepared statements open at once over all connections (then error 1461; SET GLOBAL
+    /// changes it). [default: 131072]
+    #[arg(long, value_parser = config::check_prepared_count)]
+    max_prepared_stmt_count: Option<u64>,
+    /// Milliseconds a SELECT may run before it fails with 3024 (MySQL's variable; sessions
+    /// may SET their own). [default: 0, no limit]
+    #[arg(long)]
+    max_execution_time: Option<u64>,
+    /// Seconds (fractions allowed) any statement may run before it fails with 1969
+    /// (MariaDB's variable; sessions may SET their own). [default: 0, no limit]
+    #[arg(long, value_parser = config::parse_statement_time)]
+    max_statement_time: Option<u64>,
+    /// Bytes of rows one statement may hold in memory (buffered results, sort input,
+    /// groups, hash tables) before it fails with 1290 (MariaDB's name; sessions may SET
+    /// their own). [default: 1073741824]
+    #[arg(long, value_parser = config::parse_session_mem)]
+    max_session_mem_used: Option<u64>,
     /// How connections get threads: pool-of-threads (idle connections wait in epoll; a
     /// pool of workers runs commands, MariaDB's thread pool) or one-thread-per-connection.
     /// [default: one-thread-per-connection]
@@ -140,6 +157,10 @@ impl ServeArgs {
             interactive_timeout: self.interactive_timeout,
             net_read_timeout: self.net_read_timeout,
             net_write_timeout: self.net_write_timeout,
+            max_prepared_stmt_count: self.max_prepared_stmt_count,
+            max_execution_time: self.max_execution_time,
+            max_statement_time: self.max_statement_time,
+            max_session_mem_used: self.max_session_mem_used,
             thread_handling: self.thread_handling,
             thread_pool_size: self.thread_pool_size,
             thread_pool_max_threads: self.thread_pool_max_threads,
@@ -305,6 +326,10 @@ fn main() -> ExitCode {
                     interactive_timeout: Duration::from_secs(s.interactive_timeout),
                     net_read_timeout: Duration::from_secs(s.net_read_timeout),
                     net_write_timeout: Duration::from_secs(s.net_write_timeout),
+                    max_prepared_stmt_count: s.max_prepared_stmt_count,
+                    max_execution_time: Duration::from_millis(s.max_execution_time),
+                    max_statement_time: Duration::from_millis(s.max_statement_time),
+                    max_session_mem_used: s.max_session_mem_used,
                     ..Default::default()
                 },
             ) {
