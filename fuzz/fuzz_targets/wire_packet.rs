@@ -12,7 +12,7 @@ use std::io::{Cursor, Read, Write};
 use libfuzzer_sys::fuzz_target;
 use zipdb_server::protocol::binary::{self, ParamTypes};
 use zipdb_server::protocol::handshake;
-use zipdb_server::protocol::packet::PacketIo;
+use zipdb_server::protocol::packet::{PacketIo, TimedStream};
 
 const MAX_PAYLOAD: usize = 64 << 10;
 
@@ -34,6 +34,16 @@ impl Write for Duplex {
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An in-memory stream never blocks: timeouts have nothing to bound.
+impl TimedStream for Duplex {
+    fn set_read_timeout(&self, _: Option<std::time::Duration>) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn set_write_timeout(&self, _: Option<std::time::Duration>) -> std::io::Result<()> {
         Ok(())
     }
 }
