@@ -87,6 +87,16 @@ impl Interrupt {
     pub(crate) fn begin_statement(&self, mem_max: u64) -> u64 {
         self.mem_used.store(0, Ordering::Relaxed);
         self.mem_max.store(mem_max, Ordering::Relaxed);
+        self.next_sequence()
+    }
+
+    /// The statement ended: a deadline that fires from now on finds another sequence number.
+    pub(crate) fn end_statement(&self) {
+        self.next_sequence();
+    }
+
+    /// Moves the sequence number on, keeping the stop reason; returns the new number.
+    fn next_sequence(&self) -> u64 {
         let prev = self
             .word
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
@@ -94,15 +104,6 @@ impl Interrupt {
             })
             .expect("the update always applies");
         (prev >> 8).wrapping_add(1) & (u64::MAX >> 8)
-    }
-
-    /// The statement ended: a deadline that fires from now on finds another sequence number.
-    pub(crate) fn end_statement(&self) {
-        let _ = self
-            .word
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
-                Some((((w >> 8).wrapping_add(1)) << 8) | (w & REASON_MASK))
-            });
     }
 
     /// Stops statement `seq` for `reason`, if it is still the one running and not stopped.
