@@ -247,6 +247,11 @@ impl Conn {
         }
     }
 
+    /// Whether the session is inside an explicit transaction (holding its row locks).
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.session.in_transaction()
+    }
+
     /// The session's `wait_timeout` (how long the connection may stay idle).
     pub(crate) fn wait_timeout(&self) -> Option<std::time::Duration> {
         self.io.timeouts().idle

@@ -160,6 +160,9 @@ impl Pooled {
             Kind::Conn(c) => c.id,
         }
     }
+    fn in_transaction(&self) -> bool {
+        matches!(&self.kind, Kind::Conn(c) if c.in_transaction())
+    }
 }
 
 struct Parked {
@@ -168,10 +171,44 @@ struct Parked {
     deadline: Option<Instant>,
 }
 
+/// Connections ready to run (readable, or logins whose response has arrived), in two
+/// queues as MariaDB's `thread_pool_priority=auto`: a connection inside a transaction goes
+/// first. Its row locks and its snapshot (which keeps old row versions alive) are held
+/// until it commits, so letting it wait behind connections that have nothing held
+/// lengthens every transaction and the lock waits of everyone behind it. A transaction is
+/// begun only from the low queue, so the high one cannot starve it for long: it drains as
+/// its transactions end.
+#[derive(Default)]
+struct Queue {
+    high: VecDeque<Pooled>,
+    low: VecDeque<Pooled>,
+}
+
+impl Queue {
+    fn push(&mut self, p: Pooled, prioritize: bool) {
+        if prioritize && p.in_transaction() {
+            self.high.push_back(p);
+        } else {
+            self.low.push_back(p);
+        }
+    }
+    fn pop(&mut self) -> Option<Pooled> {
+        self.high.pop_front().or_else(|| self.low.pop_front())
+    }
+    fn len(&self) -> usize {
+        self.high.len() + self.low.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.high.is_empty() && self.low.is_empty()
+    }
+    fn drain(&mut self) -> Vec<Pooled> {
+        self.high.drain(..).chain(self.low.drain(..)).collect()
+    }
+}
+
 #[derive(Default)]
 struct State {
-    /// Connections ready to run (readable, or logins whose response has arrived).
-    queue: VecDeque<Pooled>,
+    queue: Queue,
     /// Workers alive, running a command, sleeping on the condition variable.
     threads: usize,
     active: usize,
@@ -218,6 +255,9 @@ pub(crate) struct Pool {
     /// Whether a worker looks for the next command before parking (`ZIPDB_POOL_FAST_PATH=0`
     /// turns it off, for measurements).
     fast_path: bool,
+    /// Whether connections inside a transaction are run first (`ZIPDB_POOL_PRIORITY=0`
+    /// turns it off, for measurements).
+    prioritize: bool,
     pub stats: Stats,
 }
 
@@ -242,12 +282,14 @@ impl Pool {
             });
         }
         let fast_path = std::env::var("ZIPDB_POOL_FAST_PATH").map_or(true, |v| v != "0");
+        let prioritize = std::env::var("ZIPDB_POOL_PRIORITY").map_or(true, |v| v != "0");
         let pool = Arc::new(Pool {
             cfg,
             groups,
             threads: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             fast_path,
+            prioritize,
             stats: Stats::default(),
         });
         for g in &pool.groups {
@@ -283,7 +325,7 @@ impl Pool {
             sys::eventfd_signal(&g.stop_event);
             let parked: Vec<Parked> = g.parked.lock().drain().map(|(_, p)| p).collect();
             drop(parked);
-            let queued: Vec<Pooled> = g.state.lock().queue.drain(..).collect();
+            let queued: Vec<Pooled> = g.state.lock().queue.drain();
             drop(queued);
             g.cv.notify_all();
         }
@@ -522,7 +564,7 @@ fn worker(pool: Arc<Pool>, gi: usize) {
             break;
         }
         if !pool.too_many(&st) {
-            if let Some(p) = st.queue.pop_front() {
+            if let Some(p) = st.queue.pop() {
                 pool.run_counted(g, &mut st, p);
                 continue;
             }
@@ -533,11 +575,13 @@ fn worker(pool: Arc<Pool>, gi: usize) {
             let ready = MutexGuard::unlocked(&mut st, || pool.collect(g, &events[..n]));
             st.listener = false;
             st.io_events += n as u64;
-            // The listener runs the first itself when nothing waits before it.
+            // The listener runs the first itself when nothing waited before it (the first
+            // by priority: a connection inside a transaction before the others).
             let mine = st.queue.is_empty() && !pool.too_many(&st);
-            let mut ready = ready.into_iter();
-            let first = if mine { ready.next() } else { None };
-            st.queue.extend(ready);
+            for p in ready {
+                st.queue.push(p, pool.prioritize);
+            }
+            let first = if mine { st.queue.pop() } else { None };
             pool.wake_for_queue(g, &mut st);
             if let Some(p) = first {
                 pool.run_counted(g, &mut st, p);

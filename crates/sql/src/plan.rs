@@ -1079,6 +1079,8 @@ fn targets(
                 return Ok(true);
             }
         }
+        // Held until the statement has changed them all: charged against its memory budget.
+        ctx.charge(crate::limits::row_bytes(&row) + k.len() as u64)?;
         out.push((k.to_vec(), row, scanned));
         // With ORDER BY every match is needed before the sort; without, LIMIT stops the scan.
         Ok(!order.is_empty() || limit.is_none_or(|l| out.len() < l))

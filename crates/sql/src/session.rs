@@ -549,6 +549,11 @@ impl Session {
         Ok(Outcome::done(0))
     }
 
+    /// Whether an explicit transaction is open (its row locks are held until it ends).
+    pub fn in_transaction(&self) -> bool {
+        self.txn.as_ref().is_some_and(|t| t.explicit)
+    }
+
     /// Status flags for the client (in transaction, autocommit).
     pub fn status_flags(&self) -> u16 {
         let mut f = 0;

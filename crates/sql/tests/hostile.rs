@@ -325,6 +325,18 @@ fn a_statement_that_would_hold_too_many_rows_fails_with_1290() {
     );
     // A small statement still runs.
     assert_eq!(rows_of(&mut s, "SELECT * FROM t ORDER BY v LIMIT 5"), 5);
+    // The rows an UPDATE or DELETE collects before changing them count too; the failed
+    // statement changes nothing.
+    s.query("SET max_session_mem_used = 20000");
+    let before = one(&mut s, "SELECT SUM(LENGTH(v)) FROM t").unwrap();
+    assert_eq!(code(one(&mut s, "UPDATE t SET v = CONCAT(v, 'y')")), 1290);
+    assert_eq!(code(one(&mut s, "DELETE FROM t ORDER BY v")), 1290);
+    assert_eq!(one(&mut s, "SELECT SUM(LENGTH(v)) FROM t").unwrap(), before);
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "400");
+    assert_eq!(
+        one(&mut s, "UPDATE t SET v = 'z' WHERE id = 7").unwrap(),
+        "1"
+    );
 }
 
 #[test]
