@@ -172,6 +172,37 @@ impl Settings {
         }
     }
 
+    /// The settings the SQL layer reports as read-only variables (`@@port`,
+    /// `@@thread_handling`, `@@thread_pool_size`, ...), in MariaDB's names and units; `port`
+    /// is the one the server listens on (`--port 0` picks a free one).
+    pub fn server_variables(&self, port: u16) -> Vec<(&'static str, zipdb_sql::Value)> {
+        use zipdb_sql::Value::{Str, UInt};
+        vec![
+            ("port", UInt(u64::from(port))),
+            (
+                "thread_handling",
+                Str(self.thread_handling.name().to_string()),
+            ),
+            ("thread_pool_size", UInt(self.thread_pool_size as u64)),
+            (
+                "thread_pool_max_threads",
+                UInt(self.thread_pool_max_threads as u64),
+            ),
+            (
+                "thread_pool_stall_limit",
+                UInt(self.thread_pool_stall_limit),
+            ),
+            (
+                "thread_pool_idle_timeout",
+                UInt(self.thread_pool_idle_timeout),
+            ),
+            (
+                "thread_pool_oversubscribe",
+                UInt(self.thread_pool_oversubscribe as u64),
+            ),
+        ]
+    }
+
     pub fn merge(flags: &Partial, file: &Partial, config_file: Option<PathBuf>) -> Settings {
         fn pick<T: Clone>(a: &Option<T>, b: &Option<T>, d: T) -> T {
             a.clone().or_else(|| b.clone()).unwrap_or(d)

@@ -220,3 +220,53 @@ fn ten_thousand_idle_connections_cost_no_thread_each() {
         started.elapsed()
     );
 }
+
+/// The pool's settings and the port are variables clients can read, and not set: the server
+/// reads them at start only.
+#[test]
+fn thread_handling_settings_are_read_only_variables() {
+    let dir = std::env::temp_dir().join(format!("zipdb-pool-vars-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_server, addr) = spawn(&dir, 10);
+    let mut c = root(addr);
+    assert_eq!(
+        scalar(&mut c, "SELECT @@thread_handling"),
+        "pool-of-threads"
+    );
+    assert_eq!(scalar(&mut c, "SELECT @@port"), addr.port().to_string());
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    assert_eq!(
+        scalar(&mut c, "SELECT @@thread_pool_size"),
+        cpus.to_string()
+    );
+    assert_eq!(
+        scalar(&mut c, "SELECT @@global.thread_pool_stall_limit"),
+        "10"
+    );
+    let listed = common::rows(&mut c, "SHOW VARIABLES LIKE 'thread_pool%'").unwrap();
+    let names: Vec<&str> = listed.iter().map(|r| r[0].as_deref().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "thread_pool_idle_timeout",
+            "thread_pool_max_threads",
+            "thread_pool_oversubscribe",
+            "thread_pool_size",
+            "thread_pool_stall_limit"
+        ]
+    );
+    for set in [
+        "SET GLOBAL thread_pool_size = 4",
+        "SET GLOBAL connect_timeout = 5",
+        "SET GLOBAL max_connections = 5",
+        "SET @@global.port = 1",
+    ] {
+        assert_eq!(
+            common::err_code(&common::query(&mut c, set)),
+            Some(1238),
+            "{set}"
+        );
+    }
+    assert_eq!(scalar(&mut c, "SELECT @@connect_timeout"), "10");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -347,7 +347,7 @@ pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
             .collect(),
         Kind::GlobalVariables | Kind::SessionVariables => {
             let mut r = Vec::new();
-            for name in crate::show::VARIABLES {
+            for name in crate::show::variable_names(sess) {
                 let v = sess.sysvar(name)?;
                 r.push(vec![
                     s(&name.to_ascii_uppercase()),

@@ -47,6 +47,10 @@ pub struct InstanceOptions {
     /// Bytes of rows one statement may hold in memory: buffered results, sort input, groups,
     /// hash tables (MariaDB's `max_session_mem_used`, applied per statement; error 1290).
     pub max_session_mem_used: u64,
+    /// Read-only variables the embedding server reports under MySQL/MariaDB names (its port,
+    /// `thread_handling`, the `thread_pool_*` settings): shown by SHOW VARIABLES and
+    /// `@@name`; SET of them fails with 1238, they are chosen at start.
+    pub server_variables: Vec<(&'static str, Value)>,
 }
 
 impl Default for InstanceOptions {
@@ -70,6 +74,7 @@ impl Default for InstanceOptions {
             max_execution_time: Duration::ZERO,
             max_statement_time: Duration::ZERO,
             max_session_mem_used: 1 << 30,
+            server_variables: Vec::new(),
         }
     }
 }
@@ -1331,6 +1336,20 @@ impl Session {
                     "HY000",
                     format!(
                         "Variable '{name}' is a read only variable (set it with the server's --flush-policy)"
+                    ),
+                ))
+            }
+            // Read by the server at start only: accepting a new value that changes nothing
+            // would mislead.
+            n if matches!(n, "connect_timeout" | "extra_max_connections" | "max_connections")
+                || self.inst.options.server_variables.iter().any(|(k, _)| *k == n) =>
+            {
+                return Err(SqlError::new(
+                    1238,
+                    "HY000",
+                    format!(
+                        "Variable '{name}' is a read only variable (set it with the server's --{} flag or config file)",
+                        name.replace('_', "-")
                     ),
                 ))
             }

@@ -362,10 +362,10 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         "VARIABLES" => {
             let pat = like_at(w, i + 1)?;
             let mut r = Vec::new();
-            for name in VARIABLES {
+            for name in variable_names(sess) {
                 if matches(name, &pat) {
                     let v = sess.sysvar(name)?;
-                    r.push(vec![s(*name), s(v.to_string_lossy().unwrap_or_default())]);
+                    r.push(vec![s(name), s(v.to_string_lossy().unwrap_or_default())]);
                 }
             }
             Ok(rows(&["Variable_name", "Value"], r))
@@ -892,8 +892,18 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
     v
 }
 
-/// Names listed by SHOW VARIABLES.
-pub(crate) const VARIABLES: &[&str] = &[
+/// Names listed by SHOW VARIABLES and information_schema's *_VARIABLES, in order: ours and
+/// the embedding server's.
+pub(crate) fn variable_names(sess: &Session) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = VARIABLES.to_vec();
+    names.extend(sess.inst.options.server_variables.iter().map(|(k, _)| *k));
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Names of the variables zipdb's SQL layer itself has.
+const VARIABLES: &[&str] = &[
     "auto_increment_increment",
     "auto_increment_offset",
     "autocommit",
@@ -947,6 +957,9 @@ pub(crate) const VARIABLES: &[&str] = &[
 /// Default value of a system variable, `None` if unknown.
 pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
     let inst = &sess.inst;
+    if let Some((_, v)) = inst.options.server_variables.iter().find(|(k, _)| *k == n) {
+        return Some(v.clone());
+    }
     let int = |i: i64| Some(Value::Int(i));
     let st = |x: &str| Some(Value::Str(x.to_string()));
     match n {
