@@ -11,44 +11,42 @@
 #![allow(clippy::type_complexity, clippy::collapsible_match)]
 
 // The engine's layers (docs/design/issue20-sql-engine.md §2.1; lowest first: types, runtime,
-// catalog); each folder's mod.rs says what it holds. The flat files below them are still to be
-// moved (Phase A).
+// catalog, front, ..., ddl, admin, session); each folder's mod.rs says what it holds. The flat
+// files below them are still to be moved (Phase A).
+mod admin;
 pub mod catalog;
+mod ddl;
+mod front;
 mod runtime;
+mod session;
 mod types;
 
 pub mod builtins;
-mod ddl;
-mod depth;
 mod error;
 pub mod exec;
 pub mod expr;
-pub(crate) mod infoschema;
 mod join;
-mod parse;
 pub mod plan;
 mod select;
-mod session;
-mod show;
-mod split;
-mod user;
 
 // The paths from before the folders: the server, the fuzz targets and the crate's own code
 // still name these modules at the root (`zipdb_sql::codec`, `crate::value`).
+use admin::{infoschema, show, user};
 pub use catalog::{accounts, codec};
+use front::{depth, parse, split};
 use runtime::limits;
 use types::{collation_table, diag, typeagg};
 pub use types::{result, store, value};
 
 pub use error::SqlError;
-pub use parse::{parse, sql_from_bytes, Statement};
+pub use front::parse::{parse, sql_from_bytes, Statement};
 pub use runtime::limits::Interrupt;
 pub use session::{Instance, InstanceOptions, PreparedInfo, Process, Session, Warning};
 pub use types::result::{ColumnMeta, Outcome};
 pub use types::value::{Decimal, SqlType, Value};
 
 /// Stack a thread needs to run statements through a [`Session`]: room for the deepest
-/// expression the parser accepts (see `depth.rs`) through compilation and evaluation, with
+/// expression the parser accepts (see `front/depth.rs`) through compilation and evaluation, with
 /// about 2.5 times what the deepest shapes measured in a debug build (12 MiB). A statement
 /// that starts with less stack than [`STATEMENT_STACK_NEEDED`] left runs on a stack of this
 /// size allocated for it, so any thread may call a session; threads of this size never pay

@@ -73,33 +73,33 @@ const LAYERS: &[(&str, u32)] = &[
 /// lib.rs): upward imports, and the imports that close a cycle inside a layer. Only shrinks.
 const ALLOWED_IMPORTS: &[&str] = &[
     // The step of the design's Phase B that removes each is named after it.
-    "catalog -> infoschema",      // B3
-    "ddl -> infoschema",          // B3
-    "ddl -> session",             // B4
-    "depth -> crate",             // B1
-    "exec -> infoschema",         // B3
-    "exec -> join",               // B9
-    "exec -> plan",               // B7
-    "expr -> exec",               // B8
-    "expr -> infoschema",         // B3
-    "infoschema -> session",      // B4
-    "infoschema -> show",         // B5
-    "join -> exec",               // B9
-    "plan -> exec",               // B6, B7
-    "plan -> infoschema",         // B3
-    "runtime::limits -> session", // B1
-    "select -> exec",             // B6
-    "select -> infoschema",       // B3
-    "select -> join",             // B6
-    "select -> plan",             // B6, B7
-    "show -> infoschema",         // B5
-    "show -> session",            // B4
-    "types::diag -> session",     // B1
-    "types::store -> catalog",    // B3
-    "types::store -> expr",       // B3
-    "types::typeagg -> expr",     // B2
-    "types::value -> builtins",   // B2
-    "user -> session",            // B4
+    "admin::infoschema -> admin::show", // B5
+    "admin::infoschema -> session",     // B4
+    "admin::show -> admin::infoschema", // B5
+    "admin::show -> session",           // B4
+    "admin::user -> session",           // B4
+    "catalog -> admin::infoschema",     // B3
+    "ddl -> admin::infoschema",         // B3
+    "ddl -> session",                   // B4
+    "exec -> admin::infoschema",        // B3
+    "exec -> join",                     // B9
+    "exec -> plan",                     // B7
+    "expr -> admin::infoschema",        // B3
+    "expr -> exec",                     // B8
+    "front::depth -> crate",            // B1
+    "join -> exec",                     // B9
+    "plan -> admin::infoschema",        // B3
+    "plan -> exec",                     // B6, B7
+    "runtime::limits -> session",       // B1
+    "select -> admin::infoschema",      // B3
+    "select -> exec",                   // B6
+    "select -> join",                   // B6
+    "select -> plan",                   // B6, B7
+    "types::diag -> session",           // B1
+    "types::store -> catalog",          // B3
+    "types::store -> expr",             // B3
+    "types::typeagg -> expr",           // B2
+    "types::value -> builtins",         // B2
 ];
 
 /// Files over [`MAX_LINES`] today, relative to `crates/sql/src`. Only shrinks.
@@ -110,7 +110,7 @@ const ALLOWED_LARGE_FILES: &[&str] = &[
     "expr.rs",
     "plan.rs",
     "select.rs",
-    "session.rs",
+    "session/mod.rs",
     "types/store.rs",
 ];
 
