@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generates crates/sql/src/collation_table.rs: the weights of zipdb's default collation,
+"""Generates crates/sql/src/types/collation_table.rs: the weights of zipdb's default collation,
 utf8mb4_general_ci, and its UPPER and LOWER mappings, for the BMP characters from U+0080 that do
 not map to themselves.
 
-    python3 scripts/gen-general-ci.py > crates/sql/src/collation_table.rs
+    python3 scripts/gen-general-ci.py > crates/sql/src/types/collation_table.rs
 
 The weights are derived from the Unicode Character Database that ships with Python (the
 `unicodedata` module), by rules that were fitted to MariaDB 10.11 by experiment and are checked

@@ -1,6 +1,9 @@
 import re, os, collections, sys
 # The import graph of crates/sql/src: every crate-internal edge with its lines, then the cycles.
-# Used by docs/design/issue20-sql-engine.md; run from anywhere.
+# Used by docs/design/issue20-sql-engine.md; run from anywhere. It reads the flat layout only (the
+# files directly in src/, as before issue 20's Phase A). crates/sql/tests/layers.rs computes the
+# same graph over the folders and enforces the layers; it prints it with
+#   cargo test -p zipdb-sql --test layers -- --ignored --nocapture print_import_graph
 src=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'crates', 'sql', 'src')
 mods=[f[:-3] for f in sorted(os.listdir(src)) if f.endswith('.rs')]
 reexp={'SqlError':'error','Interrupt':'limits','parse':'parse','sql_from_bytes':'parse','Statement':'parse',

@@ -16,13 +16,15 @@
 //! DDL writes the catalog in one synchronous engine transaction after creating its trees; a
 //! crash in between leaves trees no definition names, which [`Catalog::load`] drops.
 
+pub mod accounts;
+pub mod codec;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use zipdb_engine::{Codec, Database, Tree};
 
-use crate::codec;
 use crate::value::{SqlType, Value};
 use crate::SqlError;
 
