@@ -207,17 +207,7 @@ impl CodecCtx {
     ) -> Result<(), CodecError> {
         let expected = dst.len();
         let (name, got) = match codec_id {
-            0 => {
-                if src.len() != expected {
-                    return Err(CodecError::WrongLength {
-                        codec: "none",
-                        got: src.len(),
-                        expected,
-                    });
-                }
-                dst.copy_from_slice(src);
-                return Ok(());
-            }
+            0 => return decompress_none(src, dst),
             1 => {
                 if src.len() > i32::MAX as usize || expected > i32::MAX as usize {
                     return Err(CodecError::Malformed {
@@ -284,6 +274,21 @@ impl CodecCtx {
         }
         Ok(())
     }
+}
+
+/// "Decompresses" a raw payload: a length check and a copy. Needs no codec context, so that
+/// raw pages never build one (its zstd, zlib and lz4 states are foreign calls, which Miri
+/// cannot run, and memory a pool of raw pages would not otherwise need).
+pub fn decompress_none(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
+    if src.len() != dst.len() {
+        return Err(CodecError::WrongLength {
+            codec: "none",
+            got: src.len(),
+            expected: dst.len(),
+        });
+    }
+    dst.copy_from_slice(src);
+    Ok(())
 }
 
 impl Default for CodecCtx {

@@ -317,9 +317,19 @@ impl SimStorage {
 fn write_into(dst: &mut Vec<u8>, buf: &[u8], offset: u64) {
     let end = offset as usize + buf.len();
     if dst.len() < end {
-        dst.resize(end, 0);
+        resize_zeroed(dst, end);
     }
     dst[offset as usize..end].copy_from_slice(buf);
+}
+
+/// `v.resize(len, 0)` as one copy of a zeroed block: `resize` stores the zeros one at a time,
+/// which Miri (the pool's tests of issue 19) interprets byte by byte, a second per page.
+fn resize_zeroed(v: &mut Vec<u8>, len: usize) {
+    if len <= v.len() {
+        v.truncate(len);
+    } else {
+        v.extend_from_slice(&vec![0u8; len - v.len()]);
+    }
 }
 
 impl Storage for SimStorage {
@@ -390,7 +400,7 @@ impl Storage for SimStorage {
             write_into(&mut s.durable, &data, off);
         }
         let vlen = s.volatile.len();
-        s.durable.resize(vlen, 0);
+        resize_zeroed(&mut s.durable, vlen);
         Ok(())
     }
 
@@ -400,7 +410,7 @@ impl Storage for SimStorage {
 
     fn set_len(&self, len: u64) -> Result<(), IoError> {
         let mut s = self.state.lock();
-        s.volatile.resize(len as usize, 0);
+        resize_zeroed(&mut s.volatile, len as usize);
         Ok(())
     }
 
@@ -433,12 +443,23 @@ impl AlignedBuf {
     pub fn new_huge(len: usize) -> AlignedBuf {
         const HUGE: usize = 2 << 20;
         let b = Self::with_align(len.div_ceil(HUGE) * HUGE, HUGE);
+        // Miri cannot run foreign calls, and paging advice means nothing to it.
+        #[cfg(not(miri))]
         // SAFETY: the range is our own allocation. madvise only changes paging advice; a
         // failure (THP disabled, old kernel) leaves ordinary pages, which is fine.
         unsafe {
             libc::madvise(b.ptr.as_ptr().cast(), b.len, libc::MADV_HUGEPAGE);
         }
         b
+    }
+
+    /// The start of the allocation, with the allocation's own provenance: unlike a pointer
+    /// taken from the `&[u8]` that `Deref` hands out, it may be written through, and using it
+    /// retags nothing beyond the bytes actually accessed. `&mut self` because the owner alone
+    /// may decide how the bytes are shared; the buffer pool's arena keeps the pointer and
+    /// never derefs the buffer again.
+    pub fn as_non_null(&mut self) -> std::ptr::NonNull<u8> {
+        self.ptr
     }
 
     fn with_align(len: usize, align: usize) -> AlignedBuf {

@@ -5,6 +5,7 @@
 //! [`store`] (page store: out-of-place variable-size images, page map, checkpoints) →
 //! [`page`] + [`codec`] (image format, CRC32C, codecs) → [`io`] (files and the simulated disk).
 
+mod arena;
 pub mod codec;
 pub mod error;
 pub mod io;

@@ -6,7 +6,7 @@
 //! [`IMAGE_HEADER_LEN`]-byte header followed by the (maybe compressed) logical page, padded to
 //! the store's allocation unit. The exact bytes are documented in docs/FORMAT.md.
 
-use crate::codec::{Codec, CodecCtx, CodecError};
+use crate::codec::{self, Codec, CodecCtx, CodecError};
 
 /// Identifies a page for its whole life; ids are dense and reused after the page is freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -223,6 +223,27 @@ pub fn encode_image(
     unit: usize,
     out: &mut [u8],
 ) -> usize {
+    encode_image_with(page, id, unit, out, |codec, src, dst| {
+        ctx.compress(codec, src, dst)
+    })
+}
+
+/// [`encode_image`] with this thread's codec context, which is looked up (and built on the
+/// thread's first call) only when the page's codec compresses: raw pages touch no codec state.
+pub fn encode_image_local(page: &[u8], id: PageId, unit: usize, out: &mut [u8]) -> usize {
+    encode_image_with(page, id, unit, out, |codec, src, dst| {
+        codec::with_ctx(|c| c.compress(codec, src, dst))
+    })
+}
+
+/// The body of the encoders: `compress` runs only for a compressing codec.
+fn encode_image_with(
+    page: &[u8],
+    id: PageId,
+    unit: usize,
+    out: &mut [u8],
+    compress: impl FnOnce(Codec, &[u8], &mut [u8]) -> Option<usize>,
+) -> usize {
     let logical_len = page.len();
     assert!(out.len() >= IMAGE_HEADER_LEN + logical_len);
     let codec = LogicalHeader::codec(page);
@@ -232,7 +253,7 @@ pub fn encode_image(
     let compressed = if codec == Codec::None || raw_units < 2 {
         None
     } else {
-        ctx.compress(
+        compress(
             codec,
             page,
             &mut out[IMAGE_HEADER_LEN..IMAGE_HEADER_LEN + budget],
@@ -269,6 +290,17 @@ pub fn decode_image(
     dst: &mut [u8],
 ) -> Result<(), Corruption> {
     ctx.decompress(h.codec_id, &image[IMAGE_HEADER_LEN..h.image_len()], dst)?;
+    Ok(())
+}
+
+/// [`decode_image`] with this thread's codec context, which a raw image never touches.
+pub fn decode_image_local(image: &[u8], h: &ImageHeader, dst: &mut [u8]) -> Result<(), Corruption> {
+    let payload = &image[IMAGE_HEADER_LEN..h.image_len()];
+    if h.codec_id == Codec::None.id() {
+        codec::decompress_none(payload, dst)?;
+    } else {
+        codec::with_ctx(|c| c.decompress(h.codec_id, payload, dst))?;
+    }
     Ok(())
 }
 

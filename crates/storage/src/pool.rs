@@ -52,7 +52,8 @@ use std::time::{Duration, Instant};
 use crossbeam_queue::ArrayQueue;
 use parking_lot::{Condvar, Mutex};
 
-use crate::codec::{self, Codec};
+use crate::arena::Arena;
+use crate::codec::Codec;
 use crate::error::{Result, StoreError};
 use crate::io::AlignedBuf;
 use crate::page::{self, LogicalHeader, PageId, PageType, TreeId, IMAGE_HEADER_LEN};
@@ -310,7 +311,7 @@ pub struct BufferPool {
     store: Arc<PageStore>,
     page_size: usize,
     frame_count: usize,
-    arena: AlignedBuf,
+    arena: Arena,
     slots: AtomicTable<Slot>,
     owners: Box<[AtomicU64]>,
     /// Offset of the first record that starts in a log frame.
@@ -368,12 +369,6 @@ struct PoolCheckpoint {
     /// A write for the checkpoint failed (the store has fail-stopped).
     failed: Option<String>,
 }
-
-// SAFETY: the arena is only accessed through latched guards or under shard mutexes, per the
-// protocol in the module docs; every other field is Sync.
-unsafe impl Sync for BufferPool {}
-// SAFETY: as above; no thread-affine state.
-unsafe impl Send for BufferPool {}
 
 struct Scratch {
     image: AlignedBuf,
@@ -433,16 +428,19 @@ impl PageWriteGuard<'_> {
 impl std::ops::Deref for PageReadGuard<'_> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        // SAFETY: we hold a shared latch; writers need the exclusive latch.
-        unsafe { self.pool.frame_bytes(self.frame) }
+        // SAFETY: the guard holds a shared latch on the page whose slot points at this frame;
+        // writing the frame takes the exclusive latch, and the frame cannot be taken from the
+        // page (`take_clean` needs the exclusive latch too) while the guard lives.
+        unsafe { self.pool.arena.frame(self.frame) }
     }
 }
 
 impl std::ops::Deref for PageWriteGuard<'_> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        // SAFETY: we hold the exclusive latch.
-        unsafe { self.pool.frame_bytes(self.frame) }
+        // SAFETY: the guard holds the page's exclusive latch, so nobody else writes the frame;
+        // the returned borrow of `self` keeps `deref_mut` from running meanwhile.
+        unsafe { self.pool.arena.frame(self.frame) }
     }
 }
 
@@ -452,8 +450,10 @@ impl std::ops::DerefMut for PageWriteGuard<'_> {
             self.pool.ckpt_preserve(self.id, self.slot, self.frame);
         }
         self.pool.mark_dirty(self.slot);
-        // SAFETY: we hold the exclusive latch, so nobody else reads or writes the frame.
-        unsafe { self.pool.frame_bytes_mut(self.frame) }
+        // SAFETY: the guard holds the page's exclusive latch, so no other thread reads or
+        // writes the frame (readers, write-backs and the CLOCK hand all latch the page first),
+        // and the `&mut self` borrow excludes this guard's own `deref` meanwhile.
+        unsafe { self.pool.arena.frame_mut(self.frame) }
     }
 }
 
@@ -499,7 +499,7 @@ impl BufferPool {
             store,
             page_size,
             frame_count,
-            arena: AlignedBuf::new_huge(frame_count * page_size),
+            arena: Arena::new(frame_count, page_size),
             slots: AtomicTable::new(),
             owners: (0..frame_count)
                 .map(|_| AtomicU64::new(OWNER_FREE))
@@ -548,26 +548,6 @@ impl BufferPool {
 
     pub fn store(&self) -> &Arc<PageStore> {
         &self.store
-    }
-
-    /// # Safety
-    /// The caller holds a latch on the page that owns `frame`, or the frame is owned by a log
-    /// whose shard mutex the caller holds.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn frame_bytes_mut(&self, frame: usize) -> &mut [u8] {
-        debug_assert!(frame < self.frame_count);
-        let p = self.arena.as_ptr().add(frame * self.page_size) as *mut u8;
-        std::slice::from_raw_parts_mut(p, self.page_size)
-    }
-
-    /// # Safety
-    /// As for [`Self::frame_bytes_mut`].
-    unsafe fn frame_bytes(&self, frame: usize) -> &[u8] {
-        debug_assert!(frame < self.frame_count);
-        std::slice::from_raw_parts(
-            self.arena.as_ptr().add(frame * self.page_size),
-            self.page_size,
-        )
     }
 
     fn slot(&self, id: PageId) -> Result<&Slot> {
@@ -681,8 +661,10 @@ impl BufferPool {
                 return Err(e);
             }
         };
-        // SAFETY: the frame is ours and the page's latch is held exclusively.
-        let data = unsafe { self.frame_bytes_mut(frame) };
+        // SAFETY: the frame was just taken (off the free queue, or from a page or a log that
+        // gave it up under its latch or shard mutex), and no slot points at it until ours does
+        // below, under the exclusive latch that we hold: no other thread can reach it.
+        let data = unsafe { self.arena.frame_mut(frame) };
         data.fill(0);
         LogicalHeader::init(data, ty, codec, tree);
         slot.flags.store(REFERENCED, Ordering::Relaxed);
@@ -764,9 +746,10 @@ impl BufferPool {
             };
             let frame = self.take_frame(id)?;
             let t0 = Instant::now();
-            // SAFETY: the frame is ours; the page latch is held exclusively.
-            let dst = unsafe { self.frame_bytes_mut(frame) };
-            let decoded = codec::with_ctx(|c| page::decode_image(c, &s.image, &header, dst));
+            // SAFETY: the frame was just taken, and no slot points at it until ours does
+            // below, under the exclusive latch that we hold: no other thread can reach it.
+            let dst = unsafe { self.arena.frame_mut(frame) };
+            let decoded = page::decode_image_local(&s.image, &header, dst);
             if let Err(what) = decoded {
                 self.release_frame(frame);
                 return Err(self.corrupt(id, what));
@@ -1013,7 +996,10 @@ impl BufferPool {
     /// Takes a free frame for page `id`, making one free if needed.
     fn take_frame(&self, id: PageId) -> Result<usize> {
         let f = self.take_free_or_reclaim(true)?;
-        self.owners[f].store(id.0, Ordering::Release);
+        // Writing the frame without other latches is sound only because its last owner gave
+        // it up: a frame still owned by a page or a log here would be shared.
+        let prev = self.owners[f].swap(id.0, Ordering::AcqRel);
+        assert_eq!(prev, OWNER_FREE, "frame {f} taken while owned by {prev:#x}");
         Ok(f)
     }
 
@@ -1247,34 +1233,45 @@ impl BufferPool {
         Some(tail_frame)
     }
 
-    /// Copies `out.len()` bytes from log position `pos` (possibly spanning frames).
-    fn log_read(&self, log: &Log, mut pos: u64, out: &mut [u8]) {
+    /// The frame and offset of log position `pos`, which must lie in the log's frames.
+    fn log_locate(&self, log: &Log, pos: u64) -> (usize, usize) {
         let fs = self.page_size as u64;
+        let seq = pos / fs;
+        assert!(
+            seq >= log.tail_seq && seq - log.tail_seq < log.frames.len() as u64,
+            "log position {pos} outside the log's frames"
+        );
+        (
+            log.frames[(seq - log.tail_seq) as usize] as usize,
+            (pos % fs) as usize,
+        )
+    }
+
+    /// Copies `out.len()` bytes from log position `pos` (possibly spanning frames). `log` is
+    /// the guard of the shard mutex, which makes the log's frames ours.
+    fn log_read(&self, log: &Log, mut pos: u64, out: &mut [u8]) {
         let mut done = 0;
         while done < out.len() {
-            let seq = pos / fs;
-            let off = (pos % fs) as usize;
-            let frame = log.frames[(seq - log.tail_seq) as usize] as usize;
+            let (frame, off) = self.log_locate(log, pos);
             let n = (self.page_size - off).min(out.len() - done);
-            // SAFETY: the frame belongs to this log and we hold its shard mutex.
-            let src = unsafe { self.frame_bytes(frame) };
-            out[done..done + n].copy_from_slice(&src[off..off + n]);
+            // SAFETY: the frame belongs to this log and we hold its shard mutex, so nobody
+            // else touches it; `out` is caller memory, never the arena.
+            unsafe { self.arena.read(frame, off, &mut out[done..done + n]) };
             done += n;
             pos += n as u64;
         }
     }
 
+    /// Copies `data` to log position `pos` (possibly spanning frames), under the shard mutex.
     fn log_write(&self, log: &Log, mut pos: u64, data: &[u8]) {
-        let fs = self.page_size as u64;
         let mut done = 0;
         while done < data.len() {
-            let seq = pos / fs;
-            let off = (pos % fs) as usize;
-            let frame = log.frames[(seq - log.tail_seq) as usize] as usize;
+            let (frame, off) = self.log_locate(log, pos);
             let n = (self.page_size - off).min(data.len() - done);
-            // SAFETY: the frame belongs to this log and we hold its shard mutex.
-            let dst = unsafe { self.frame_bytes_mut(frame) };
-            dst[off..off + n].copy_from_slice(&data[done..done + n]);
+            // SAFETY: the frame belongs to this log and we hold its shard mutex, so nobody
+            // else reads or writes it; `data` is caller memory (a scratch image or a record
+            // header), never the arena.
+            unsafe { self.arena.write(frame, off, &data[done..done + n]) };
             done += n;
             pos += n as u64;
         }
@@ -1299,13 +1296,25 @@ impl BufferPool {
         }
     }
 
+    /// Copies a record of `len` bytes forward from log position `from` to `to` (the head),
+    /// frame to frame, under the shard mutex.
     fn log_copy(&self, log: &Log, from: u64, to: u64, len: usize) {
-        let mut buf = [0u8; 512];
+        // Relocation moves a record to the head, past its own end: the two ranges are disjoint
+        // positions of one log, so disjoint bytes of the arena.
+        assert!(
+            from + len as u64 <= to,
+            "log copy {from}+{len} -> {to} overlaps"
+        );
         let mut done = 0;
         while done < len {
-            let n = (len - done).min(buf.len());
-            self.log_read(log, from + done as u64, &mut buf[..n]);
-            self.log_write(log, to + done as u64, &buf[..n]);
+            let (sf, so) = self.log_locate(log, from + done as u64);
+            let (df, doff) = self.log_locate(log, to + done as u64);
+            let n = (len - done)
+                .min(self.page_size - so)
+                .min(self.page_size - doff);
+            // SAFETY: both frames belong to this log and we hold its shard mutex; the ranges
+            // are disjoint (asserted above).
+            unsafe { self.arena.copy(sf, so, df, doff, n) };
             done += n;
         }
     }
@@ -1344,7 +1353,11 @@ impl BufferPool {
                 // later (the shard mutex is let go in between, and another thread's record
                 // may come first), and `note_record_span` sets this then.
                 self.first_record[f].store(0, Ordering::Relaxed);
-                self.owners[f].store(OWNER_LOG, Ordering::Release);
+                let prev = self.owners[f].swap(OWNER_LOG, Ordering::AcqRel);
+                assert_eq!(
+                    prev, OWNER_FREE,
+                    "frame {f} joins a log while owned by {prev:#x}"
+                );
                 log.frames.push_back(f as u32);
                 self.log_frames.fetch_add(1, Ordering::Relaxed);
                 self.log_bytes.fetch_add(fs, Ordering::Relaxed);
@@ -1372,7 +1385,7 @@ impl BufferPool {
     /// image length.
     fn encode(&self, data: &[u8], id: PageId, out: &mut [u8]) -> usize {
         let t0 = Instant::now();
-        let n = codec::with_ctx(|c| page::encode_image(c, data, id, UNIT, out));
+        let n = page::encode_image_local(data, id, UNIT, out);
         self.counters
             .encode_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -1389,8 +1402,9 @@ impl BufferPool {
         // two threads writing the page back, exactly one records it.
         let for_ckpt = slot.flags.fetch_and(!CKPT, Ordering::AcqRel) & CKPT != 0;
         with_scratch(&WRITE_SCRATCH, |s| {
-            // SAFETY: the caller holds a latch, so no writer changes the frame.
-            let data = unsafe { self.frame_bytes(frame) };
+            // SAFETY: the caller holds a latch on the page resident in `frame` (shared or
+            // exclusive), so no writer changes the frame and nobody takes it meanwhile.
+            let data = unsafe { self.arena.frame(frame) };
             let n = self.encode(data, id, &mut s.image);
             if for_ckpt {
                 let r = self.store.write_image_pinned(id, &mut s.image, n);
@@ -1609,8 +1623,9 @@ impl BufferPool {
         if slot.flags.fetch_and(!CKPT, Ordering::AcqRel) & CKPT == 0 {
             return;
         }
-        // SAFETY: the caller holds the exclusive latch.
-        let data: Box<[u8]> = unsafe { self.frame_bytes(frame) }.into();
+        // SAFETY: the caller holds the exclusive latch of the page resident in `frame` and
+        // has not yet handed out a mutable slice of it.
+        let data: Box<[u8]> = unsafe { self.arena.frame(frame) }.into();
         self.counters.ckpt_copies.fetch_add(1, Ordering::Relaxed);
         if let Some(ck) = self.ckpt.lock().as_mut() {
             ck.copies.push((id, data));
@@ -1785,8 +1800,9 @@ impl BufferPool {
                 let class = if slot.frame() != Some(f) {
                     None
                 } else {
-                    // SAFETY: we hold a shared latch on the page that owns the frame.
-                    let page = unsafe { self.frame_bytes(f) };
+                    // SAFETY: we hold a shared latch on the page, and its slot points at `f`
+                    // (checked under the latch), so no writer changes the frame meanwhile.
+                    let page = unsafe { self.arena.frame(f) };
                     Some(if page[0] == PageType::Inner as u8 {
                         0
                     } else if slot.flags.load(Ordering::Relaxed) & REFERENCED != 0 {
