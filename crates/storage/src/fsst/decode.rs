@@ -35,55 +35,191 @@ impl SymbolTable {
 
 /// Decodes `codes` into `dst`; returns the number of bytes decoded, which are initialized.
 ///
-/// Safe code, with one branch per code for the room check: where 8 bytes of room remain the
-/// symbol goes in one unaligned 8-byte store (the bytes past its length are overwritten by the
-/// next symbol or left as slack), else only its own bytes are copied. Unused codes have length
-/// 0, so the common case tests one byte; the escape and bad codes share the rare branch.
+/// Three speeds, each symbol stored with one unaligned 8-byte write where room allows (the
+/// bytes past its length are overwritten by the next symbol or left as slack past the result):
+/// - 8 codes at a time while 64 bytes of room remain, after one word-wide test that none of
+///   them is the escape or an unknown code ([`CodeCheck`]): no per-code branch at all;
+/// - else 4 codes at a time, tested by their lengths (0 for the escape and unknown codes),
+///   while the block's farthest store has 8 bytes of room: the end of an exact destination;
+/// - else [`step`]: one code with exact bounds, escapes and errors.
 #[inline]
 fn decode_kernel(
     t: &SymbolTable,
     codes: &[u8],
     dst: &mut [MaybeUninit<u8>],
 ) -> Result<usize, DecodeError> {
+    let check = CodeCheck::new(t.len());
+    let cap = dst.len();
     let mut i = 0;
     let mut o = 0;
     while i < codes.len() {
-        let c = usize::from(codes[i]);
-        let len = usize::from(t.lens[c]);
-        if len != 0 {
-            let word = t.words[c].to_le_bytes().map(MaybeUninit::new);
-            if let Some(w) = dst.get_mut(o..o + MAX_SYMBOL_LEN) {
-                w.copy_from_slice(&word);
-            } else if let Some(w) = dst.get_mut(o..o + len) {
-                w.copy_from_slice(&word[..len]);
-            } else {
-                return Err(DecodeError::OutputFull {
-                    capacity: dst.len(),
-                    at: i,
-                });
+        if let Some(&block) = codes.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
+            let block = u64::from_le_bytes(block);
+            if cap - o >= 8 * MAX_SYMBOL_LEN && check.all_symbols(block) {
+                for k in 0..8 {
+                    let c = ((block >> (8 * k)) & 0xFF) as usize;
+                    store8(dst, o, t.words[c]);
+                    o += usize::from(t.lens[c]);
+                }
+                i += 8;
+                continue;
             }
-            o += len;
-            i += 1;
-        } else if c == usize::from(ESCAPE) {
-            let Some(&literal) = codes.get(i + 1) else {
-                return Err(DecodeError::TruncatedEscape { at: i });
-            };
-            let Some(slot) = dst.get_mut(o) else {
-                return Err(DecodeError::OutputFull {
-                    capacity: dst.len(),
-                    at: i,
-                });
-            };
-            slot.write(literal);
-            o += 1;
-            i += 2;
-        } else {
-            return Err(DecodeError::UnknownCode {
-                code: codes[i],
-                at: i,
-                symbols: t.len(),
-            });
         }
+        if let Some(&[c0, c1, c2, c3]) = codes.get(i..i + 4) {
+            let (c0, c1, c2, c3) = (c0 as usize, c1 as usize, c2 as usize, c3 as usize);
+            let l0 = usize::from(t.lens[c0]);
+            let l1 = usize::from(t.lens[c1]);
+            let l2 = usize::from(t.lens[c2]);
+            let l3 = usize::from(t.lens[c3]);
+            // No overflow: o <= cap <= isize::MAX and each length is at most 8.
+            if l0.min(l1).min(l2).min(l3) != 0 && o + l0 + l1 + l2 + MAX_SYMBOL_LEN <= cap {
+                store8(dst, o, t.words[c0]);
+                o += l0;
+                store8(dst, o, t.words[c1]);
+                o += l1;
+                store8(dst, o, t.words[c2]);
+                o += l2;
+                store8(dst, o, t.words[c3]);
+                o += l3;
+                i += 4;
+                continue;
+            }
+        }
+        (i, o) = step(t, codes, i, dst, o)?;
     }
     Ok(o)
+}
+
+/// Tests 8 codes at once for "every one names a symbol", i.e. every byte is below the symbol
+/// count `n` (the escape, 255, never is: n <= 255). Per byte `b` with low 7 bits `y`:
+/// - `n <= 128`: `b >= n` iff `b >= 128` or `y + (128 - n) >= 128`;
+/// - `n > 128`: `b >= n` iff `b >= 128` and `y + (256 - n) >= 128`.
+///
+/// Neither sum carries into the next byte (`y <= 127`, the addend `<= 128`, so at most 255), so
+/// one add tests all 8 bytes; the top bit of each byte of the result says "not a symbol".
+#[derive(Clone, Copy)]
+struct CodeCheck {
+    add: u64,
+    /// `HIGH` when `n <= 128` (the byte's own top bit alone marks it), else 0.
+    either: u64,
+    /// All ones when `n <= 128`, else 0 (the byte's top bit is required as well).
+    both: u64,
+}
+
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+impl CodeCheck {
+    #[inline]
+    fn new(n: usize) -> CodeCheck {
+        if n <= 128 {
+            CodeCheck {
+                add: ONES * (128 - n as u64),
+                either: HIGH,
+                both: u64::MAX,
+            }
+        } else {
+            CodeCheck {
+                add: ONES * (256 - n as u64),
+                either: 0,
+                both: 0,
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn all_symbols(self, block: u64) -> bool {
+        let t = (block & LOW7) + self.add;
+        ((block & self.either) | t) & (block | self.both) & HIGH == 0
+    }
+}
+
+/// Writes the 8 bytes of `word` (little-endian) at `dst[at..at + 8]`.
+///
+/// Callers check `at + 8 <= dst.len()` first (for a block, for its last and farthest store);
+/// the debug assertion repeats it in tests.
+#[inline(always)]
+fn store8(dst: &mut [MaybeUninit<u8>], at: usize, word: u64) {
+    debug_assert!(at + MAX_SYMBOL_LEN <= dst.len());
+    // SAFETY: `at + 8 <= dst.len()` (see above), so the 8 bytes written lie inside `dst`;
+    // `write_unaligned` has no alignment requirement, and `MaybeUninit<u8>` is laid out as
+    // `u8`.
+    unsafe {
+        dst.as_mut_ptr()
+            .add(at)
+            .cast::<u64>()
+            .write_unaligned(word.to_le())
+    };
+}
+
+/// Decodes the one code at `codes[i]` into `dst[o..]` with exact bounds checks; returns the
+/// next positions.
+#[inline]
+fn step(
+    t: &SymbolTable,
+    codes: &[u8],
+    i: usize,
+    dst: &mut [MaybeUninit<u8>],
+    o: usize,
+) -> Result<(usize, usize), DecodeError> {
+    let full = DecodeError::OutputFull {
+        capacity: dst.len(),
+        at: i,
+    };
+    let code = codes[i];
+    let len = usize::from(t.lens[usize::from(code)]);
+    if len != 0 {
+        let word = t.words[usize::from(code)];
+        if o + MAX_SYMBOL_LEN <= dst.len() {
+            store8(dst, o, word);
+        } else {
+            // The last bytes of an exactly sized destination: a short loop, not a memcpy call.
+            let out = dst.get_mut(o..o + len).ok_or(full)?;
+            for (d, b) in out.iter_mut().zip(word.to_le_bytes()) {
+                d.write(b);
+            }
+        }
+        Ok((i + 1, o + len))
+    } else if code == ESCAPE {
+        let &literal = codes
+            .get(i + 1)
+            .ok_or(DecodeError::TruncatedEscape { at: i })?;
+        dst.get_mut(o).ok_or(full)?.write(literal);
+        Ok((i + 2, o + 1))
+    } else {
+        Err(DecodeError::UnknownCode {
+            code,
+            at: i,
+            symbols: t.len(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CodeCheck;
+
+    #[test]
+    fn the_word_wide_code_test_is_exact_for_every_symbol_count_and_byte() {
+        for n in 0..=255usize {
+            let check = CodeCheck::new(n);
+            for b in 0..=255u8 {
+                let valid = usize::from(b) < n;
+                for filler in [0u8, (n.saturating_sub(1)) as u8] {
+                    let filler_ok = usize::from(filler) < n;
+                    for pos in [0, 3, 7] {
+                        let mut bytes = [filler; 8];
+                        bytes[pos] = b;
+                        let want = valid && filler_ok;
+                        assert_eq!(
+                            check.all_symbols(u64::from_le_bytes(bytes)),
+                            want,
+                            "n {n} byte {b} at {pos} among {filler}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

@@ -380,3 +380,75 @@ proptest! {
         }
     }
 }
+
+/// The decoder as the format defines it, one code at a time, for differential tests.
+fn reference_decode(t: &SymbolTable, codes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < codes.len() {
+        if codes[i] == ESCAPE {
+            out.push(
+                *codes
+                    .get(i + 1)
+                    .ok_or(DecodeError::TruncatedEscape { at: i })?,
+            );
+            i += 2;
+        } else {
+            let s = t.symbol(codes[i]).ok_or(DecodeError::UnknownCode {
+                code: codes[i],
+                at: i,
+                symbols: t.len(),
+            })?;
+            out.extend_from_slice(&s.to_bytes()[..s.len()]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Tables of `n` distinct symbols for any `n` (the fast path's code test depends on it).
+fn table_of(n: usize, lens_seed: u64) -> SymbolTable {
+    let mut rng = SmallRng::seed_from_u64(lens_seed);
+    let symbols: Vec<Vec<u8>> = (0..n)
+        .map(|i| {
+            let len = rng.gen_range(1..=8);
+            let mut s = vec![i as u8];
+            s.extend((1..len).map(|_| rng.gen::<u8>()));
+            s
+        })
+        .collect();
+    SymbolTable::from_symbols(&symbols).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Mostly valid codes with the odd escape or unknown code: the block paths against the
+    /// one-code reference, for every symbol count, into a `Vec` and into exact slices.
+    #[test]
+    fn fast_paths_match_the_reference_decoder(
+        n in prop_oneof![Just(0usize), Just(1), Just(127), Just(128), Just(129), Just(254),
+                         Just(255), 0usize..=255],
+        seed in any::<u64>(),
+        picks in prop::collection::vec((0u8..100, any::<u8>()), 0..300),
+    ) {
+        let t = table_of(n, seed);
+        let codes: Vec<u8> = picks
+            .iter()
+            .flat_map(|&(kind, x)| match kind {
+                0..=1 => vec![ESCAPE, x],
+                2 => vec![x],
+                _ if n > 0 => vec![(usize::from(x) % n) as u8],
+                _ => vec![ESCAPE, x],
+            })
+            .collect();
+        let expected = reference_decode(&t, &codes);
+        let got = decode(&t, &codes);
+        prop_assert_eq!(got.as_ref().map_err(|e| *e), expected.as_ref().map_err(|e| *e));
+        if let Ok(out) = expected {
+            let mut exact = vec![0u8; out.len()];
+            prop_assert_eq!(t.decode_into(&codes, &mut exact), Ok(out.len()));
+            prop_assert_eq!(exact, out);
+        }
+    }
+}
