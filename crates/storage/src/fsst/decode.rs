@@ -38,7 +38,9 @@ impl SymbolTable {
 /// Three speeds, each symbol stored with one unaligned 8-byte write where room allows (the
 /// bytes past its length are overwritten by the next symbol or left as slack past the result):
 /// - 8 codes at a time while 64 bytes of room remain, after one word-wide test that none of
-///   them is the escape or an unknown code ([`CodeCheck`]): no per-code branch at all;
+///   them is the escape or an unknown code ([`CodeCheck`]): no per-code branch at all; a block
+///   with an escape decodes the symbols before it the same way, then the escape by [`step`];
+///   the last codes of the input are a block padded with escapes;
 /// - else 4 codes at a time, tested by their lengths (0 for the escape and unknown codes),
 ///   while the block's farthest store has 8 bytes of room: the end of an exact destination;
 /// - else [`step`]: one code with exact bounds, escapes and errors.
@@ -53,9 +55,10 @@ fn decode_kernel(
     let mut i = 0;
     let mut o = 0;
     while i < codes.len() {
-        if let Some(&block) = codes.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
-            let block = u64::from_le_bytes(block);
-            if cap - o >= 8 * MAX_SYMBOL_LEN && check.all_symbols(block) {
+        if cap - o >= 8 * MAX_SYMBOL_LEN {
+            let block = next_block(&codes[i..]);
+            let bad = check.non_symbols(block);
+            if bad == 0 {
                 for k in 0..8 {
                     let c = ((block >> (8 * k)) & 0xFF) as usize;
                     store8(dst, o, t.words[c]);
@@ -64,6 +67,18 @@ fn decode_kernel(
                 i += 8;
                 continue;
             }
+            // The symbols before the first escape, unknown code or end of input, then
+            // that code (if any).
+            for k in 0..(bad.trailing_zeros() / 8) {
+                let c = ((block >> (8 * k)) & 0xFF) as usize;
+                store8(dst, o, t.words[c]);
+                o += usize::from(t.lens[c]);
+                i += 1;
+            }
+            if i < codes.len() {
+                (i, o) = step(t, codes, i, dst, o)?;
+            }
+            continue;
         }
         if let Some(&[c0, c1, c2, c3]) = codes.get(i..i + 4) {
             let (c0, c1, c2, c3) = (c0 as usize, c1 as usize, c2 as usize, c3 as usize);
@@ -90,49 +105,61 @@ fn decode_kernel(
     Ok(o)
 }
 
-/// Tests 8 codes at once for "every one names a symbol", i.e. every byte is below the symbol
-/// count `n` (the escape, 255, never is: n <= 255). Per byte `b` with low 7 bits `y`:
-/// - `n <= 128`: `b >= n` iff `b >= 128` or `y + (128 - n) >= 128`;
-/// - `n > 128`: `b >= n` iff `b >= 128` and `y + (256 - n) >= 128`.
+/// Tests 8 codes at once for "every one names a symbol", i.e. every byte `b` is below the
+/// symbol count `n` (the escape, 255, never is: n <= 255).
 ///
-/// Neither sum carries into the next byte (`y <= 127`, the addend `<= 128`, so at most 255), so
-/// one add tests all 8 bytes; the top bit of each byte of the result says "not a symbol".
+/// `b >= n` iff `b - n` does not borrow. Subtract the low 7 bits with the top bit of each
+/// byte of the minuend forced on, `t = (b | 0x80) - (n & 0x7F)`, which never borrows across
+/// bytes; bit 7 of `t` is then "no borrow out of the low 7 bits". The full byte does not borrow
+/// iff at least two of (`b`'s top bit, not `n`'s top bit, `t`'s bit 7) hold: a majority, so
+/// all 8 bytes take 7 word operations and two constants per table.
 #[derive(Clone, Copy)]
 struct CodeCheck {
-    add: u64,
-    /// `HIGH` when `n <= 128` (the byte's own top bit alone marks it), else 0.
-    either: u64,
-    /// All ones when `n <= 128`, else 0 (the byte's top bit is required as well).
-    both: u64,
+    /// `n & 0x7F` in every byte.
+    n_low: u64,
+    /// `HIGH` when `n < 128`, else 0: "not `n`'s top bit" in every byte.
+    n_top_clear: u64,
 }
 
-const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 const ONES: u64 = 0x0101_0101_0101_0101;
 
 impl CodeCheck {
     #[inline]
     fn new(n: usize) -> CodeCheck {
-        if n <= 128 {
-            CodeCheck {
-                add: ONES * (128 - n as u64),
-                either: HIGH,
-                both: u64::MAX,
-            }
-        } else {
-            CodeCheck {
-                add: ONES * (256 - n as u64),
-                either: 0,
-                both: 0,
-            }
+        debug_assert!(n <= 255);
+        CodeCheck {
+            n_low: ONES * (n as u64 & 0x7F),
+            n_top_clear: if n < 128 { HIGH } else { 0 },
         }
     }
 
+    /// The top bit of each byte of the result is set where `block` holds a non-symbol.
     #[inline(always)]
-    fn all_symbols(self, block: u64) -> bool {
-        let t = (block & LOW7) + self.add;
-        ((block & self.either) | t) & (block | self.both) & HIGH == 0
+    fn non_symbols(self, block: u64) -> u64 {
+        let k = self.n_top_clear;
+        let t = (block | HIGH) - self.n_low;
+        ((block & (k | t)) | (k & t)) & HIGH
     }
+
+    #[cfg(test)]
+    fn all_symbols(self, block: u64) -> bool {
+        self.non_symbols(block) == 0
+    }
+}
+
+/// The next 8 codes as a little-endian word; past the end of `rest` (non-empty), escapes, so
+/// that the word-wide test stops at the end of the input.
+#[inline(always)]
+fn next_block(rest: &[u8]) -> u64 {
+    if let Some(&b) = rest.first_chunk::<8>() {
+        return u64::from_le_bytes(b);
+    }
+    let mut b = [ESCAPE; 8];
+    for (d, &c) in b.iter_mut().zip(rest) {
+        *d = c;
+    }
+    u64::from_le_bytes(b)
 }
 
 /// Writes the 8 bytes of `word` (little-endian) at `dst[at..at + 8]`.
