@@ -10,9 +10,14 @@
 //!
 //! `zipdb-bench commit [--quick] [--json] [--policy sync|write|none]`: commits/s and commit
 //! latency by writer threads, and WAL replay speed (see commit.rs).
+//!
+//! `zipdb-bench codecs [--quick] [--json]`: compression ratio and per-record encode/decode time
+//! of the record codecs (our FSST, fsst-rs, zstd with a dictionary, zstd per page) on sbtest
+//! values, real English paragraphs and (k, id) index keys (see codecs.rs).
 
 #![recursion_limit = "256"]
 
+mod codecs;
 mod commit;
 mod crash;
 mod db;
@@ -40,6 +45,8 @@ enum Command {
     CrashChild(crash::ChildArgs),
     /// Commits/s and commit latency by writer threads under a flush policy; WAL replay speed.
     Commit(commit::CommitArgs),
+    /// Record codecs: ratio and encode/decode ns per record (FSST, fsst-rs, zstd dict, zstd page).
+    Codecs(codecs::CodecsArgs),
 }
 
 fn main() {
@@ -49,6 +56,7 @@ fn main() {
         Command::Crash(args) => crash::run(args),
         Command::CrashChild(args) => crash::child(args),
         Command::Commit(args) => commit::run(args),
+        Command::Codecs(args) => codecs::run(args),
     };
     if let Err(e) = result {
         eprintln!("zipdb-bench: error: {e}");

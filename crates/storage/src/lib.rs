@@ -4,10 +4,12 @@
 //! [`pool`] (buffer pool: decoded and compressed tiers under one byte budget) →
 //! [`store`] (page store: out-of-place variable-size images, page map, checkpoints) →
 //! [`page`] + [`codec`] (image format, CRC32C, codecs) → [`io`] (files and the simulated disk).
+//! Beside them, [`fsst`]: the per-record string codec (static symbol tables) of issue 19.
 
 mod arena;
 pub mod codec;
 pub mod error;
+pub mod fsst;
 pub mod io;
 pub mod page;
 pub mod pool;
