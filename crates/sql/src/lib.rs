@@ -41,7 +41,8 @@ pub use types::{result, store, value};
 pub use error::SqlError;
 pub use front::parse::{parse, sql_from_bytes, Statement};
 pub use runtime::limits::Interrupt;
-pub use session::{Instance, InstanceOptions, PreparedInfo, Process, Session, Warning};
+pub use session::{Instance, InstanceOptions, PreparedInfo, Process, Session};
+pub use types::diag::Warning;
 pub use types::result::{ColumnMeta, Outcome};
 pub use types::value::{Decimal, SqlType, Value};
 

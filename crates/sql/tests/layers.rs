@@ -95,7 +95,6 @@ const ALLOWED_IMPORTS: &[&str] = &[
     "select -> exec",                   // B6
     "select -> join",                   // B6
     "select -> plan",                   // B6, B7
-    "types::diag -> session",           // B1
     "types::store -> catalog",          // B3
     "types::store -> expr",             // B3
     "types::typeagg -> expr",           // B2

@@ -13,6 +13,7 @@ use zipdb_engine::{Codec, Database, IsolationLevel, Transaction, Tree};
 
 use crate::accounts::{Account, Accounts, LoginRefusal};
 use crate::catalog::{Catalog, Table};
+use crate::diag::Warning;
 use crate::expr::{Compiler, Ctx};
 use crate::plan::{self, DmlCount, Env, Plan};
 use crate::result::{ColumnMeta, Outcome};
@@ -332,14 +333,6 @@ pub struct PreparedInfo {
     pub id: u32,
     pub params: usize,
     pub columns: Arc<Vec<ColumnMeta>>,
-}
-
-/// A warning or note (SHOW WARNINGS).
-#[derive(Debug, Clone)]
-pub struct Warning {
-    pub level: &'static str,
-    pub code: u16,
-    pub message: String,
 }
 
 /// One client's session.

@@ -15,7 +15,14 @@
 use std::cell::RefCell;
 
 use crate::error::SqlError;
-use crate::session::Warning;
+
+/// A warning or note (SHOW WARNINGS).
+#[derive(Debug, Clone)]
+pub struct Warning {
+    pub level: &'static str,
+    pub code: u16,
+    pub message: String,
+}
 
 /// How many warnings a statement keeps for SHOW WARNINGS (MySQL's default `max_error_count`);
 /// the count goes on past it.
