@@ -58,11 +58,9 @@ impl Arena {
     /// Start of frame `frame`, with the allocation's provenance.
     #[inline]
     fn frame_ptr(&self, frame: usize) -> *mut u8 {
-        assert!(
-            frame < self.frames,
-            "frame {frame} outside an arena of {}",
-            self.frames
-        );
+        if frame >= self.frames {
+            outside_arena(frame, self.frames);
+        }
         // SAFETY: frame < frames and the allocation holds frames * frame_size bytes (checked
         // in `new`), so the offset stays inside it.
         unsafe { self.base.as_ptr().add(frame * self.frame_size) }
@@ -71,11 +69,9 @@ impl Arena {
     /// Start of `len` bytes at `off` in frame `frame`, checked to lie inside that frame.
     #[inline]
     fn range_ptr(&self, frame: usize, off: usize, len: usize) -> *mut u8 {
-        assert!(
-            off <= self.frame_size && len <= self.frame_size - off,
-            "range {off}+{len} outside a frame of {}",
-            self.frame_size
-        );
+        if off > self.frame_size || len > self.frame_size - off {
+            outside_frame(off, len, self.frame_size);
+        }
         // SAFETY: off + len <= frame_size, so the range stays inside the frame.
         unsafe { self.frame_ptr(frame).add(off) }
     }
@@ -159,6 +155,20 @@ impl Arena {
         // and the caller's contract excludes every conflicting access.
         unsafe { std::ptr::copy_nonoverlapping(from, to, len) }
     }
+}
+
+// The checks' panics are kept out of line, so that the accessors stay small enough to be
+// inlined into every page access (in other crates too).
+#[cold]
+#[inline(never)]
+fn outside_arena(frame: usize, frames: usize) -> ! {
+    panic!("frame {frame} outside an arena of {frames}")
+}
+
+#[cold]
+#[inline(never)]
+fn outside_frame(off: usize, len: usize, frame_size: usize) -> ! {
+    panic!("range {off}+{len} outside a frame of {frame_size}")
 }
 
 impl std::fmt::Debug for Arena {

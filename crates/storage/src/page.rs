@@ -347,6 +347,29 @@ mod tests {
         }
     }
 
+    /// The thread-context variants give the same images as the explicit-context ones (the
+    /// pool uses them so that raw pages never build a codec context).
+    #[test]
+    fn local_context_variants_match() {
+        let mut ctx = CodecCtx::new();
+        for codec in [Codec::None, Codec::Lz4, Codec::Zstd(1)] {
+            let p = page(codec);
+            let mut a = vec![0u8; IMAGE_HEADER_LEN + p.len()];
+            let mut b = a.clone();
+            let n = encode_image(&mut ctx, &p, PageId(5), 512, &mut a);
+            assert_eq!(encode_image_local(&p, PageId(5), 512, &mut b), n);
+            assert_eq!(a[..n], b[..n], "{codec}");
+            let h = parse_header(&b[..n], p.len()).unwrap();
+            let mut back = vec![0u8; p.len()];
+            decode_image_local(&b, &h, &mut back).unwrap();
+            assert_eq!(back, p);
+            // A raw payload of the wrong length is an error, not a panic.
+            if codec == Codec::None {
+                assert!(decode_image_local(&b, &h, &mut back[..100]).is_err());
+            }
+        }
+    }
+
     #[test]
     fn header_rejects_nonsense_lengths() {
         let mut ctx = CodecCtx::new();

@@ -427,6 +427,8 @@ impl PageWriteGuard<'_> {
 
 impl std::ops::Deref for PageReadGuard<'_> {
     type Target = [u8];
+    // Inlined into callers in other crates: every byte a B-tree reads goes through here.
+    #[inline]
     fn deref(&self) -> &[u8] {
         // SAFETY: the guard holds a shared latch on the page whose slot points at this frame;
         // writing the frame takes the exclusive latch, and the frame cannot be taken from the
@@ -437,6 +439,8 @@ impl std::ops::Deref for PageReadGuard<'_> {
 
 impl std::ops::Deref for PageWriteGuard<'_> {
     type Target = [u8];
+    // Inlined into callers in other crates: every byte a B-tree reads goes through here.
+    #[inline]
     fn deref(&self) -> &[u8] {
         // SAFETY: the guard holds the page's exclusive latch, so nobody else writes the frame;
         // the returned borrow of `self` keeps `deref_mut` from running meanwhile.
