@@ -90,7 +90,6 @@ const ALLOWED_IMPORTS: &[&str] = &[
     "join -> exec",                     // B9
     "plan -> admin::infoschema",        // B3
     "plan -> exec",                     // B6, B7
-    "runtime::limits -> session",       // B1
     "select -> admin::infoschema",      // B3
     "select -> exec",                   // B6
     "select -> join",                   // B6

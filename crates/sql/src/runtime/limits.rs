@@ -63,7 +63,7 @@ impl Interrupt {
                 "70100",
                 "Query execution was interrupted (max_statement_time exceeded)",
             ),
-            _ => crate::session::interrupted(),
+            _ => SqlError::interrupted(),
         }
     }
 

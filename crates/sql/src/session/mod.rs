@@ -166,11 +166,6 @@ impl Process {
     }
 }
 
-/// ER_QUERY_INTERRUPTED.
-pub(crate) fn interrupted() -> SqlError {
-    SqlError::new(1317, "70100", "Query execution was interrupted")
-}
-
 impl Instance {
     /// Opens the SQL catalog of `db` (creating it in a new database).
     pub fn open(db: Database, options: InstanceOptions) -> Result<Arc<Instance>, SqlError> {
