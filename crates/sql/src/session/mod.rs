@@ -664,7 +664,7 @@ impl Session {
         let seq = interrupt.begin_statement(self.limits.max_session_mem_used);
         let armed = self
             .limits
-            .deadline(stmt)
+            .deadline(matches!(stmt, ast::Statement::Query(_)))
             .map(|(after, reason)| self.inst.deadlines.arm(interrupt, seq, after, reason));
         let r = self.run_statement(stmt, plan, params);
         self.process.interrupt.end_statement();
