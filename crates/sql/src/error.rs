@@ -44,6 +44,11 @@ impl SqlError {
         }
     }
 
+    /// ER_QUERY_INTERRUPTED (1317).
+    pub(crate) fn interrupted() -> SqlError {
+        SqlError::new(1317, "70100", "Query execution was interrupted")
+    }
+
     /// ER_EMPTY_QUERY (1065).
     pub fn empty() -> SqlError {
         SqlError {

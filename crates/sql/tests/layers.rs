@@ -65,7 +65,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("show", 11),
     ("user", 11),
     ("session", 12),
-    // lib.rs: the facade (and, until B1, the STATEMENT_STACK_* constants).
+    // lib.rs: the facade.
     ("crate", 13),
 ];
 
@@ -86,11 +86,9 @@ const ALLOWED_IMPORTS: &[&str] = &[
     "exec -> plan",                     // B7
     "expr -> admin::infoschema",        // B3
     "expr -> exec",                     // B8
-    "front::depth -> crate",            // B1
     "join -> exec",                     // B9
     "plan -> admin::infoschema",        // B3
     "plan -> exec",                     // B6, B7
-    "runtime::limits -> session",       // B1
     "select -> admin::infoschema",      // B3
     "select -> exec",                   // B6
     "select -> join",                   // B6

@@ -5,3 +5,4 @@
 pub(crate) mod depth;
 pub(crate) mod parse;
 pub(crate) mod split;
+pub(crate) mod stack;

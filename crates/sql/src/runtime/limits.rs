@@ -63,7 +63,7 @@ impl Interrupt {
                 "70100",
                 "Query execution was interrupted (max_statement_time exceeded)",
             ),
-            _ => crate::session::interrupted(),
+            _ => SqlError::interrupted(),
         }
     }
 
@@ -167,11 +167,10 @@ impl Globals {
 }
 
 impl StatementLimits {
-    /// The deadline `stmt` runs under, if any: `max_execution_time` applies to SELECTs,
-    /// `max_statement_time` to everything; the earlier one wins.
-    pub fn deadline(&self, stmt: &sqlparser::ast::Statement) -> Option<(Duration, Reason)> {
-        let select = matches!(stmt, sqlparser::ast::Statement::Query(_));
-        let exec = if select {
+    /// The deadline a statement runs under, if any: `max_execution_time` applies to SELECTs
+    /// (`is_select`), `max_statement_time` to everything; the earlier one wins.
+    pub fn deadline(&self, is_select: bool) -> Option<(Duration, Reason)> {
+        let exec = if is_select {
             self.max_execution_time_ms
         } else {
             0

@@ -171,11 +171,6 @@ impl Process {
     }
 }
 
-/// ER_QUERY_INTERRUPTED.
-pub(crate) fn interrupted() -> SqlError {
-    SqlError::new(1317, "70100", "Query execution was interrupted")
-}
-
 impl Instance {
     /// Opens the SQL catalog of `db` (creating it in a new database).
     pub fn open(db: Database, options: InstanceOptions) -> Result<Arc<Instance>, SqlError> {
@@ -679,7 +674,7 @@ impl Session {
         let seq = interrupt.begin_statement(self.limits.max_session_mem_used);
         let armed = self
             .limits
-            .deadline(stmt)
+            .deadline(matches!(stmt, ast::Statement::Query(_)))
             .map(|(after, reason)| self.inst.deadlines.arm(interrupt, seq, after, reason));
         let r = self.run_statement(stmt, plan, params);
         self.process.interrupt.end_statement();
