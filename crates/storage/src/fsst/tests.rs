@@ -458,3 +458,16 @@ proptest! {
         }
     }
 }
+
+/// Pins what the trainer makes of a fixed sample, across builds and machines (no hash seeds,
+/// no platform-dependent order). Tables are stored, so a trainer change breaks nothing already
+/// written; a deliberate change updates these figures.
+#[test]
+#[cfg_attr(miri, ignore = "slow under Miri; no unsafe code of its own")]
+fn a_fixed_sample_gives_a_fixed_table() {
+    let mut rng = SmallRng::seed_from_u64(2020);
+    let sample: Vec<Vec<u8>> = (0..300).map(|_| sbtest_value(&mut rng)).collect();
+    let bytes = SymbolTable::train(&sample).to_bytes();
+    let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    assert_eq!((bytes.len(), crc), (780, 0x28C5_1EAE), "table {bytes:?}");
+}
