@@ -15,7 +15,9 @@ use zipdb_storage::fsst::{max_decoded_len, DecodeError, SymbolTable};
 use zipdb_storage::page::crc32c;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else { return };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
     let (table, codes) = if mode & 1 == 0 {
         let mut buf = rest.to_vec();
         if buf.len() >= 6 {
@@ -27,16 +29,24 @@ fuzz_target!(|data: &[u8]| {
         }
         match SymbolTable::parse_prefix(&buf) {
             Ok((t, used)) => {
-                assert_eq!(t.to_bytes(), &buf[..used], "a loaded table re-serializes to its bytes");
+                assert_eq!(
+                    t.to_bytes(),
+                    &buf[..used],
+                    "a loaded table re-serializes to its bytes"
+                );
                 (t, rest[used..].to_vec())
             }
             Err(_) => return,
         }
     } else {
-        let Some((&n, mut at)) = rest.split_first() else { return };
+        let Some((&n, mut at)) = rest.split_first() else {
+            return;
+        };
         let mut symbols = Vec::new();
         for _ in 0..n {
-            let Some((&len, tail)) = at.split_first() else { return };
+            let Some((&len, tail)) = at.split_first() else {
+                return;
+            };
             let len = usize::from(len % 10); // 0 and 9 are invalid lengths on purpose
             let Some(sym) = tail.get(..len) else { return };
             symbols.push(sym);
@@ -48,7 +58,10 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     assert!(table.validate().is_ok());
-    assert_eq!(SymbolTable::from_bytes(&table.to_bytes()).as_ref(), Ok(&table));
+    assert_eq!(
+        SymbolTable::from_bytes(&table.to_bytes()).as_ref(),
+        Ok(&table)
+    );
 
     let mut out = Vec::new();
     let result = table.decode(&codes, &mut out);

@@ -228,6 +228,7 @@ mod tests {
     use super::CodeCheck;
 
     #[test]
+    #[cfg_attr(miri, ignore = "slow under Miri; safe code")]
     fn the_word_wide_code_test_is_exact_for_every_symbol_count_and_byte() {
         for n in 0..=255usize {
             let check = CodeCheck::new(n);

@@ -14,8 +14,9 @@
 use super::table::{mask, SymbolTable};
 use super::{max_encoded_len, ESCAPE};
 
-/// log2 of the long-symbol hash table's slots. 1024 slots for at most 255 symbols keep
-/// collisions (symbols the trainer has to pass over) to a few percent.
+/// log2 of the long-symbol hash table's slots. With 1024 slots about one long candidate in
+/// nine lands in a taken slot and the trainer takes the next best instead; 2048 slots measured
+/// no better ratio (docs/BENCHMARKS.md) and cost cache.
 const HASH_BITS: u32 = 10;
 pub(super) const HASH_SLOTS: usize = 1 << HASH_BITS;
 

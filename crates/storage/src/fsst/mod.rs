@@ -36,6 +36,9 @@ pub use train::SAMPLE_BYTES;
 pub const ESCAPE: u8 = 255;
 /// Symbols per table at most: every code but [`ESCAPE`].
 pub const MAX_SYMBOLS: usize = 255;
+// Codes below the symbol count are symbols, so the escape must be above every symbol code.
+const _: () = assert!(ESCAPE as usize == MAX_SYMBOLS);
+
 /// Longest symbol, in bytes; also the most bytes one code can decode to.
 pub const MAX_SYMBOL_LEN: usize = 8;
 

@@ -163,6 +163,7 @@ fn output_is_at_most_eight_times_the_input() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "slow under Miri; no unsafe code of its own")]
 fn sbtest_values_shrink_to_the_design_gate() {
     let mut rng = SmallRng::seed_from_u64(19);
     let sample: Vec<Vec<u8>> = (0..200).map(|_| sbtest_value(&mut rng)).collect();
@@ -174,6 +175,7 @@ fn sbtest_values_shrink_to_the_design_gate() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "slow under Miri; no unsafe code of its own")]
 fn text_shrinks() {
     let lines = text_lines();
     let (train, test): (Vec<_>, Vec<_>) = lines.iter().enumerate().partition(|(i, _)| i % 2 == 0);
@@ -185,6 +187,7 @@ fn text_shrinks() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "slow under Miri; no unsafe code of its own")]
 fn training_is_deterministic() {
     let mut rng = SmallRng::seed_from_u64(5);
     let digits: Vec<Vec<u8>> = (0..500).map(|_| sbtest_value(&mut rng)).collect();
@@ -203,6 +206,7 @@ fn training_is_deterministic() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "slow under Miri; no unsafe code of its own")]
 fn serialized_tables_round_trip() {
     let t = SymbolTable::train(&text_lines());
     assert!(t.len() > 100);
@@ -297,6 +301,7 @@ fn from_symbols_checks_what_load_checks() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "slow under Miri; no unsafe code of its own")]
 fn long_symbols_sharing_a_hash_slot_still_round_trip() {
     // Find two 3-byte prefixes in one slot; only the first symbol is used to encode.
     let first = *b"abc";
@@ -324,9 +329,10 @@ fn arbitrary_strings(max_len: usize, max_count: usize) -> impl Strategy<Value = 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
 
     #[test]
+    #[cfg_attr(miri, ignore = "training is slow under Miri; the other properties cover the unsafe code")]
     fn any_bytes_round_trip_with_a_table_trained_on_other_bytes(
         sample in arbitrary_strings(300, 16),
         inputs in arbitrary_strings(300, 8),
@@ -421,7 +427,7 @@ fn table_of(n: usize, lens_seed: u64) -> SymbolTable {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 8 } else { 512 }))]
 
     /// Mostly valid codes with the odd escape or unknown code: the block paths against the
     /// one-code reference, for every symbol count, into a `Vec` and into exact slices.
@@ -451,4 +457,18 @@ proptest! {
             prop_assert_eq!(exact, out);
         }
     }
+}
+
+/// Pins what the trainer makes of a fixed sample across builds and runs (no hash seeds, no
+/// platform-dependent order; the sample itself comes from `SmallRng`, which differs on 32-bit
+/// targets). Tables are stored, so a trainer change breaks nothing already written; a
+/// deliberate change updates these figures.
+#[test]
+#[cfg_attr(miri, ignore = "slow under Miri; no unsafe code of its own")]
+fn a_fixed_sample_gives_a_fixed_table() {
+    let mut rng = SmallRng::seed_from_u64(2020);
+    let sample: Vec<Vec<u8>> = (0..300).map(|_| sbtest_value(&mut rng)).collect();
+    let bytes = SymbolTable::train(&sample).to_bytes();
+    let crc = u32::from_le_bytes(bytes[..4].try_into().unwrap());
+    assert_eq!((bytes.len(), crc), (780, 0x28C5_1EAE), "table {bytes:?}");
 }

@@ -19,7 +19,9 @@
 //! Everything is deterministic: the sample is chosen with a fixed-seed generator, candidates
 //! are ranked by (gain, length, bytes), a total order, so the same input gives the same table.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::encode::{hash_slot, load_word, Encoder, HASH_SLOTS};
 use super::table::{Symbol, SymbolTable};
@@ -110,7 +112,11 @@ fn mix(mut x: u64) -> u64 {
 /// How often each pseudo-code was chosen, and each ordered pair of consecutive ones.
 struct Counts {
     single: Vec<u32>,
+    /// `PSEUDO × PSEUDO`, indexed `first * PSEUDO + second`.
     pair: Vec<u32>,
+    /// Indexes of the non-zero `pair` entries: a few thousand of the 262,144, so selecting and
+    /// clearing walk this list instead of the matrix.
+    touched: Vec<usize>,
 }
 
 impl Counts {
@@ -118,12 +124,24 @@ impl Counts {
         Counts {
             single: vec![0; PSEUDO],
             pair: vec![0; PSEUDO * PSEUDO],
+            touched: Vec::new(),
         }
     }
 
     fn clear(&mut self) {
         self.single.fill(0);
-        self.pair.fill(0);
+        for &i in &self.touched {
+            self.pair[i] = 0;
+        }
+        self.touched.clear();
+    }
+
+    fn bump_pair(&mut self, first: usize, second: usize) {
+        let i = first * PSEUDO + second;
+        if self.pair[i] == 0 {
+            self.touched.push(i);
+        }
+        bump(&mut self.pair[i]);
     }
 
     /// Encodes `s` with `enc`, counting choices (and pairs when `pairs`).
@@ -141,9 +159,9 @@ impl Counts {
                 bump(&mut self.single[first_byte]);
             }
             if let (true, Some(p)) = (pairs, prev) {
-                bump(&mut self.pair[p * PSEUDO + code]);
+                self.bump_pair(p, code);
                 if len > 1 {
-                    bump(&mut self.pair[p * PSEUDO + first_byte]);
+                    self.bump_pair(p, first_byte);
                 }
             }
             prev = Some(code);
@@ -167,40 +185,51 @@ fn select(table: &SymbolTable, counts: &Counts, extend: bool) -> Vec<Symbol> {
             Some(Symbol::from_byte((p - 256) as u8))
         }
     };
-    let mut gains: HashMap<Symbol, u64> = HashMap::new();
-    for p in 0..PSEUDO {
-        let n = u64::from(counts.single[p]);
+    let mut gains: HashMap<Symbol, u64, BuildHasherDefault<SymbolHasher>> = HashMap::default();
+    for (p, &n) in counts.single.iter().enumerate() {
         let Some(s) = symbol_of(p).filter(|_| n > 0) else {
             continue;
         };
         let weight = if s.len() == 1 { SINGLE_BYTE_WEIGHT } else { 1 };
-        *gains.entry(s).or_default() += n * s.len() as u64 * weight;
-        if !extend || s.len() == super::MAX_SYMBOL_LEN {
-            continue;
-        }
-        let row = &counts.pair[p * PSEUDO..(p + 1) * PSEUDO];
-        for (q, &n2) in row.iter().enumerate() {
-            if n2 == 0 {
+        *gains.entry(s).or_default() += u64::from(n) * s.len() as u64 * weight;
+    }
+    if extend {
+        for &i in &counts.touched {
+            let (p, q) = (i / PSEUDO, i % PSEUDO);
+            let (Some(first), Some(second)) = (symbol_of(p), symbol_of(q)) else {
+                continue;
+            };
+            if first.len() == super::MAX_SYMBOL_LEN {
                 continue;
             }
-            if let Some(next) = symbol_of(q) {
-                let joined = s.concat(next);
-                *gains.entry(joined).or_default() += u64::from(n2) * joined.len() as u64;
-            }
+            let joined = first.concat(second);
+            *gains.entry(joined).or_default() += u64::from(counts.pair[i]) * joined.len() as u64;
         }
     }
-    let mut ranked: Vec<(u64, Symbol)> = gains.into_iter().map(|(s, g)| (g, s)).collect();
-    ranked.sort_unstable_by(|a, b| {
+    // Best first: by gain, then longer, then bytes; a total order, so ties are deterministic.
+    let order = |a: &(u64, Symbol), b: &(u64, Symbol)| -> Ordering {
         b.0.cmp(&a.0)
             .then(b.1.len().cmp(&a.1.len()))
             .then(a.1.cmp(&b.1))
-    });
+    };
+    let mut ranked: Vec<(u64, Symbol)> = gains.into_iter().map(|(s, g)| (g, s)).collect();
+    // Tens of thousands of candidates for 255 places: rank only the head fully, and the rest
+    // only if hash-slot conflicts use up the head.
+    let head = ranked.len().min(4 * MAX_SYMBOLS);
+    if head < ranked.len() {
+        ranked.select_nth_unstable_by(head, order);
+    }
+    ranked[..head].sort_unstable_by(order);
     let mut slot_taken = vec![false; HASH_SLOTS];
     let mut chosen = Vec::with_capacity(MAX_SYMBOLS);
-    for (_, s) in ranked {
+    for i in 0..ranked.len() {
         if chosen.len() == MAX_SYMBOLS {
             break;
         }
+        if i == head {
+            ranked[head..].sort_unstable_by(order);
+        }
+        let s = ranked[i].1;
         if s.len() >= 3 {
             let slot = hash_slot(s.word());
             if slot_taken[slot] {
@@ -211,4 +240,33 @@ fn select(table: &SymbolTable, counts: &Counts, extend: bool) -> Vec<Symbol> {
         chosen.push(s);
     }
     chosen
+}
+
+/// A fast hasher for symbols (a packed word and a length): the candidate map takes tens of
+/// thousands of inserts per generation, and SipHash's resistance to chosen keys buys nothing
+/// here (the worst case is a slower training, never a wrong table: the ranking is a total
+/// order independent of the map).
+#[derive(Default)]
+struct SymbolHasher(u64);
+
+impl Hasher for SymbolHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // Multiply-rotate mixing (as in FxHash): cheap, and spreads the high bits that
+        // hashbrown uses.
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517C_C1B7_2722_0A95);
+    }
 }
