@@ -5,6 +5,8 @@ use std::time::Duration;
 use zipdb_storage::wal::WalError;
 use zipdb_storage::{PageId, StoreError};
 
+use crate::format::{FormatError, TreeFormat};
+
 /// Every error the engine returns.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -30,6 +32,14 @@ pub enum Error {
     NoSuchTree(String),
     #[error("invalid tree name {0:?}: names are 1 to 255 bytes of UTF-8")]
     InvalidName(String),
+    /// A tree format whose parts do not go together (see [`crate::TreeFormat::validate`]).
+    #[error("invalid tree format: {0}")]
+    InvalidTreeFormat(#[from] FormatError),
+    /// A valid tree format this build cannot run yet: creating such a tree, or opening or
+    /// replaying one written by a later build. Refused up front so that no page of the tree
+    /// is ever read with the wrong node layout.
+    #[error("tree {tree:?} has format {format}, which this build does not support (only classic trees until compact leaves land, issue 19 step 3b)")]
+    UnsupportedTreeFormat { tree: String, format: TreeFormat },
     /// A B-tree page (or an overflow page) whose bytes make no sense.
     #[error("corrupt page {page}: {detail}")]
     Corrupt { page: PageId, detail: String },

@@ -22,6 +22,7 @@ pub mod catalog;
 mod crash_tests;
 pub mod db;
 pub mod error;
+pub mod format;
 pub mod lock;
 pub mod mvcc;
 pub mod redo;
@@ -37,5 +38,6 @@ pub use db::{
     Tree, TreeStats, TxnScan,
 };
 pub use error::{Error, Result};
+pub use format::{FormatError, NodeFormat, RecordCodec, TreeFormat};
 pub use zipdb_storage as storage;
 pub use zipdb_storage::Codec;

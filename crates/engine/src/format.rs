@@ -1,0 +1,302 @@
+//! The format of a tree: how its nodes are laid out, how its record values are encoded, and
+//! which codecs its page images use. Fixed when the tree is created, stored in the catalog
+//! (format v3) and in the "create tree" redo record (kind 4); see
+//! docs/design/issue19-record-compression.md §2.2 and docs/FORMAT.md.
+//!
+//! # Bytes (6, in this order)
+//!
+//! ```text
+//! 0  u8 node format:   0 classic, 1 compact
+//! 1  u8 record codec:  0 none, 1 fsst
+//! 2  u8 image codec id (0 none, 1 lz4, 2 zstd, 3 zlib)
+//! 3  u8 image codec level byte (zstd level as i8, zlib level, 0 otherwise)
+//! 4  u8 cold codec id (same ids)
+//! 5  u8 cold codec level byte
+//! ```
+//!
+//! Until compact leaves exist (issue 19 step 3b) this build creates and opens only classic
+//! trees ([`TreeFormat::check_supported`]), but it encodes, decodes and validates every
+//! variant, so that catalogs and logs of later builds are refused with a clear error instead
+//! of being misread page by page.
+
+use std::fmt;
+
+use zipdb_storage::Codec;
+
+/// Bytes of an encoded [`TreeFormat`].
+pub const TREE_FORMAT_LEN: usize = 6;
+
+/// How the tree's leaves are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeFormat {
+    /// Today's nodes (FORMAT.md, "B-tree node").
+    Classic,
+    /// Leaves with fence keys and key suffixes (design §2.3); inner nodes stay classic.
+    Compact,
+}
+
+impl NodeFormat {
+    pub fn id(self) -> u8 {
+        match self {
+            NodeFormat::Classic => 0,
+            NodeFormat::Compact => 1,
+        }
+    }
+
+    pub fn from_id(id: u8) -> Option<NodeFormat> {
+        match id {
+            0 => Some(NodeFormat::Classic),
+            1 => Some(NodeFormat::Compact),
+            _ => None,
+        }
+    }
+}
+
+/// How each record value is encoded on its own inside a leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RecordCodec {
+    /// Values are stored as given.
+    None,
+    /// Values are FSST-encoded with the tree's versioned symbol tables (design §2.5).
+    Fsst,
+}
+
+impl RecordCodec {
+    pub fn id(self) -> u8 {
+        match self {
+            RecordCodec::None => 0,
+            RecordCodec::Fsst => 1,
+        }
+    }
+
+    pub fn from_id(id: u8) -> Option<RecordCodec> {
+        match id {
+            0 => Some(RecordCodec::None),
+            1 => Some(RecordCodec::Fsst),
+            _ => None,
+        }
+    }
+}
+
+/// A tree's format; see the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TreeFormat {
+    pub nodes: NodeFormat,
+    pub records: RecordCodec,
+    /// The codec of the page images written to disk (and of the pool's compressed tier).
+    pub image: Codec,
+    /// The codec of the optional cold layer of compact trees (design §2.6); `Codec::None`
+    /// for classic trees.
+    pub cold: Codec,
+}
+
+/// Why bytes or a value are not a valid [`TreeFormat`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormatError {
+    #[error("tree format truncated: {len} bytes, need {TREE_FORMAT_LEN}")]
+    Truncated { len: usize },
+    #[error("unknown node format {0}")]
+    UnknownNodeFormat(u8),
+    #[error("unknown record codec {0}")]
+    UnknownRecordCodec(u8),
+    #[error("unknown {which} codec id {id}")]
+    UnknownCodec { which: &'static str, id: u8 },
+    /// Known values that do not go together, e.g. FSST records in classic leaves (classic
+    /// cells have no value-kind bit for an encoded value).
+    #[error("tree format {format} is inconsistent: {why}")]
+    Inconsistent {
+        format: TreeFormat,
+        why: &'static str,
+    },
+}
+
+impl TreeFormat {
+    /// Today's trees: classic nodes, raw values, whole-page `image` codec, no cold layer.
+    pub const fn classic(image: Codec) -> TreeFormat {
+        TreeFormat {
+            nodes: NodeFormat::Classic,
+            records: RecordCodec::None,
+            image,
+            cold: Codec::None,
+        }
+    }
+
+    pub fn is_classic(&self) -> bool {
+        self.nodes == NodeFormat::Classic
+    }
+
+    pub fn to_bytes(&self) -> [u8; TREE_FORMAT_LEN] {
+        [
+            self.nodes.id(),
+            self.records.id(),
+            self.image.id(),
+            self.image.level_byte(),
+            self.cold.id(),
+            self.cold.level_byte(),
+        ]
+    }
+
+    /// Decodes the first [`TREE_FORMAT_LEN`] bytes of `b` and validates them. Codec level
+    /// bytes are read as the catalog always read them (`Codec::from_parts`), so a decoded
+    /// format re-encodes to bytes that decode to the same format.
+    pub fn from_bytes(b: &[u8]) -> Result<TreeFormat, FormatError> {
+        let b: &[u8; TREE_FORMAT_LEN] = b
+            .get(..TREE_FORMAT_LEN)
+            .and_then(|s| s.try_into().ok())
+            .ok_or(FormatError::Truncated { len: b.len() })?;
+        let codec = |which, id, level| {
+            Codec::from_parts(id, level).ok_or(FormatError::UnknownCodec { which, id })
+        };
+        let f = TreeFormat {
+            nodes: NodeFormat::from_id(b[0]).ok_or(FormatError::UnknownNodeFormat(b[0]))?,
+            records: RecordCodec::from_id(b[1]).ok_or(FormatError::UnknownRecordCodec(b[1]))?,
+            image: codec("image", b[2], b[3])?,
+            cold: codec("cold", b[4], b[5])?,
+        };
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// Checks that the parts go together. Classic leaves have no way to mark an encoded
+    /// value and no cold layer (their logical header byte 3 is reserved 0), so a classic tree
+    /// must have raw records and no cold codec.
+    pub fn validate(&self) -> Result<(), FormatError> {
+        let why = match self.nodes {
+            NodeFormat::Classic if self.records != RecordCodec::None => {
+                "classic leaves cannot hold encoded records"
+            }
+            NodeFormat::Classic if self.cold != Codec::None => "classic trees have no cold layer",
+            _ => return Ok(()),
+        };
+        Err(FormatError::Inconsistent { format: *self, why })
+    }
+
+    /// Whether this build can create and open trees of this format: classic only, until the
+    /// compact leaf is wired into the tree (issue 19 step 3b) and FSST values after it (step 4).
+    pub fn check_supported(&self, tree: &str) -> crate::Result<()> {
+        if self.is_classic() {
+            return Ok(());
+        }
+        Err(crate::Error::UnsupportedTreeFormat {
+            tree: tree.to_string(),
+            format: *self,
+        })
+    }
+}
+
+impl fmt::Display for TreeFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let nodes = match self.nodes {
+            NodeFormat::Classic => "classic",
+            NodeFormat::Compact => "compact",
+        };
+        let records = match self.records {
+            RecordCodec::None => "raw",
+            RecordCodec::Fsst => "fsst",
+        };
+        write!(
+            f,
+            "{nodes}/{records} image={} cold={}",
+            self.image, self.cold
+        )
+    }
+}
+
+/// Every combination of node format, record codec and a few codecs, valid or not.
+#[cfg(test)]
+pub(crate) fn all_formats() -> Vec<TreeFormat> {
+    let codecs = [
+        Codec::None,
+        Codec::Lz4,
+        Codec::Zstd(-3),
+        Codec::Zstd(19),
+        Codec::Zlib(9),
+    ];
+    let mut v = Vec::new();
+    for nodes in [NodeFormat::Classic, NodeFormat::Compact] {
+        for records in [RecordCodec::None, RecordCodec::Fsst] {
+            for image in codecs {
+                for cold in codecs {
+                    v.push(TreeFormat {
+                        nodes,
+                        records,
+                        image,
+                        cold,
+                    });
+                }
+            }
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_formats_round_trip_and_invalid_ones_are_refused() {
+        let mut valid = 0;
+        for f in all_formats() {
+            let b = f.to_bytes();
+            match f.validate() {
+                Ok(()) => {
+                    valid += 1;
+                    assert_eq!(TreeFormat::from_bytes(&b), Ok(f), "{f}");
+                }
+                Err(e) => {
+                    assert!(matches!(e, FormatError::Inconsistent { .. }), "{f}: {e}");
+                    assert_eq!(TreeFormat::from_bytes(&b), Err(e));
+                }
+            }
+        }
+        // Classic: 5 image codecs; compact: 2 record codecs × 5 × 5.
+        assert_eq!(valid, 5 + 50);
+        assert_eq!(
+            TreeFormat::classic(Codec::Zstd(1)).to_bytes(),
+            [0, 0, 2, 1, 0, 0]
+        );
+        assert!(TreeFormat::classic(Codec::Lz4).check_supported("t").is_ok());
+    }
+
+    #[test]
+    fn corrupt_bytes_are_typed_errors() {
+        let ok = TreeFormat::classic(Codec::Lz4).to_bytes();
+        for cut in 0..TREE_FORMAT_LEN {
+            assert_eq!(
+                TreeFormat::from_bytes(&ok[..cut]),
+                Err(FormatError::Truncated { len: cut })
+            );
+        }
+        let with = |i: usize, v: u8| {
+            let mut b = ok;
+            b[i] = v;
+            TreeFormat::from_bytes(&b)
+        };
+        assert_eq!(with(0, 2), Err(FormatError::UnknownNodeFormat(2)));
+        assert_eq!(with(1, 9), Err(FormatError::UnknownRecordCodec(9)));
+        assert_eq!(
+            with(2, 7),
+            Err(FormatError::UnknownCodec {
+                which: "image",
+                id: 7
+            })
+        );
+        assert_eq!(
+            with(4, 255),
+            Err(FormatError::UnknownCodec {
+                which: "cold",
+                id: 255
+            })
+        );
+        // Every byte string decodes or fails; none panics, and what decodes re-encodes to a
+        // string that decodes the same.
+        for a in 0..=255u8 {
+            for i in 0..TREE_FORMAT_LEN {
+                if let Ok(f) = with(i, a) {
+                    assert_eq!(TreeFormat::from_bytes(&f.to_bytes()), Ok(f));
+                }
+            }
+        }
+    }
+}
