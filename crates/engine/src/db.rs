@@ -50,6 +50,7 @@ pub use zipdb_storage::wal::FlushPolicy;
 use crate::btree::{BTree, Cursor, VerifyReport, MAX_VALUE_LEN};
 use crate::catalog::{Catalog, CatalogEntry};
 use crate::error::{Error, Result};
+use crate::format::TreeFormat;
 use crate::lock::{LockError, LockManager, TxnId};
 use crate::mvcc::{Mvcc, MvccStats, Ts, Visible};
 use crate::redo::{self, CommitEncoder};
@@ -252,7 +253,9 @@ pub struct StoreStats {
 pub struct TreeStats {
     pub name: String,
     pub id: TreeId,
+    /// The image codec (`format.image`), kept for existing callers.
     pub codec: Codec,
+    pub format: TreeFormat,
     pub pages: u64,
     /// Pages × page size.
     pub logical_bytes: u64,
@@ -414,7 +417,10 @@ impl Database {
                     e.name, e.root
                 )));
             }
-            let btree = BTree::open(pool.clone(), e.id, e.root, e.codec);
+            // Refused before any page is read: a later build's compact leaves would otherwise
+            // surface as "bad node header" errors deep inside the first lookup.
+            e.format.check_supported(&e.name)?;
+            let btree = BTree::open(pool.clone(), e.id, e.root, e.format);
             trees.insert(
                 e.name.clone(),
                 Arc::new(TreeShared {
@@ -602,11 +608,20 @@ impl Database {
         &self.inner.pool
     }
 
-    /// Creates a tree; `codec` defaults to [`Options::codec`].
+    /// Creates a classic tree whose pages use `codec`, by default [`Options::codec`].
     pub fn create_tree(&self, name: &str, codec: Option<Codec>) -> Result<Tree> {
-        check_name(name)?;
-        self.inner.check_writable()?;
         let codec = codec.unwrap_or(self.inner.options.codec);
+        self.create_tree_with(name, TreeFormat::classic(codec))
+    }
+
+    /// Creates a tree of `format`. Fails with [`Error::InvalidTreeFormat`] for parts that do
+    /// not go together, and with [`Error::UnsupportedTreeFormat`] for anything but a classic
+    /// tree until compact leaves exist.
+    pub fn create_tree_with(&self, name: &str, format: TreeFormat) -> Result<Tree> {
+        check_name(name)?;
+        format.validate()?;
+        format.check_supported(name)?;
+        self.inner.check_writable()?;
         let _ddl = self.inner.ddl.lock();
         // Tree ids are handed out under the catalog mutex, but the WAL append must not happen
         // under it (it may wait for log space, which needs a checkpoint, which needs the
@@ -622,12 +637,12 @@ impl Database {
                 .ok_or_else(|| Error::Config("tree ids exhausted".into()))?;
             TreeId(id)
         };
-        let payload = redo::encode_create_tree(id, codec, name);
+        let payload = redo::encode_create_tree(id, format, name);
         let shared = self.inner.logged(&payload, FlushPolicy::Sync, || {
             let _gate = self.inner.gate.read();
             let mut cat = self.inner.catalog.lock();
             debug_assert!(!cat.trees.contains_key(name), "DDL is serialised");
-            let btree = BTree::create(self.inner.pool.clone(), id, codec)?;
+            let btree = BTree::create(self.inner.pool.clone(), id, format)?;
             let shared = Arc::new(TreeShared {
                 name: name.to_string(),
                 btree,
@@ -771,6 +786,7 @@ impl Database {
                         name: t.name.clone(),
                         id,
                         codec: t.btree.codec(),
+                        format: t.btree.format(),
                         pages: s.pages,
                         logical_bytes: s.logical_bytes,
                         physical_bytes: s.physical_bytes,
@@ -827,10 +843,11 @@ impl ReplayCatalog for ReplayTrees<'_> {
         self.cat.by_id(id).cloned()
     }
 
-    fn create_tree(&mut self, id: TreeId, codec: Codec, name: &str) -> Result<()> {
+    fn create_tree(&mut self, id: TreeId, format: TreeFormat, name: &str) -> Result<()> {
         self.cat.next_tree_id = self.cat.next_tree_id.max(id.0.saturating_add(1));
         if self.cat.by_id(id).is_none() && !self.cat.trees.contains_key(name) {
-            let btree = BTree::create(self.pool.clone(), id, codec)?;
+            format.check_supported(name)?;
+            let btree = BTree::create(self.pool.clone(), id, format)?;
             self.cat.trees.insert(
                 name.to_string(),
                 Arc::new(TreeShared {
@@ -995,7 +1012,9 @@ impl DbInner {
                         name: t.name.clone(),
                         id: t.btree.tree_id(),
                         root: t.btree.root(),
-                        codec: t.btree.codec(),
+                        format: t.btree.format(),
+                        // No tree has FSST records before issue 19 step 4.
+                        tables: Vec::new(),
                     })
                     .collect(),
             };
@@ -1096,6 +1115,9 @@ impl Tree {
     }
     pub fn codec(&self) -> Codec {
         self.t.btree.codec()
+    }
+    pub fn format(&self) -> TreeFormat {
+        self.t.btree.format()
     }
     pub fn max_key_len(&self) -> usize {
         self.t.btree.max_key_len()

@@ -14,16 +14,23 @@
 //!                        u32 tree id, u8 op (1 put, 2 delete), u16 key length K,
 //!                        [put only: u32 value length V], K key bytes, [put only: V value bytes]
 //! kind 2, create tree: u32 tree id, u8 codec id, u8 codec level byte, u16 name length L,
-//!                      L bytes of UTF-8 name
+//!                      L bytes of UTF-8 name (a classic tree; written before issue 19)
 //! kind 3, drop tree:   u32 tree id
+//! kind 4, create tree v2: u32 tree id, 6 bytes tree format (crate::format), u16 name
+//!                      length L, L bytes of UTF-8 name
 //! ```
+//! Writers use kind 4 for every new tree; kind 2 still decodes (as a classic tree) so that
+//! logs written before it replay. An older build refuses kind 4 as an unknown kind.
 //! The WAL frames each record with its length, LSN and CRC32C; a record must use all its bytes.
 
 use zipdb_storage::{Codec, TreeId};
 
+use crate::format::{TreeFormat, TREE_FORMAT_LEN};
+
 const KIND_COMMIT: u8 = 1;
 const KIND_CREATE_TREE: u8 = 2;
 const KIND_DROP_TREE: u8 = 3;
+const KIND_CREATE_TREE_V2: u8 = 4;
 const OP_PUT: u8 = 1;
 const OP_DELETE: u8 = 2;
 
@@ -31,9 +38,10 @@ const OP_DELETE: u8 = 2;
 #[derive(Debug, PartialEq, Eq)]
 pub enum Record<'a> {
     Commit(Vec<Op<'a>>),
+    /// Kind 4, or kind 2 read as a classic tree.
     CreateTree {
         id: TreeId,
-        codec: Codec,
+        format: TreeFormat,
         name: &'a str,
     },
     DropTree {
@@ -94,7 +102,21 @@ impl CommitEncoder {
     }
 }
 
-pub fn encode_create_tree(id: TreeId, codec: Codec, name: &str) -> Vec<u8> {
+/// A kind 4 record: the tree with its full format. Names are at most 255 bytes (callers
+/// check), so the length fits its u16.
+pub fn encode_create_tree(id: TreeId, format: TreeFormat, name: &str) -> Vec<u8> {
+    let mut b = Vec::with_capacity(7 + TREE_FORMAT_LEN + name.len());
+    b.push(KIND_CREATE_TREE_V2);
+    b.extend_from_slice(&id.0.to_le_bytes());
+    b.extend_from_slice(&format.to_bytes());
+    b.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    b.extend_from_slice(name.as_bytes());
+    b
+}
+
+/// A kind 2 record, as builds before issue 19 wrote it. Nothing writes it any more; tests and
+/// the fuzz target use it to check that old logs still replay.
+pub fn encode_create_tree_v1(id: TreeId, codec: Codec, name: &str) -> Vec<u8> {
     let mut b = Vec::with_capacity(9 + name.len());
     b.push(KIND_CREATE_TREE);
     b.extend_from_slice(&id.0.to_le_bytes());
@@ -146,6 +168,11 @@ impl<'a> Reader<'a> {
     }
 }
 
+fn name<'a>(r: &mut Reader<'a>) -> Result<&'a str, String> {
+    let len = r.u16("name length")? as usize;
+    std::str::from_utf8(r.take(len, "name")?).map_err(|_| "tree name is not UTF-8".to_string())
+}
+
 /// Decodes a record; a description of what is wrong otherwise.
 pub fn decode(b: &[u8]) -> Result<Record<'_>, String> {
     let mut r = Reader { b, o: 0 };
@@ -181,10 +208,19 @@ pub fn decode(b: &[u8]) -> Result<Record<'_>, String> {
             let level = r.u8("codec level")?;
             let codec =
                 Codec::from_parts(cid, level).ok_or_else(|| format!("unknown codec id {cid}"))?;
-            let len = r.u16("name length")? as usize;
-            let name = std::str::from_utf8(r.take(len, "name")?)
-                .map_err(|_| "tree name is not UTF-8".to_string())?;
-            Record::CreateTree { id, codec, name }
+            let name = name(&mut r)?;
+            Record::CreateTree {
+                id,
+                format: TreeFormat::classic(codec),
+                name,
+            }
+        }
+        KIND_CREATE_TREE_V2 => {
+            let id = TreeId(r.u32("tree id")?);
+            let format = TreeFormat::from_bytes(r.take(TREE_FORMAT_LEN, "tree format")?)
+                .map_err(|e| format!("tree id {}: {e}", id.0))?;
+            let name = name(&mut r)?;
+            Record::CreateTree { id, format, name }
         }
         KIND_DROP_TREE => Record::DropTree {
             id: TreeId(r.u32("tree id")?),
@@ -227,12 +263,12 @@ mod tests {
             },
         ]);
         assert_eq!(decode(&b).unwrap(), want);
-        let c = encode_create_tree(TreeId(9), Codec::Zstd(3), "users");
+        let c = encode_create_tree_v1(TreeId(9), Codec::Zstd(3), "users");
         assert_eq!(
             decode(&c).unwrap(),
             Record::CreateTree {
                 id: TreeId(9),
-                codec: Codec::Zstd(3),
+                format: TreeFormat::classic(Codec::Zstd(3)),
                 name: "users"
             }
         );
@@ -240,6 +276,72 @@ mod tests {
             decode(&encode_drop_tree(TreeId(9))).unwrap(),
             Record::DropTree { id: TreeId(9) }
         );
+    }
+
+    #[test]
+    fn create_tree_v2_round_trips_every_format() {
+        for format in crate::format::all_formats() {
+            let b = encode_create_tree(TreeId(7), format, "t1");
+            let got = decode(&b);
+            if format.validate().is_ok() {
+                assert_eq!(
+                    got.unwrap(),
+                    Record::CreateTree {
+                        id: TreeId(7),
+                        format,
+                        name: "t1"
+                    }
+                );
+            } else {
+                let e = got.unwrap_err();
+                assert!(e.contains("tree id 7") && e.contains("inconsistent"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn create_tree_fixed_bytes() {
+        // Pinned so that a change of layout is a visible format change (docs/FORMAT.md).
+        let v1 = [2, 5, 0, 0, 0, 2, 1, 1, 0, b'a'];
+        let v2 = [4, 5, 0, 0, 0, 1, 1, 0, 0, 2, 3, 1, 0, b'a'];
+        let compact = TreeFormat {
+            nodes: crate::format::NodeFormat::Compact,
+            records: crate::format::RecordCodec::Fsst,
+            image: Codec::None,
+            cold: Codec::Zstd(3),
+        };
+        assert_eq!(encode_create_tree_v1(TreeId(5), Codec::Zstd(1), "a"), v1);
+        assert_eq!(encode_create_tree(TreeId(5), compact, "a"), v2);
+        assert_eq!(
+            decode(&v1).unwrap(),
+            Record::CreateTree {
+                id: TreeId(5),
+                format: TreeFormat::classic(Codec::Zstd(1)),
+                name: "a"
+            }
+        );
+        assert_eq!(
+            decode(&v2).unwrap(),
+            Record::CreateTree {
+                id: TreeId(5),
+                format: compact,
+                name: "a"
+            }
+        );
+        for cut in 0..v2.len() {
+            assert!(decode(&v2[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut bad = v2;
+        bad[5] = 2; // node format 2
+        assert!(decode(&bad).unwrap_err().contains("unknown node format 2"));
+        let mut bad = v2;
+        bad[7] = 9; // image codec 9
+        assert!(decode(&bad)
+            .unwrap_err()
+            .contains("unknown image codec id 9"));
+        assert!(decode(&[v2.as_slice(), &[0]].concat())
+            .unwrap_err()
+            .contains("trailing"));
     }
 
     proptest! {

@@ -151,7 +151,12 @@ impl Batch {
 pub(crate) trait ReplayCatalog {
     type Tree: AsRef<BTree> + Send + Sync;
     fn tree(&self, id: TreeId) -> Option<Arc<Self::Tree>>;
-    fn create_tree(&mut self, id: TreeId, codec: zipdb_storage::Codec, name: &str) -> Result<()>;
+    fn create_tree(
+        &mut self,
+        id: TreeId,
+        format: crate::format::TreeFormat,
+        name: &str,
+    ) -> Result<()>;
     fn drop_tree(&mut self, id: TreeId) -> Result<()>;
 }
 
@@ -229,9 +234,9 @@ impl<'a, C: ReplayCatalog> Replay<'a, C> {
                     self.stats.writes += 1;
                 }
             }
-            Record::CreateTree { id, codec, name } => {
+            Record::CreateTree { id, format, name } => {
                 self.apply_batch()?;
-                self.cat.create_tree(id, codec, name)?;
+                self.cat.create_tree(id, format, name)?;
             }
             Record::DropTree { id } => {
                 self.apply_batch()?;

@@ -51,6 +51,7 @@ use zipdb_storage::pool::{BufferPool, PageReadGuard, PageWriteGuard};
 use zipdb_storage::{Codec, PageId, PageType, TreeId};
 
 use crate::error::{Error, Result};
+use crate::format::TreeFormat;
 pub use cursor::Cursor;
 use node::{
     build_node, collect_cells, inner_cell, insert_cell, insert_raw, raw_cell_child, raw_cell_key,
@@ -73,7 +74,8 @@ pub struct BTree {
     pool: Arc<BufferPool>,
     tree: TreeId,
     root: PageId,
-    codec: Codec,
+    /// Fixed at creation; `format.image` is the codec every page of the tree gets.
+    format: TreeFormat,
     limits: Limits,
 }
 
@@ -82,7 +84,7 @@ impl std::fmt::Debug for BTree {
         f.debug_struct("BTree")
             .field("tree", &self.tree)
             .field("root", &self.root)
-            .field("codec", &self.codec)
+            .field("format", &self.format)
             .finish()
     }
 }
@@ -139,24 +141,26 @@ fn own_bound(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
 }
 
 impl BTree {
-    /// Creates an empty tree (one empty root leaf).
-    pub fn create(pool: Arc<BufferPool>, tree: TreeId, codec: Codec) -> Result<BTree> {
+    /// Creates an empty tree (one empty root leaf). The caller checks that this build
+    /// supports `format` ([`TreeFormat::check_supported`]): the node code is classic only.
+    pub fn create(pool: Arc<BufferPool>, tree: TreeId, format: TreeFormat) -> Result<BTree> {
         let root = {
-            let mut g = pool.allocate(PageType::Leaf, tree, codec)?;
+            let mut g = pool.allocate(PageType::Leaf, tree, format.image)?;
             node::init_node(&mut g, 0, PageId::NONE);
             g.id()
         };
-        Ok(BTree::open(pool, tree, root, codec))
+        Ok(BTree::open(pool, tree, root, format))
     }
 
-    /// Opens the tree whose root is `root`.
-    pub fn open(pool: Arc<BufferPool>, tree: TreeId, root: PageId, codec: Codec) -> BTree {
+    /// Opens the tree whose root is `root` (same precondition as [`BTree::create`]).
+    pub fn open(pool: Arc<BufferPool>, tree: TreeId, root: PageId, format: TreeFormat) -> BTree {
+        debug_assert!(format.is_classic(), "unsupported tree format {format}");
         let limits = Limits::new(pool.page_size());
         BTree {
             pool,
             tree,
             root,
-            codec,
+            format,
             limits,
         }
     }
@@ -167,8 +171,12 @@ impl BTree {
     pub fn root(&self) -> PageId {
         self.root
     }
+    /// The codec of the tree's page images (`format().image`).
     pub fn codec(&self) -> Codec {
-        self.codec
+        self.format.image
+    }
+    pub fn format(&self) -> TreeFormat {
+        self.format
     }
     pub fn pool(&self) -> &Arc<BufferPool> {
         &self.pool
@@ -540,7 +548,7 @@ impl BTree {
         for chunk in value.chunks(self.limits.overflow_capacity).rev() {
             match self
                 .pool
-                .allocate(PageType::Overflow, self.tree, self.codec)
+                .allocate(PageType::Overflow, self.tree, self.format.image)
             {
                 Ok(mut g) => {
                     write_overflow(&mut g, next, chunk);
@@ -789,9 +797,9 @@ impl BTree {
             };
             if id == self.root {
                 // Root split: the contents move into two new children.
-                let mut r = self.pool.allocate(ty, self.tree, self.codec)?;
+                let mut r = self.pool.allocate(ty, self.tree, self.format.image)?;
                 build_node(&mut r, level, right_link, right_cells);
-                let mut l = self.pool.allocate(ty, self.tree, self.codec)?;
+                let mut l = self.pool.allocate(ty, self.tree, self.format.image)?;
                 build_node(&mut l, level, if leaf { r.id() } else { link }, left_cells);
                 let root_cell = inner_cell(&sep, r.id());
                 if level + 1 > node::MAX_LEVEL {
@@ -801,7 +809,7 @@ impl BTree {
                 build_node(&mut cur, level + 1, l.id(), &[&root_cell]);
                 return Ok(());
             }
-            let mut r = self.pool.allocate(ty, self.tree, self.codec)?;
+            let mut r = self.pool.allocate(ty, self.tree, self.format.image)?;
             build_node(&mut r, level, right_link, right_cells);
             let new_link = if leaf { r.id() } else { link };
             build_node(&mut cur, level, new_link, left_cells);

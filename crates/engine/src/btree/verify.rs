@@ -213,7 +213,7 @@ impl BTree {
             }
             let g = self.pool.read(id)?;
             self.check_tree(id, &g)?;
-            if LogicalHeader::codec(&g) != self.codec {
+            if LogicalHeader::codec(&g) != self.format.image {
                 return Err(Error::corrupt(
                     id,
                     "overflow page with another codec than its tree",
