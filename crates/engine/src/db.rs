@@ -657,6 +657,13 @@ impl Database {
         })
     }
 
+    /// Appends a raw redo record and waits for it to be durable, changing nothing else: lets
+    /// tests write records this build no longer writes (kind 2) or cannot apply.
+    #[cfg(test)]
+    pub(crate) fn log_raw_for_test(&self, payload: &[u8]) -> Result<()> {
+        self.inner.logged(payload, FlushPolicy::Sync, || Ok(()))
+    }
+
     /// A handle to an existing tree.
     pub fn open_tree(&self, name: &str) -> Result<Tree> {
         let cat = self.inner.catalog.lock();

@@ -23,6 +23,8 @@ mod crash_tests;
 pub mod db;
 pub mod error;
 pub mod format;
+#[cfg(test)]
+mod format_tests;
 pub mod lock;
 pub mod mvcc;
 pub mod redo;
