@@ -18,14 +18,20 @@ fuzz_target!(|data: &[u8]| {
         Ok(Record::DropTree { id }) => {
             assert_eq!(redo::encode_drop_tree(id), data);
         }
-        Ok(Record::CreateTree { id, codec, name }) => {
-            // The codec's level byte may have several spellings; the record must still decode
-            // the same after a round trip.
-            let again = redo::encode_create_tree(id, codec, name);
+        Ok(Record::CreateTree { id, format, name }) => {
+            // Codec level bytes may have several spellings; the record must still decode the
+            // same after a round trip, as kind 4 (what this build writes) and, for a classic
+            // tree from a kind 2 record, as kind 2 (what older builds wrote).
+            let want = Ok(Record::CreateTree { id, format, name });
             assert_eq!(
-                redo::decode(&again),
-                Ok(Record::CreateTree { id, codec, name })
+                redo::decode(&redo::encode_create_tree(id, format, name)),
+                want
             );
+            if data[0] == 2 {
+                assert!(format.is_classic());
+                let v1 = redo::encode_create_tree_v1(id, format.image, name);
+                assert_eq!(redo::decode(&v1), want);
+            }
         }
         Err(_) => {}
     }
