@@ -354,6 +354,11 @@ fn insert_outside_fences_is_an_error() {
 
 #[test]
 fn limits_keep_four_cells_per_node() {
+    // The values docs/FORMAT.md states.
+    let max_cells: Vec<usize> = [4096, 16384, 65536]
+        .map(|ps| CompactLimits::new(ps).max_cell)
+        .to_vec();
+    assert_eq!(max_cells, [760, 3064, 12280]);
     for ps in [4096usize, 8192, 16384, 65536] {
         let l = CompactLimits::new(ps);
         assert!(4 * (l.max_cell + SLOT_LEN) <= l.usable_min);
