@@ -102,29 +102,29 @@ pub const OVF_DATA: usize = 32;
 pub const MAX_LEVEL: u8 = 32;
 
 #[inline]
-fn rd_u16(p: &[u8], o: usize) -> usize {
+pub(crate) fn rd_u16(p: &[u8], o: usize) -> usize {
     u16::from_le_bytes([p[o], p[o + 1]]) as usize
 }
 #[inline]
-fn rd_u32(p: &[u8], o: usize) -> usize {
+pub(crate) fn rd_u32(p: &[u8], o: usize) -> usize {
     u32::from_le_bytes([p[o], p[o + 1], p[o + 2], p[o + 3]]) as usize
 }
 #[inline]
-fn rd_u64(p: &[u8], o: usize) -> u64 {
+pub(crate) fn rd_u64(p: &[u8], o: usize) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&p[o..o + 8]);
     u64::from_le_bytes(b)
 }
 #[inline]
-fn wr_u16(p: &mut [u8], o: usize, v: usize) {
+pub(crate) fn wr_u16(p: &mut [u8], o: usize, v: usize) {
     p[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes());
 }
 #[inline]
-fn wr_u32(p: &mut [u8], o: usize, v: usize) {
+pub(crate) fn wr_u32(p: &mut [u8], o: usize, v: usize) {
     p[o..o + 4].copy_from_slice(&(v as u32).to_le_bytes());
 }
 #[inline]
-fn wr_u64(p: &mut [u8], o: usize, v: u64) {
+pub(crate) fn wr_u64(p: &mut [u8], o: usize, v: u64) {
     p[o..o + 8].copy_from_slice(&v.to_le_bytes());
 }
 
