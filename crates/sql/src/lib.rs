@@ -14,25 +14,26 @@
 // catalog, front, ..., ddl, admin, session); each folder's mod.rs says what it holds. The flat
 // files below them are still to be moved (Phase A).
 mod admin;
+mod bind;
 pub mod catalog;
 mod ddl;
+pub mod exec;
+pub mod expr;
 mod front;
 mod runtime;
 mod session;
 mod types;
 
-pub mod builtins;
 mod error;
-pub mod exec;
-pub mod expr;
-mod join;
-pub mod plan;
-mod select;
 
 // The paths from before the folders: the server, the fuzz targets and the crate's own code
 // still name these modules at the root (`zipdb_sql::codec`, `crate::value`).
 use admin::{infoschema, show, user};
+use bind::select;
 pub use catalog::{accounts, codec};
+pub use exec::dml as plan;
+use exec::join;
+pub use expr::builtins;
 use front::{depth, parse, split};
 use runtime::limits;
 use types::{collation_table, diag, typeagg};

@@ -73,40 +73,40 @@ const LAYERS: &[(&str, u32)] = &[
 /// lib.rs): upward imports, and the imports that close a cycle inside a layer. Only shrinks.
 const ALLOWED_IMPORTS: &[&str] = &[
     // The step of the design's Phase B that removes each is named after it.
-    "admin::infoschema -> admin::show", // B5
-    "admin::infoschema -> session",     // B4
-    "admin::show -> admin::infoschema", // B5
-    "admin::show -> session",           // B4
-    "admin::user -> session",           // B4
-    "catalog -> admin::infoschema",     // B3
-    "ddl -> admin::infoschema",         // B3
-    "ddl -> session",                   // B4
-    "exec -> admin::infoschema",        // B3
-    "exec -> join",                     // B9
-    "exec -> plan",                     // B7
-    "expr -> admin::infoschema",        // B3
-    "expr -> exec",                     // B8
-    "join -> exec",                     // B9
-    "plan -> admin::infoschema",        // B3
-    "plan -> exec",                     // B6, B7
-    "select -> admin::infoschema",      // B3
-    "select -> exec",                   // B6
-    "select -> join",                   // B6
-    "select -> plan",                   // B6, B7
-    "types::store -> catalog",          // B3
-    "types::store -> expr",             // B3
-    "types::typeagg -> expr",           // B2
-    "types::value -> builtins",         // B2
+    "admin::infoschema -> admin::show",  // B5
+    "admin::infoschema -> session",      // B4
+    "admin::show -> admin::infoschema",  // B5
+    "admin::show -> session",            // B4
+    "admin::user -> session",            // B4
+    "bind::select -> admin::infoschema", // B3
+    "bind::select -> exec",              // B6
+    "bind::select -> exec::dml",         // B6, B7
+    "bind::select -> exec::join",        // B6
+    "catalog -> admin::infoschema",      // B3
+    "ddl -> admin::infoschema",          // B3
+    "ddl -> session",                    // B4
+    "exec -> admin::infoschema",         // B3
+    "exec -> exec::dml",                 // B7
+    "exec -> exec::join",                // B9
+    "exec::dml -> admin::infoschema",    // B3
+    "exec::dml -> exec",                 // B6, B7
+    "exec::join -> exec",                // B9
+    "expr -> admin::infoschema",         // B3
+    "expr -> exec",                      // B8
+    "types::store -> catalog",           // B3
+    "types::store -> expr",              // B3
+    "types::typeagg -> expr",            // B2
+    "types::value -> expr::builtins",    // B2
 ];
 
 /// Files over [`MAX_LINES`] today, relative to `crates/sql/src`. Only shrinks.
 const ALLOWED_LARGE_FILES: &[&str] = &[
     // Split by B10 (and on the way by B2-B9).
-    "builtins.rs",
-    "exec.rs",
-    "expr.rs",
-    "plan.rs",
-    "select.rs",
+    "bind/select.rs",
+    "exec/dml.rs",
+    "exec/mod.rs",
+    "expr/builtins.rs",
+    "expr/mod.rs",
     "session/mod.rs",
     "types/store.rs",
 ];

@@ -9,6 +9,9 @@
 //! re-checked on every row, so an access path only has to return a superset of the matching
 //! rows: key bounds that cannot be converted exactly to the column's type fall back to a scan.
 
+pub mod dml;
+pub(crate) mod join;
+
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Bound;

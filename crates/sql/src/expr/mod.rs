@@ -1,6 +1,8 @@
 //! Expressions: compiled once from the parser's AST into [`Expr`] (columns resolved to row
 //! positions, `?` to parameter slots), then evaluated per row.
 
+pub mod builtins;
+
 use std::cmp::Ordering;
 
 use sqlparser::ast;
