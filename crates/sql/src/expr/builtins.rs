@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::value::{days_in_month, fold_char, DateTime, Decimal, Value};
+use crate::types::value::{days_in_month, fold_char, DateTime, Decimal, Value};
 
 /// The most bytes a string function builds: MariaDB's default `max_allowed_packet`; a longer
 /// result is NULL there (with warning 1301).
@@ -278,9 +278,12 @@ pub const MONTH_NAMES: [&str; 12] = [
 pub fn temporal(v: &Value) -> Option<(DateTime, bool)> {
     let r = temporal_quiet(v);
     if r.is_none() && !v.is_null() {
-        crate::diag::warn(1292, || {
+        crate::types::diag::warn(1292, || {
             let t = v.to_text().unwrap_or_default();
-            format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+            format!(
+                "Incorrect datetime value: '{}'",
+                crate::types::diag::quoted(&t)
+            )
         });
     }
     r
@@ -372,11 +375,11 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
             // leading digits: '2021-11-30' is 00:20:21 and '1999-12-31' is no time at all.
             let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
             let Ok(n) = digits.parse::<i64>() else {
-                crate::diag::warn(1292, || format!("Incorrect time value: '{s}'"));
+                crate::types::diag::warn(1292, || format!("Incorrect time value: '{s}'"));
                 return None;
             };
             if digits.len() < s.len() {
-                crate::diag::warn(1292, || format!("Truncated incorrect time value: '{s}'"));
+                crate::types::diag::warn(1292, || format!("Truncated incorrect time value: '{s}'"));
             }
             let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
             if m >= 60 || sec >= 60 {
@@ -409,9 +412,9 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
     }
     let r = time_of_text(v);
     if r.is_none() && !v.is_null() {
-        crate::diag::warn(1292, || {
+        crate::types::diag::warn(1292, || {
             let t = v.to_text().unwrap_or_default();
-            format!("Incorrect time value: '{}'", crate::diag::quoted(&t))
+            format!("Incorrect time value: '{}'", crate::types::diag::quoted(&t))
         });
     }
     r

@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 
 use sqlparser::ast;
 
-use crate::builtins::{self as bi, Unit};
-use crate::value::{
+use crate::expr::builtins::{self as bi, Unit};
+use crate::types::value::{
     collate_cmp, fold_char, format_double, lower_char, upper_char, DateTime, Decimal, SqlType,
     Value,
 };
@@ -182,7 +182,7 @@ pub enum Expr {
     Func(Func, Vec<Expr>),
     Cast(Box<Expr>, CastTo),
     /// An operand of IF/CASE/COALESCE/LEAST/... converted to the type of the whole, which its
-    /// own type differs from (see [`crate::typeagg`]): a value of a type, not a CAST.
+    /// own type differs from (see [`crate::types::typeagg`]): a value of a type, not a CAST.
     Coerce(Box<Expr>, SqlType),
     /// A column of the enclosing query's row (in a correlated subquery).
     Outer(usize),
@@ -217,7 +217,7 @@ pub struct Ctx<'a> {
     pub version: &'a str,
     /// The rows of the `information_schema` table the statement reads, computed by the
     /// session before execution.
-    pub virtual_rows: Option<&'a [(crate::infoschema::Kind, Vec<Vec<Value>>)]>,
+    pub virtual_rows: Option<&'a [(crate::admin::infoschema::Kind, Vec<Vec<Value>>)]>,
     /// What subqueries read through: set by the plan that runs them (see
     /// [`crate::exec::SubCtx`]).
     pub sub: Option<&'a crate::exec::SubCtx<'a>>,
@@ -225,13 +225,16 @@ pub struct Ctx<'a> {
     pub outer: &'a [Value],
     /// Set by `KILL QUERY`: long scans check it every few hundred rows.
     /// The statement's stop signal and memory budget (`None`: internal evaluation).
-    pub killed: Option<&'a crate::limits::Interrupt>,
+    pub killed: Option<&'a crate::runtime::limits::Interrupt>,
 }
 
 impl<'a> Ctx<'a> {
     /// The rows of `information_schema` table `kind`, computed by the session for every such
     /// table the statement reads (joins, UNION operands and subqueries included).
-    pub fn virtual_of(&self, kind: crate::infoschema::Kind) -> Result<&'a [Vec<Value>], SqlError> {
+    pub fn virtual_of(
+        &self,
+        kind: crate::admin::infoschema::Kind,
+    ) -> Result<&'a [Vec<Value>], SqlError> {
         self.virtual_rows
             .and_then(|v| v.iter().find(|(k, _)| *k == kind))
             .map(|(_, rows)| rows.as_slice())
@@ -267,7 +270,7 @@ pub trait Scope {
     /// A system variable (`@@name`), resolved at compile time.
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError>;
     /// The type of `Col(i)` in the rows the expression reads, where the scope knows it: what
-    /// IF, CASE, LEAST and the like need to type themselves (see [`crate::typeagg`]).
+    /// IF, CASE, LEAST and the like need to type themselves (see [`crate::types::typeagg`]).
     fn col_type(&self, _i: usize) -> Option<SqlType> {
         None
     }
@@ -914,7 +917,7 @@ fn settle(mut e: Expr, scope: &dyn Scope) -> Expr {
         return e;
     };
     for x in operands(&mut e) {
-        if crate::typeagg::needs_conversion(ty(x), target) {
+        if crate::types::typeagg::needs_conversion(ty(x), target) {
             let inner = std::mem::replace(x, Expr::Const(Value::Null));
             *x = Expr::Coerce(Box::new(inner), target);
         }
@@ -1184,7 +1187,7 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
 /// NULL, with warning 1365 (an error in strict INSERT and UPDATE: ERROR_FOR_DIVISION_BY_ZERO,
 /// on by default in MariaDB 10.11).
 fn division_by_zero() -> Value {
-    crate::diag::warn(1365, || "Division by 0".to_string());
+    crate::types::diag::warn(1365, || "Division by 0".to_string());
     Value::Null
 }
 
@@ -1612,7 +1615,7 @@ impl Expr {
                 }
             }
             Expr::Cast(x, to) => cast(x.eval(row, ctx)?, *to)?,
-            Expr::Coerce(x, ty) => crate::typeagg::conform(x.eval(row, ctx)?, *ty),
+            Expr::Coerce(x, ty) => crate::types::typeagg::conform(x.eval(row, ctx)?, *ty),
             Expr::Func(f, args) => func(*f, args, row, ctx)?,
             Expr::Outer(i) => ctx
                 .outer
@@ -1652,7 +1655,7 @@ impl Expr {
             len: 255,
             binary: false,
         };
-        use crate::typeagg::{min_max_of, result_of};
+        use crate::types::typeagg::{min_max_of, result_of};
         let operands = |l: &[Expr]| l.iter().map(|a| a.type_of(row_types)).collect::<Vec<_>>();
         Some(match self {
             Expr::Const(Value::Null) => return None,
@@ -1941,9 +1944,12 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
 fn to_datetime_arg(v: &Value) -> Option<i64> {
     let r = to_datetime(v);
     if r.is_none() && !v.is_null() {
-        crate::diag::warn(1292, || {
+        crate::types::diag::warn(1292, || {
             let t = v.to_text().unwrap_or_default();
-            format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+            format!(
+                "Incorrect datetime value: '{}'",
+                crate::types::diag::quoted(&t)
+            )
         });
     }
     r
@@ -2000,7 +2006,7 @@ pub fn number_to_datetime(n: i128) -> Option<DateTime> {
         micro: 0,
     };
     let day_ok =
-        d.month == 0 || d.day == 0 || d.day <= crate::value::days_in_month(d.year, d.month);
+        d.month == 0 || d.day == 0 || d.day <= crate::types::value::days_in_month(d.year, d.month);
     (d.month <= 12 && d.day <= 31 && day_ok && d.hour <= 23 && d.minute <= 59 && d.second <= 59)
         .then_some(d)
 }
@@ -2396,7 +2402,7 @@ fn next_random() -> u64 {
     })
 }
 
-/// The functions added with the calendar, string and math helpers of [`crate::builtins`].
+/// The functions added with the calendar, string and math helpers of [`crate::expr::builtins`].
 fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlError> {
     let ev = |i: usize| args[i].eval(row, ctx);
     let s = |i: usize| text_arg(args, i, row, ctx);
@@ -2647,7 +2653,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 amount = -amount;
             }
             let Some(r) = bi::add_interval(&d, unit, amount) else {
-                crate::diag::warn(1441, || {
+                crate::types::diag::warn(1441, || {
                     "Datetime function: datetime field overflow".to_string()
                 });
                 return Ok(Value::Null);
@@ -2754,7 +2760,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 DateTime {
                     year: d.year,
                     month: d.month,
-                    day: crate::value::days_in_month(d.year, d.month),
+                    day: crate::types::value::days_in_month(d.year, d.month),
                     ..DateTime::default()
                 }
                 .pack(),
@@ -3287,7 +3293,7 @@ mod tests {
 
     /// `expr` compiled over [`Typed`]: its type and its value's text for `row`.
     fn typed(expr: &str, row: &[Value]) -> (Option<SqlType>, Option<String>) {
-        let stmts = crate::parse::parse_ast(&format!("SELECT {expr}")).expect("parses");
+        let stmts = crate::front::parse::parse_ast(&format!("SELECT {expr}")).expect("parses");
         let sqlparser::ast::Statement::Query(q) = &stmts[0] else {
             panic!("not a query")
         };

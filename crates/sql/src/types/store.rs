@@ -11,7 +11,7 @@
 //! no `NO_ZERO_DATE` / `NO_ZERO_IN_DATE`), value by value.
 
 use crate::catalog::ColumnDef;
-use crate::value::{days_in_month, format_double, DateTime, Decimal, SqlType, Value};
+use crate::types::value::{days_in_month, format_double, DateTime, Decimal, SqlType, Value};
 use crate::SqlError;
 
 /// Something a conversion lost.

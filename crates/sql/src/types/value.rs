@@ -511,7 +511,7 @@ impl Value {
                 Some(d) => {
                     let body = s.trim_end_matches(' ').len();
                     if body < s.len() {
-                        crate::diag::truncated_number("DECIMAL", s.as_bytes(), body);
+                        crate::types::diag::truncated_number("DECIMAL", s.as_bytes(), body);
                     }
                     Some(d)
                 }
@@ -632,7 +632,7 @@ fn temporal_of_text(s: &str) -> i64 {
         return d.pack();
     }
     // The other spellings MySQL accepts ('20240102', ...), off the common path.
-    if let Some((d, _)) = crate::builtins::temporal_quiet(&Value::Str(s.to_string())) {
+    if let Some((d, _)) = crate::expr::builtins::temporal_quiet(&Value::Str(s.to_string())) {
         return d.pack();
     }
     let t = s.trim_start();
@@ -640,10 +640,10 @@ fn temporal_of_text(s: &str) -> i64 {
         .rev()
         .filter(|&i| t.is_char_boundary(i) && t.as_bytes()[i - 1].is_ascii_digit())
         .find_map(|i| DateTime::parse(&t[..i]));
-    crate::diag::warn(1292, || {
+    crate::types::diag::warn(1292, || {
         format!(
             "Truncated incorrect datetime value: '{}'",
-            crate::diag::quoted(s.as_bytes())
+            crate::types::diag::quoted(s.as_bytes())
         )
     });
     prefix.map_or(0, |d| d.pack())
@@ -652,12 +652,15 @@ fn temporal_of_text(s: &str) -> i64 {
 /// A number compared with a DATE or DATETIME: read as one (`20240102`, `240102`,
 /// `20240102030405`), else the zero datetime, with warning 1292.
 fn temporal_of_number(v: &Value) -> i64 {
-    match crate::builtins::temporal_quiet(v) {
+    match crate::expr::builtins::temporal_quiet(v) {
         Some((d, _)) => d.pack(),
         None => {
-            crate::diag::warn(1292, || {
+            crate::types::diag::warn(1292, || {
                 let t = v.to_text().unwrap_or_default();
-                format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+                format!(
+                    "Incorrect datetime value: '{}'",
+                    crate::types::diag::quoted(&t)
+                )
             });
             0
         }
@@ -685,7 +688,7 @@ pub fn format_double(d: f64) -> String {
 }
 
 /// The number a string starts with, as MySQL converts `'12abc'` to 12, raising 1292 (see
-/// [`crate::diag::truncated_number`]) when it is not all number.
+/// [`crate::types::diag::truncated_number`]) when it is not all number.
 pub fn numeric_prefix(b: &[u8]) -> f64 {
     numeric_prefix_as(b, "DOUBLE")
 }
@@ -693,7 +696,7 @@ pub fn numeric_prefix(b: &[u8]) -> f64 {
 /// [`numeric_prefix`], naming the type read in the warning (DOUBLE, DECIMAL, INTEGER).
 pub fn numeric_prefix_as(b: &[u8], kind: &str) -> f64 {
     let Ok(whole) = std::str::from_utf8(b) else {
-        crate::diag::truncated_number(kind, b, 0);
+        crate::types::diag::truncated_number(kind, b, 0);
         return 0.0;
     };
     let s = whole.trim_start();
@@ -734,10 +737,10 @@ pub fn numeric_prefix_as(b: &[u8], kind: &str) -> f64 {
     let v: f64 = t.parse().unwrap_or(0.0);
     if v.is_infinite() {
         // '1e400': MySQL saturates at the largest double, with a warning.
-        crate::diag::truncated_number(kind, b, 0);
+        crate::types::diag::truncated_number(kind, b, 0);
         return f64::MAX.copysign(v);
     }
-    crate::diag::truncated_number(kind, b, consumed);
+    crate::types::diag::truncated_number(kind, b, consumed);
     v
 }
 
@@ -794,12 +797,12 @@ pub fn lower_char(c: char) -> char {
     }
 }
 
-static FOLDS: BmpMap<{ BmpMap::pages_for(&crate::collation_table::GENERAL_CI_FOLDS) }> =
-    BmpMap::new(&crate::collation_table::GENERAL_CI_FOLDS);
-static UPPER: BmpMap<{ BmpMap::pages_for(&crate::collation_table::GENERAL_CI_UPPER) }> =
-    BmpMap::new(&crate::collation_table::GENERAL_CI_UPPER);
-static LOWER: BmpMap<{ BmpMap::pages_for(&crate::collation_table::GENERAL_CI_LOWER) }> =
-    BmpMap::new(&crate::collation_table::GENERAL_CI_LOWER);
+static FOLDS: BmpMap<{ BmpMap::pages_for(&crate::types::collation_table::GENERAL_CI_FOLDS) }> =
+    BmpMap::new(&crate::types::collation_table::GENERAL_CI_FOLDS);
+static UPPER: BmpMap<{ BmpMap::pages_for(&crate::types::collation_table::GENERAL_CI_UPPER) }> =
+    BmpMap::new(&crate::types::collation_table::GENERAL_CI_UPPER);
+static LOWER: BmpMap<{ BmpMap::pages_for(&crate::types::collation_table::GENERAL_CI_LOWER) }> =
+    BmpMap::new(&crate::types::collation_table::GENERAL_CI_LOWER);
 
 /// A map of characters to characters that changes only a few 256-character blocks of the BMP,
 /// built at compile time from the generated `(from, to)` pairs: a lookup is two loads, and the
@@ -1059,11 +1062,17 @@ mod tests {
         }
         for (tab, f) in [
             (
-                &crate::collation_table::GENERAL_CI_FOLDS[..],
+                &crate::types::collation_table::GENERAL_CI_FOLDS[..],
                 fold_char as fn(char) -> char,
             ),
-            (&crate::collation_table::GENERAL_CI_UPPER[..], upper_char),
-            (&crate::collation_table::GENERAL_CI_LOWER[..], lower_char),
+            (
+                &crate::types::collation_table::GENERAL_CI_UPPER[..],
+                upper_char,
+            ),
+            (
+                &crate::types::collation_table::GENERAL_CI_LOWER[..],
+                lower_char,
+            ),
         ] {
             for &(c, w) in tab {
                 let c = char::from_u32(u32::from(c)).unwrap();
