@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use crate::catalog::{ColumnDef, Table, TableDef, TableOptions};
 use crate::session::Session;
-use crate::types::value::{SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// The database name, as clients spell it (matched case-insensitively).

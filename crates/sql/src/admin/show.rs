@@ -13,7 +13,8 @@ use std::sync::Arc;
 use crate::expr::like;
 use crate::session::Session;
 use crate::types::result::{ColumnMeta, Outcome};
-use crate::types::value::{SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// Words of a SHOW statement: identifiers unquoted, string literals kept with a marker.

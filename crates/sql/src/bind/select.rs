@@ -15,7 +15,7 @@ use crate::exec::{
 };
 use crate::expr::{Cmp, Compiler, Expr};
 use crate::types::result::ColumnMeta;
-use crate::types::value::SqlType;
+use crate::types::sqltype::SqlType;
 use crate::SqlError;
 
 fn order_items(q: &ast::Query) -> Result<Vec<(ast::Expr, bool)>, SqlError> {

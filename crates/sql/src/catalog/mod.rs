@@ -25,7 +25,8 @@ use std::sync::Arc;
 
 use zipdb_engine::{Codec, Database, Tree};
 
-use crate::types::value::{SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// Name of the engine tree holding the catalog.

@@ -17,7 +17,8 @@ use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
 use crate::expr::Compiler;
 use crate::session::Session;
 use crate::types::result::Outcome;
-use crate::types::value::{SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// Largest key a table accepts is the engine's; column counts are bounded like MySQL's.

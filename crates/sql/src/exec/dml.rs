@@ -344,7 +344,7 @@ impl Scope for DupScope<'_> {
         (self.vars)(name)
     }
     /// `[old row..., new row...]`: the table's types twice.
-    fn col_type(&self, i: usize) -> Option<crate::types::value::SqlType> {
+    fn col_type(&self, i: usize) -> Option<crate::types::sqltype::SqlType> {
         let n = self.t.types.len();
         self.t.types.get(if i < n { i } else { i - n }).copied()
     }

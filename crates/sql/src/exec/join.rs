@@ -32,7 +32,9 @@ use zipdb_engine::Transaction;
 use crate::catalog::Table;
 use crate::exec::{mark_columns, scan_rows_from, Access};
 use crate::expr::{Ctx, Expr};
-use crate::types::value::{fold_char, SqlType, Value};
+use crate::types::collation::fold_char;
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// How a join step finds the rows matching an outer row.

@@ -24,8 +24,11 @@ use crate::catalog::codec;
 use crate::catalog::Table;
 use crate::exec::join::JoinStep;
 use crate::expr::{Cmp, Compiler, Ctx, Expr, Scope};
+use crate::types::decimal::Decimal;
 use crate::types::result::{col_flags, describe, ColumnMeta};
-use crate::types::value::{DateTime, Decimal, SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::temporal::DateTime;
+use crate::types::value::Value;
 use crate::SqlError;
 
 // ---- Scopes ------------------------------------------------------------------------------
@@ -478,7 +481,7 @@ fn key_value(v: Value, ty: SqlType, upper: Option<bool>) -> Result<KeyVal, ()> {
             _ => Err(()),
         },
         SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. } => {
-            let p = crate::expr::to_datetime(&v).ok_or(())?;
+            let p = crate::types::convert::temporal::to_datetime(&v).ok_or(())?;
             Ok(KeyVal::Val(if ty == SqlType::Date {
                 if DateTime::unpack(p).hour != 0 {
                     return Err(());

@@ -8,10 +8,12 @@ use std::cmp::Ordering;
 use sqlparser::ast;
 
 use crate::expr::builtins::{self as bi, Unit};
-use crate::types::value::{
-    collate_cmp, fold_char, format_double, lower_char, upper_char, DateTime, Decimal, SqlType,
-    Value,
-};
+use crate::types::collation::{collate_cmp, fold_char, lower_char, upper_char};
+use crate::types::convert::temporal::to_datetime;
+use crate::types::decimal::Decimal;
+use crate::types::sqltype::SqlType;
+use crate::types::temporal::{self, DateTime};
+use crate::types::value::{format_double, Value};
 use crate::SqlError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1955,62 +1957,6 @@ fn to_datetime_arg(v: &Value) -> Option<i64> {
     r
 }
 
-/// A value as a packed datetime, if it is or reads as one.
-pub fn to_datetime(v: &Value) -> Option<i64> {
-    match v {
-        Value::Date(p) | Value::DateTime(p) => Some(*p),
-        Value::Str(s) => DateTime::parse(s).map(|d| d.pack()),
-        Value::Bytes(b) => DateTime::parse(std::str::from_utf8(b).ok()?).map(|d| d.pack()),
-        Value::Int(i) => number_to_datetime(i128::from(*i)).map(|d| d.pack()),
-        Value::UInt(u) => number_to_datetime(i128::from(*u)).map(|d| d.pack()),
-        // The integer part (MariaDB reads 20000101.9 as 2000-01-01).
-        Value::Decimal(d) => {
-            number_to_datetime(d.mant / 10i128.checked_pow(u32::from(d.scale))?).map(|d| d.pack())
-        }
-        Value::Double(f) if f.is_finite() && f.abs() < 1e15 => {
-            number_to_datetime(f.trunc() as i128).map(|d| d.pack())
-        }
-        Value::Double(_) | Value::Null => None,
-    }
-}
-
-/// A number read as a date or datetime as MariaDB reads one: YYMMDD, YYYYMMDD, YYMMDDHHMMSS or
-/// YYYYMMDDHHMMSS by its magnitude (two-digit years below 70 are 20xx, the others 19xx), 0 as
-/// the zero date. Other magnitudes, negative numbers and out-of-range fields are no date (zero
-/// months and days are allowed, as in date strings).
-pub fn number_to_datetime(n: i128) -> Option<DateTime> {
-    let century = |yymmdd: i128| {
-        yymmdd
-            + if yymmdd < 700_101 {
-                20_000_000
-            } else {
-                19_000_000
-            }
-    };
-    let (ymd, hms) = match n {
-        0 => return Some(DateTime::default()),
-        101..=991_231 => (century(n), 0),
-        10_000_101..=99_991_231 => (n, 0),
-        101_000_000..=991_231_235_959 => (century(n / 1_000_000), n % 1_000_000),
-        991_231_235_960..=99_991_231_235_959 => (n / 1_000_000, n % 1_000_000),
-        _ => return None,
-    };
-    // Every field is below 10000 here, so the casts cannot truncate.
-    let d = DateTime {
-        year: (ymd / 10_000) as u16,
-        month: (ymd / 100 % 100) as u8,
-        day: (ymd % 100) as u8,
-        hour: (hms / 10_000) as u8,
-        minute: (hms / 100 % 100) as u8,
-        second: (hms % 100) as u8,
-        micro: 0,
-    };
-    let day_ok =
-        d.month == 0 || d.day == 0 || d.day <= crate::types::value::days_in_month(d.year, d.month);
-    (d.month <= 12 && d.day <= 31 && day_ok && d.hour <= 23 && d.minute <= 59 && d.second <= 59)
-        .then_some(d)
-}
-
 fn text_arg(args: &[Expr], i: usize, row: &[Value], ctx: &Ctx) -> Result<Option<String>, SqlError> {
     Ok(args[i].eval(row, ctx)?.to_string_lossy())
 }
@@ -2375,7 +2321,7 @@ fn temporal_result(arg: &Value, d: DateTime, had_time: bool, date_unit: bool, fs
 
 /// The time now, as microseconds since the epoch, from the statement's packed start time.
 fn now_micros(ctx: &Ctx) -> i128 {
-    bi::to_micros(&DateTime::unpack(ctx.now))
+    temporal::to_micros(&DateTime::unpack(ctx.now))
 }
 
 fn next_random() -> u64 {
@@ -2417,7 +2363,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
     let date = |i: usize| -> Result<Option<DateTime>, SqlError> {
         Ok(bi::temporal(&ev(i)?)
             .map(|(d, _)| d)
-            .filter(|d| !bi::is_zero_date(d)))
+            .filter(|d| !temporal::is_zero_date(d)))
     };
     let int = |x: i64| Value::Int(x);
     Ok(match f {
@@ -2662,7 +2608,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             temporal_result(&arg, r, had_time, unit.is_date_part(), fsp)
         }
         Func::DateDiff => match (date(0)?, date(1)?) {
-            (Some(a), Some(b)) => int(bi::daynr(&a) - bi::daynr(&b)),
+            (Some(a), Some(b)) => int(temporal::daynr(&a) - temporal::daynr(&b)),
             _ => Value::Null,
         },
         Func::TimestampDiff(unit) => match (date(0)?, date(1)?) {
@@ -2675,7 +2621,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             let Some(d) = date(0)? else {
                 return Ok(Value::Null);
             };
-            let us = bi::to_micros(&d);
+            let us = temporal::to_micros(&d);
             if !(0..=2_147_483_647_999_999).contains(&us) {
                 return Ok(Value::Null);
             }
@@ -2700,7 +2646,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             if !(0..=2_147_483_647_999_999).contains(&us) {
                 return Ok(Value::Null);
             }
-            let Some(d) = bi::from_micros(us) else {
+            let Some(d) = temporal::from_micros(us) else {
                 return Ok(Value::Null);
             };
             match ev(0)? {
@@ -2726,10 +2672,10 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
         Func::DayOfWeek | Func::Weekday | Func::DayOfYear | Func::DayName => match date(0)? {
             None => Value::Null,
             Some(d) => match f {
-                Func::DayOfWeek => int((bi::weekday(&d) + 1) % 7 + 1),
-                Func::Weekday => int(bi::weekday(&d)),
-                Func::DayOfYear => int(bi::day_of_year(&d)),
-                _ => Value::Str(bi::DAY_NAMES[bi::weekday(&d) as usize].to_string()),
+                Func::DayOfWeek => int((temporal::weekday(&d) + 1) % 7 + 1),
+                Func::Weekday => int(temporal::weekday(&d)),
+                Func::DayOfYear => int(temporal::day_of_year(&d)),
+                _ => Value::Str(bi::DAY_NAMES[temporal::weekday(&d) as usize].to_string()),
             },
         },
         Func::MonthName | Func::Quarter => match bi::temporal(&ev(0)?) {
@@ -2751,7 +2697,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             };
             match date(0)? {
                 None => Value::Null,
-                Some(d) => int(bi::calc_week(&d, bi::week_mode(mode)).0),
+                Some(d) => int(temporal::calc_week(&d, temporal::week_mode(mode)).0),
             }
         }
         Func::LastDay => match date(0)? {
@@ -2760,7 +2706,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 DateTime {
                     year: d.year,
                     month: d.month,
-                    day: crate::types::value::days_in_month(d.year, d.month),
+                    day: crate::types::temporal::days_in_month(d.year, d.month),
                     ..DateTime::default()
                 }
                 .pack(),
@@ -2778,8 +2724,8 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 70..=99 => y + 1900,
                 y => y,
             };
-            let days = bi::days_from_civil(y, 1, 1) + (n - 1);
-            let (yy, m, d) = bi::civil_from_days(days);
+            let days = temporal::days_from_civil(y, 1, 1) + (n - 1);
+            let (yy, m, d) = temporal::civil_from_days(days);
             if yy > 9999 {
                 return Ok(Value::Null);
             }
@@ -2954,6 +2900,7 @@ pub fn fmt_double(d: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::convert::temporal::number_to_datetime;
 
     fn call(f: Func, args: Vec<Value>) -> Value {
         let ctx = Ctx {

@@ -19,7 +19,8 @@ use crate::exec::dml::{self, DmlCount, Env, Plan};
 use crate::expr::{Compiler, Ctx};
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
-use crate::types::value::{DateTime, Value};
+use crate::types::temporal::DateTime;
+use crate::types::value::Value;
 use crate::{ddl, SqlError};
 
 /// Settings of an instance.
