@@ -122,12 +122,12 @@ def main():
     out.write("//!\n//! `(character, image)` for every BMP character from U+0080 whose image is "
               "not itself.\n")
     write(out, "GENERAL_CI_FOLDS",
-          "/// utf8mb4_general_ci weights; see [`crate::value::fold_char`].", table(weight))
+          "/// utf8mb4_general_ci weights; see [`crate::types::collation::fold_char`].", table(weight))
     write(out, "GENERAL_CI_UPPER",
-          "/// UPPER() under utf8mb4_general_ci; see [`crate::value::upper_char`].",
+          "/// UPPER() under utf8mb4_general_ci; see [`crate::types::collation::upper_char`].",
           table(simple_upper))
     write(out, "GENERAL_CI_LOWER",
-          "/// LOWER() under utf8mb4_general_ci; see [`crate::value::lower_char`].",
+          "/// LOWER() under utf8mb4_general_ci; see [`crate::types::collation::lower_char`].",
           table(simple_lower))
 
 

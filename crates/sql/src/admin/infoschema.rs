@@ -3,7 +3,7 @@
 //! Each table is a [`Kind`] with a fixed column list. Compiling a SELECT over one gives an
 //! ordinary [`Table`] whose `virt` names the kind, so WHERE, GROUP BY, ORDER BY, LIMIT and
 //! aggregates work unchanged; the executor asks the session for the rows instead of scanning a
-//! tree. Only SELECT can name these tables ([`crate::plan::Env::table`] refuses them for every
+//! tree. Only SELECT can name these tables ([`crate::exec::dml::Env::table`] refuses them for every
 //! other statement), so nothing ever writes through the placeholder tree handle they carry.
 //!
 //! The counters of the storage core (`GLOBAL_STATUS`) are the same as SHOW STATUS prints; the
@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use crate::catalog::{ColumnDef, Table, TableDef, TableOptions};
 use crate::session::Session;
-use crate::value::{SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// The database name, as clients spell it (matched case-insensitively).
@@ -341,13 +342,13 @@ pub fn table(name: &str, placeholder: zipdb_engine::Tree) -> Result<Arc<Table>, 
 pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
     let s = |v: &str| Value::Str(v.to_string());
     Ok(match kind {
-        Kind::GlobalStatus | Kind::SessionStatus => crate::show::status_rows(sess)
+        Kind::GlobalStatus | Kind::SessionStatus => crate::admin::show::status_rows(sess)
             .into_iter()
             .map(|(n, v)| vec![s(&n.to_ascii_uppercase()), s(&v)])
             .collect(),
         Kind::GlobalVariables | Kind::SessionVariables => {
             let mut r = Vec::new();
-            for name in crate::show::variable_names(sess) {
+            for name in crate::admin::show::variable_names(sess) {
                 let v = sess.sysvar(name)?;
                 r.push(vec![
                     s(&name.to_ascii_uppercase()),
@@ -381,7 +382,7 @@ pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
             let stats = sess.inst.db.stats();
             let mut r = Vec::new();
             for t in tables {
-                let z = crate::show::TableSizes::of(&t, &stats);
+                let z = crate::admin::show::TableSizes::of(&t, &stats);
                 r.push(vec![
                     s("def"),
                     s(&t.def.db),
@@ -423,7 +424,7 @@ pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
         Kind::Statistics => {
             let mut r = Vec::new();
             for t in user_tables(sess) {
-                for ix in crate::show::index_list(&t) {
+                for ix in crate::admin::show::index_list(&t) {
                     for (seq, &c) in ix.columns.iter().enumerate() {
                         r.push(vec![
                             s("def"),
@@ -449,7 +450,7 @@ pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
             }
             r
         }
-        Kind::Processlist => crate::show::processlist_rows(sess, true),
+        Kind::Processlist => crate::admin::show::processlist_rows(sess, true),
         Kind::Triggers | Kind::Files => Vec::new(),
         Kind::Partitions => {
             let stats = sess.inst.db.stats();
@@ -457,7 +458,7 @@ pub fn rows(sess: &Session, kind: Kind) -> Result<Vec<Vec<Value>>, SqlError> {
             user_tables(sess)
                 .iter()
                 .map(|t| {
-                    let z = crate::show::TableSizes::of(t, &stats);
+                    let z = crate::admin::show::TableSizes::of(t, &stats);
                     let mut r = vec![Value::Null; width];
                     r[0] = s("def");
                     r[1] = s(&t.def.db);
@@ -590,7 +591,7 @@ fn column_row(t: &Table, i: usize, c: &ColumnDef) -> Vec<Value> {
         charset,
         collation,
         s(&ty.sql_name()),
-        s(crate::show::column_key(t, i)),
+        s(crate::admin::show::column_key(t, i)),
         s(if c.auto_increment {
             "auto_increment"
         } else {

@@ -11,9 +11,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::expr::like;
-use crate::result::{ColumnMeta, Outcome};
 use crate::session::Session;
-use crate::value::{SqlType, Value};
+use crate::types::result::{ColumnMeta, Outcome};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// Words of a SHOW statement: identifiers unquoted, string literals kept with a marker.
@@ -91,7 +92,7 @@ pub fn try_show(sess: &mut Session, sql: &str) -> Option<Result<Outcome, SqlErro
     if !head.eq_ignore_ascii_case("SHOW") {
         return None;
     }
-    let sql = &*crate::split::without_comments(sql);
+    let sql = &*crate::front::split::without_comments(sql);
     let w = words(sql);
     let first = w.first()?;
     if first.1 || !first.0.eq_ignore_ascii_case("SHOW") {
@@ -169,7 +170,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         "DATABASES" | "SCHEMAS" => {
             let pat = like_at(w, i + 1)?;
             let mut names: Vec<String> = inst.catalog.read().dbs.keys().cloned().collect();
-            names.push(crate::infoschema::DB.into());
+            names.push(crate::admin::infoschema::DB.into());
             names.sort();
             let r = names
                 .into_iter()
@@ -184,8 +185,8 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
                 None => (sess.db.clone().ok_or_else(SqlError::no_db)?, i + 1),
             };
             let pat = like_at(w, next)?;
-            let (names, kind): (Vec<String>, &str) = if crate::infoschema::is_db(&db) {
-                let n = crate::infoschema::table_names().map(String::from);
+            let (names, kind): (Vec<String>, &str) = if crate::admin::infoschema::is_db(&db) {
+                let n = crate::admin::infoschema::table_names().map(String::from);
                 (n.collect(), "SYSTEM VIEW")
             } else {
                 let cat = inst.catalog.read();

@@ -25,9 +25,9 @@
 //! for existing accounts so that setup scripts run. Every other GRANT, and REVOKE, is refused
 //! with 1235: pretending to restrict an account would be worse than saying it cannot.
 
-use crate::accounts::{self, Account, Accounts, Plugin, HOST_NAME_MAX, USER_NAME_MAX};
-use crate::result::Outcome;
+use crate::catalog::accounts::{self, Account, Accounts, Plugin, HOST_NAME_MAX, USER_NAME_MAX};
 use crate::session::Session;
+use crate::types::result::Outcome;
 use crate::SqlError;
 
 /// A user in a statement.

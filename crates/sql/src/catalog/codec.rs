@@ -60,7 +60,11 @@
 
 use std::borrow::Cow;
 
-use crate::value::{fold_char, DateTime, Decimal, SqlType, Value};
+use crate::types::collation::fold_char;
+use crate::types::decimal::Decimal;
+use crate::types::sqltype::SqlType;
+use crate::types::temporal::DateTime;
+use crate::types::value::Value;
 
 /// Error decoding a stored row or key: the bytes are corrupt (caller adds table/page context).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,7 +77,7 @@ const ROW_VERSION: u8 = 1;
 const SIGN64: u64 = 1 << 63;
 const SIGN128: u128 = 1 << 127;
 /// A DECIMAL mantissa holds at most 38 digits.
-const DECIMAL_MANT_MAX: i128 = 10i128.pow(crate::value::DECIMAL_DIGITS_MAX) - 1;
+const DECIMAL_MANT_MAX: i128 = 10i128.pow(crate::types::decimal::DECIMAL_DIGITS_MAX) - 1;
 
 // Coercions. Callers convert values to the column's type first; these accept the near misses
 // the API allows (Int/UInt either way, Str/Bytes either way) and degrade anything else to a
@@ -198,7 +202,7 @@ const RUN_THEN_LOW: u8 = 0x01;
 /// The byte after the first space of a run: what follows the run weighs above a space.
 const RUN_THEN_HIGH: u8 = 0x03;
 
-/// The collation weights of `s`, so that keys compare as [`crate::value::collate_cmp`] does
+/// The collation weights of `s`, so that keys compare as [`crate::types::collation::collate_cmp`] does
 /// (the format is in the module documentation).
 fn put_text_key(out: &mut Vec<u8>, s: &str) {
     let s = s.trim_end_matches(' ');

@@ -11,7 +11,7 @@
 //! - `D\0<db>` → empty: a database.
 //! - `T\0<db>\0<table>` → a table definition ([`TableDef::encode`]).
 //! - `N` → the next object id (u64 LE).
-//! - `U\0<user>\0<host>` → an account ([`crate::accounts`] documents the value).
+//! - `U\0<user>\0<host>` → an account ([`crate::catalog::accounts`] documents the value).
 //!
 //! DDL writes the catalog in one synchronous engine transaction after creating its trees; a
 //! crash in between leaves trees no definition names, which [`Catalog::load`] drops.
@@ -25,7 +25,8 @@ use std::sync::Arc;
 
 use zipdb_engine::{Codec, Database, Tree};
 
-use crate::value::{SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// Name of the engine tree holding the catalog.
@@ -89,7 +90,7 @@ pub struct Table {
     /// Index of the AUTO_INCREMENT column.
     pub auto_inc: Option<usize>,
     /// An `information_schema` table: rows come from the session, not from `primary`.
-    pub virt: Option<crate::infoschema::Kind>,
+    pub virt: Option<crate::admin::infoschema::Kind>,
 }
 
 impl std::fmt::Debug for Table {
@@ -181,8 +182,8 @@ impl Table {
 pub struct Catalog {
     pub dbs: BTreeMap<String, BTreeMap<String, Arc<Table>>>,
     pub next_object_id: u64,
-    /// Accounts as stored (moved into the instance's [`crate::accounts::Accounts`] at open).
-    pub accounts: Vec<crate::accounts::Account>,
+    /// Accounts as stored (moved into the instance's [`crate::catalog::accounts::Accounts`] at open).
+    pub accounts: Vec<crate::catalog::accounts::Account>,
 }
 
 impl Catalog {
@@ -221,14 +222,16 @@ impl Catalog {
                         String::from_utf8_lossy(&k)
                     ))
                 })?),
-                Some(&crate::accounts::KEY_PREFIX) => {
+                Some(&crate::catalog::accounts::KEY_PREFIX) => {
                     cat.accounts
-                        .push(crate::accounts::Account::decode(&k, &v).map_err(|e| {
-                            SqlError::corrupt(format!(
-                                "catalog entry {:?}: {e}",
-                                String::from_utf8_lossy(&k)
-                            ))
-                        })?)
+                        .push(
+                            crate::catalog::accounts::Account::decode(&k, &v).map_err(|e| {
+                                SqlError::corrupt(format!(
+                                    "catalog entry {:?}: {e}",
+                                    String::from_utf8_lossy(&k)
+                                ))
+                            })?,
+                        )
                 }
                 Some(b'N') if v.len() == 8 => {
                     cat.next_object_id = u64::from_le_bytes(v[..8].try_into().expect("8 bytes"));

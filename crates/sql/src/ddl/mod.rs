@@ -15,9 +15,10 @@ use zipdb_engine::Codec;
 
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
 use crate::expr::Compiler;
-use crate::result::Outcome;
 use crate::session::Session;
-use crate::value::{SqlType, Value};
+use crate::types::result::Outcome;
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// Largest key a table accepts is the engine's; column counts are bounded like MySQL's.
@@ -89,7 +90,7 @@ pub fn execute(s: &mut Session, stmt: &ast::Statement) -> Result<Outcome, SqlErr
         }
         other => {
             let text = other.to_string();
-            let kind = crate::parse::kind_of(&text);
+            let kind = crate::front::parse::kind_of(&text);
             Err(SqlError::unsupported(&kind))
         }
     }
@@ -546,7 +547,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                 }
                 Value::Null
             } else {
-                let (v, rounded) = crate::plan::coerce_default(d, &col).map_err(|_| {
+                let (v, rounded) = crate::exec::dml::coerce_default(d, &col).map_err(|_| {
                     SqlError::new(
                         1067,
                         "42000",
@@ -962,12 +963,15 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, iname: &str) -> Result<(
 
 /// `[db.]name` of a table DDL may change: never one in `information_schema`.
 fn writable_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, String), SqlError> {
-    let (d, t) = crate::plan::split_name(name, db)?;
-    if crate::infoschema::is_db(&d) {
+    let (d, t) = crate::exec::dml::split_name(name, db)?;
+    if crate::admin::infoschema::is_db(&d) {
         return Err(SqlError::new(
             1044,
             "42000",
-            format!("Access denied to database '{}'", crate::infoschema::DB),
+            format!(
+                "Access denied to database '{}'",
+                crate::admin::infoschema::DB
+            ),
         ));
     }
     Ok((d, t))

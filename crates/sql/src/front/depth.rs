@@ -245,7 +245,7 @@ mod tests {
     use sqlparser::ast::{Visit, Visitor};
 
     fn parsed(sql: &str) -> Result<Vec<ast::Statement>, SqlError> {
-        crate::parse::parse_ast(sql)
+        crate::front::parse::parse_ast(sql)
     }
 
     fn depth(e: &Expr) -> usize {

@@ -56,22 +56,22 @@ const INLINE_PARSE_BYTES_MAX: usize = 8 << 10;
 /// The stack that parsing `len` bytes may need. An operator chain is parsed by a loop but
 /// comes out as a tree as deep as the chain is long (2 bytes of text a level: `1+1+...`),
 /// and a tree the parser gives up on half-way is dropped recursively, before
-/// [`crate::depth::shape`] can refuse it without recursion. Dropping costs well under
+/// [`crate::front::depth::shape`] can refuse it without recursion. Dropping costs well under
 /// 128 bytes of stack a level; the parser's own recursion (at most
-/// [`crate::depth::PARSE_DEPTH_MAX`] levels) grows its stack on the heap.
+/// [`crate::front::depth::PARSE_DEPTH_MAX`] levels) grows its stack on the heap.
 fn parse_stack_bytes(len: usize) -> usize {
     (len / 2).saturating_mul(128).saturating_add(8 << 20)
 }
 
-/// Parses, then rebalances and bounds the statements' nesting ([`crate::depth`]). A long text
+/// Parses, then rebalances and bounds the statements' nesting ([`crate::front::depth`]). A long text
 /// is parsed on a stack of its own, reserved for its size and only touched as deep as used.
 fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
     let run = || {
         let mut v = parse_mysql(sql).map_err(|e| match e {
-            ParserError::RecursionLimitExceeded => crate::depth::too_deep(),
+            ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
             e => syntax_error(sql, &e),
         })?;
-        crate::depth::shape(&mut v)?;
+        crate::front::depth::shape(&mut v)?;
         Ok(v)
     };
     if sql.len() <= INLINE_PARSE_BYTES_MAX {
@@ -83,7 +83,7 @@ fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> 
 
 /// The parser on MySQL text, with `UPDATE [LOW_PRIORITY] IGNORE` (which the parser reads as
 /// an update of a table named IGNORE) handed to it as `UPDATE OR IGNORE`, its SQLite spelling:
-/// [`crate::plan::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
+/// [`crate::exec::dml::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
 /// so errors still quote it as written.
 fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
     use sqlparser::keywords::Keyword;
@@ -152,7 +152,7 @@ fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError>
         }
     }
     Parser::new(&dialect)
-        .with_recursion_limit(crate::depth::PARSE_DEPTH_MAX)
+        .with_recursion_limit(crate::front::depth::PARSE_DEPTH_MAX)
         .with_tokens_with_locations(out)
         .parse_statements()
 }

@@ -7,7 +7,7 @@
 //! for what may hide a `;`: string literals (`'...'`, `"..."`, with backslash escapes and
 //! doubled quotes), quoted identifiers (`` `...` ``), and comments (`#`, `-- `, `/* */`).
 //! Executable comments (`/*! ... */`) have been opened up before this runs
-//! ([`crate::parse::executable_comments`]).
+//! ([`crate::front::parse::executable_comments`]).
 //!
 //! A stored program (`CREATE TRIGGER`/`PROCEDURE`/`FUNCTION`/`EVENT`) has `;` inside its
 //! `BEGIN ... END` body: MySQL reads it as one statement, and so does this scan, to the end of

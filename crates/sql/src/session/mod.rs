@@ -11,14 +11,17 @@ use parking_lot::{Mutex, RawRwLock, RwLock};
 use sqlparser::ast;
 use zipdb_engine::{Codec, Database, IsolationLevel, Transaction, Tree};
 
-use crate::accounts::{Account, Accounts, LoginRefusal};
+use crate::admin::show;
+use crate::bind::select::compile_select;
+use crate::catalog::accounts::{Account, Accounts, LoginRefusal};
 use crate::catalog::{Catalog, Table};
-use crate::diag::Warning;
+use crate::exec::dml::{self, DmlCount, Env, Plan};
 use crate::expr::{Compiler, Ctx};
-use crate::plan::{self, DmlCount, Env, Plan};
-use crate::result::{ColumnMeta, Outcome};
-use crate::value::{DateTime, Value};
-use crate::{ddl, show, SqlError};
+use crate::types::diag::Warning;
+use crate::types::result::{ColumnMeta, Outcome};
+use crate::types::temporal::DateTime;
+use crate::types::value::Value;
+use crate::{ddl, SqlError};
 
 /// Settings of an instance.
 #[derive(Debug, Clone)]
@@ -118,10 +121,10 @@ pub struct Instance {
     pub(crate) network_exposed: AtomicBool,
     /// Every open session by connection id, for SHOW PROCESSLIST and KILL.
     pub(crate) processes: Mutex<std::collections::BTreeMap<u64, Arc<Process>>>,
-    /// Statement time limits in force (see [`crate::limits`]).
-    pub(crate) deadlines: Arc<crate::limits::Deadlines>,
+    /// Statement time limits in force (see [`crate::runtime::limits`]).
+    pub(crate) deadlines: Arc<crate::runtime::limits::Deadlines>,
     /// The global values of the limits sessions start with (`SET GLOBAL`).
-    pub(crate) globals: crate::limits::Globals,
+    pub(crate) globals: crate::runtime::limits::Globals,
 }
 
 /// What a connection is doing, as SHOW PROCESSLIST shows it.
@@ -146,7 +149,7 @@ pub struct Process {
     /// `KILL QUERY`: the running statement stops at its next check with error 1317. Cleared when
     /// the next statement starts, so that a kill that arrives after its statement ended does
     /// not hit the following one.
-    pub(crate) interrupt: Arc<crate::limits::Interrupt>,
+    pub(crate) interrupt: Arc<crate::runtime::limits::Interrupt>,
     /// `KILL [CONNECTION]`: the connection ends after its current command.
     conn_killed: AtomicBool,
     /// Set by the server: closes the connection's socket, which wakes a client read that blocks
@@ -176,7 +179,7 @@ impl Instance {
     pub fn open(db: Database, options: InstanceOptions) -> Result<Arc<Instance>, SqlError> {
         let (mut cat, sys) = Catalog::load(&db)?;
         let accounts = Accounts::from_stored(std::mem::take(&mut cat.accounts));
-        let globals = crate::limits::Globals {
+        let globals = crate::runtime::limits::Globals {
             max_prepared_stmt_count: AtomicU64::new(options.max_prepared_stmt_count),
             max_execution_time_ms: AtomicU64::new(options.max_execution_time.as_millis() as u64),
             max_statement_time_ms: AtomicU64::new(options.max_statement_time.as_millis() as u64),
@@ -353,7 +356,7 @@ pub struct Session {
     txn: Option<OpenTxn>,
     pub(crate) last_insert_id: u64,
     pub(crate) warnings: Vec<Warning>,
-    /// Warnings the last statement raised past the [`crate::diag::STORED_MAX`] kept in
+    /// Warnings the last statement raised past the [`crate::types::diag::STORED_MAX`] kept in
     /// `warnings`: they count in the OK packet, as in MySQL, but SHOW WARNINGS does not list them.
     pub(crate) warnings_dropped: u64,
     /// The last statement was SHOW WARNINGS/ERRORS: it keeps the list but, as in MySQL,
@@ -365,7 +368,7 @@ pub struct Session {
     next_stmt_id: u32,
     /// See [`Session::set_multi_statements`].
     multi_statements: bool,
-    pub(crate) limits: crate::limits::StatementLimits,
+    pub(crate) limits: crate::runtime::limits::StatementLimits,
     pub(crate) vars: HashMap<String, Value>,
     /// User variables (`SET @x = ...`), by lower-case name. Only SET reads them so far: dump
     /// files save session settings in them and restore from them (`SET @OLD_SQL_MODE =
@@ -452,7 +455,7 @@ impl Session {
 
     /// USE / COM_INIT_DB.
     pub fn use_db(&mut self, name: &str) -> Result<(), SqlError> {
-        if !self.inst.database_exists(name) && !crate::infoschema::is_db(name) {
+        if !self.inst.database_exists(name) && !crate::admin::infoschema::is_db(name) {
             return Err(SqlError::unknown_db(name));
         }
         self.db = Some(name.to_string());
@@ -569,8 +572,8 @@ impl Session {
     /// Moves what the running statement raised so far (expression warnings) into the
     /// session's list; returns how many there were.
     fn take_diag(&mut self) -> u64 {
-        let d = crate::diag::drain();
-        let room = crate::diag::STORED_MAX.saturating_sub(self.warnings.len());
+        let d = crate::types::diag::drain();
+        let room = crate::types::diag::STORED_MAX.saturating_sub(self.warnings.len());
         let kept = d.warnings.len().min(room);
         self.warnings_dropped += d.count - kept as u64;
         self.warnings.extend(d.warnings.into_iter().take(kept));
@@ -596,16 +599,16 @@ impl Session {
     /// Runs a COM_QUERY: each `;`-separated statement in turn, stopping at the first error.
     pub fn query(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
         self.begin_command("Query", sql);
-        let r = crate::depth::with_statement_stack(|| self.query_inner(sql));
+        let r = crate::front::depth::with_statement_stack(|| self.query_inner(sql));
         self.end_command();
         r
     }
 
     fn query_inner(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
         self.warnings_shown = false;
-        let sql = &*crate::parse::executable_comments(sql);
+        let sql = &*crate::front::parse::executable_comments(sql);
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
-        let pieces = crate::split::split_statements(sql);
+        let pieces = crate::front::split::split_statements(sql);
         match pieces.as_slice() {
             [] => return vec![Err(SqlError::empty())],
             [one] => return vec![self.statement(one)],
@@ -638,13 +641,13 @@ impl Session {
         if let Some(r) = show::try_show(self, sql) {
             return r;
         }
-        if let Some(r) = crate::user::try_user_statement(self, sql) {
+        if let Some(r) = crate::admin::user::try_user_statement(self, sql) {
             return r;
         }
         if let Some(r) = self.compat_statement(sql) {
             return r;
         }
-        let stmts = crate::parse::parse_ast(sql)?;
+        let stmts = crate::front::parse::parse_ast(sql)?;
         self.text.clear();
         self.text.push_str(sql);
         match stmts.as_slice() {
@@ -851,8 +854,8 @@ impl Session {
 
     fn env_lookup(&self) -> impl Fn(&str, &str) -> Result<Arc<Table>, SqlError> + '_ {
         move |d: &str, t: &str| {
-            if crate::infoschema::is_db(d) {
-                crate::infoschema::table(t, self.inst.sys.clone())
+            if crate::admin::infoschema::is_db(d) {
+                crate::admin::infoschema::table(t, self.inst.sys.clone())
             } else {
                 self.inst.table(d, t)
             }
@@ -875,10 +878,10 @@ impl Session {
             ctes: &[],
         };
         Ok(match stmt {
-            ast::Statement::Query(q) => Plan::Select(Box::new(plan::compile_select(q, &env, c)?)),
-            ast::Statement::Insert(i) => Plan::Insert(plan::compile_insert(i, &env, c)?),
-            ast::Statement::Update(u) => Plan::Update(plan::compile_update(u, &env, c)?),
-            ast::Statement::Delete(d) => Plan::Delete(plan::compile_delete(d, &env, c)?),
+            ast::Statement::Query(q) => Plan::Select(Box::new(compile_select(q, &env, c)?)),
+            ast::Statement::Insert(i) => Plan::Insert(dml::compile_insert(i, &env, c)?),
+            ast::Statement::Update(u) => Plan::Update(dml::compile_update(u, &env, c)?),
+            ast::Statement::Delete(d) => Plan::Delete(dml::compile_delete(d, &env, c)?),
             _ => return Err(SqlError::internal("not a DML statement")),
         })
     }
@@ -940,11 +943,11 @@ impl Session {
         // Strict mode makes INSERT and UPDATE fail on a warning (not IGNORE; DELETE and
         // queries only warn), as STRICT_TRANS_TABLES does in MySQL.
         let strict = match plan {
-            Plan::Insert(p) => p.mode != plan::InsertMode::Ignore,
+            Plan::Insert(p) => p.mode != dml::InsertMode::Ignore,
             Plan::Update(p) => !p.ignore,
             Plan::Select(_) | Plan::Delete(_) => false,
         };
-        let scope = crate::diag::Scope::begin(strict);
+        let scope = crate::types::diag::Scope::begin(strict);
         let r = self.execute_plan_in_scope(plan, params);
         if r.is_ok() {
             self.take_diag();
@@ -1006,7 +1009,7 @@ impl Session {
                 s.virtual_kinds(&mut kinds);
                 let mut all = Vec::with_capacity(kinds.len());
                 for k in kinds {
-                    all.push((k, crate::infoschema::rows(self, k)?));
+                    all.push((k, crate::admin::infoschema::rows(self, k)?));
                 }
                 (!all.is_empty()).then_some(all)
             }
@@ -1050,7 +1053,7 @@ impl Session {
         let r = match r {
             Ok(_) if self.process.interrupt.is_set() => Err(self.process.interrupt.error()),
             // Strict mode: a warning raised while computing the rows fails the statement.
-            Ok(o) => crate::diag::check().map(|()| o),
+            Ok(o) => crate::types::diag::check().map(|()| o),
             r => r,
         };
         // Engine errors name trees; the client wants the table.
@@ -1170,11 +1173,11 @@ impl Session {
                 Value::Null
             },
         ]];
-        // One row per joined table, saying how it is joined (see crate::join).
+        // One row per joined table, saying how it is joined (see crate::exec::join).
         if let Plan::Select(sp) = &plan {
             for j in &sp.joins {
                 let (ty, key, extra) = match &j.method {
-                    crate::join::JoinMethod::Lookup(a) => {
+                    crate::exec::join::JoinMethod::Lookup(a) => {
                         let (ty, key) = a.describe(Some(&j.table));
                         let ty = if ty == "const" {
                             "eq_ref".to_string()
@@ -1183,10 +1186,10 @@ impl Session {
                         };
                         (ty, key, "index lookup")
                     }
-                    crate::join::JoinMethod::Hash { .. } => {
+                    crate::exec::join::JoinMethod::Hash { .. } => {
                         ("ALL".to_string(), None, "Using join buffer (hash join)")
                     }
-                    crate::join::JoinMethod::Loop { .. } => {
+                    crate::exec::join::JoinMethod::Loop { .. } => {
                         ("ALL".to_string(), None, "Using join buffer (nested loop)")
                     }
                 };
@@ -1463,11 +1466,12 @@ impl Session {
 
     /// COM_STMT_PREPARE.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
-        crate::depth::with_statement_stack(|| self.prepare_inner(sql))
+        crate::front::depth::with_statement_stack(|| self.prepare_inner(sql))
     }
 
     fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
-        let mut stmts = crate::parse::parse_ast(&crate::parse::executable_comments(sql))?;
+        let mut stmts =
+            crate::front::parse::parse_ast(&crate::front::parse::executable_comments(sql))?;
         if stmts.len() != 1 {
             return Err(SqlError::new(
                 1064,
@@ -1557,7 +1561,7 @@ impl Session {
             return Err(unknown_stmt(id));
         };
         self.begin_command("Execute", &p.sql);
-        let r = crate::depth::with_statement_stack(|| self.execute_prepared(&mut p, params));
+        let r = crate::front::depth::with_statement_stack(|| self.execute_prepared(&mut p, params));
         self.end_command();
         self.prepared.insert(id, p);
         r

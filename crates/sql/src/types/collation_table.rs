@@ -2,7 +2,7 @@
 //!
 //! `(character, image)` for every BMP character from U+0080 whose image is not itself.
 
-/// utf8mb4_general_ci weights; see [`crate::value::fold_char`].
+/// utf8mb4_general_ci weights; see [`crate::types::collation::fold_char`].
 #[rustfmt::skip]
 pub(crate) const GENERAL_CI_FOLDS: [(u16, u16); 1082] = [
     (0x00B5, 0x039C), (0x00C0, 0x0041), (0x00C1, 0x0041), (0x00C2, 0x0041), (0x00C3, 0x0041),
@@ -224,7 +224,7 @@ pub(crate) const GENERAL_CI_FOLDS: [(u16, u16); 1082] = [
     (0xFF59, 0xFF39), (0xFF5A, 0xFF3A),
 ];
 
-/// UPPER() under utf8mb4_general_ci; see [`crate::value::upper_char`].
+/// UPPER() under utf8mb4_general_ci; see [`crate::types::collation::upper_char`].
 #[rustfmt::skip]
 pub(crate) const GENERAL_CI_UPPER: [(u16, u16); 680] = [
     (0x00B5, 0x039C), (0x00E0, 0x00C0), (0x00E1, 0x00C1), (0x00E2, 0x00C2), (0x00E3, 0x00C3),
@@ -365,7 +365,7 @@ pub(crate) const GENERAL_CI_UPPER: [(u16, u16); 680] = [
     (0xFF56, 0xFF36), (0xFF57, 0xFF37), (0xFF58, 0xFF38), (0xFF59, 0xFF39), (0xFF5A, 0xFF3A),
 ];
 
-/// LOWER() under utf8mb4_general_ci; see [`crate::value::lower_char`].
+/// LOWER() under utf8mb4_general_ci; see [`crate::types::collation::lower_char`].
 #[rustfmt::skip]
 pub(crate) const GENERAL_CI_LOWER: [(u16, u16); 670] = [
     (0x00C0, 0x00E0), (0x00C1, 0x00E1), (0x00C2, 0x00E2), (0x00C3, 0x00E3), (0x00C4, 0x00E4),

@@ -2,9 +2,14 @@
 //! the collation, storing a value in a column, the common type of several operands, the
 //! statement's diagnostics area and result metadata. Imports only `error`.
 
+pub(crate) mod collation;
 pub(crate) mod collation_table;
+pub(crate) mod convert;
+pub(crate) mod decimal;
 pub(crate) mod diag;
 pub mod result;
+pub(crate) mod sqltype;
 pub mod store;
+pub(crate) mod temporal;
 pub(crate) mod typeagg;
 pub mod value;

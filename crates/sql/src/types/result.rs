@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::value::{SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 
 /// `MYSQL_TYPE_*` codes: those used in column metadata, and the others a client may bind
 /// prepared-statement parameters as.

@@ -11,7 +11,10 @@
 //! no `NO_ZERO_DATE` / `NO_ZERO_IN_DATE`), value by value.
 
 use crate::catalog::ColumnDef;
-use crate::value::{days_in_month, format_double, DateTime, Decimal, SqlType, Value};
+use crate::types::decimal::Decimal;
+use crate::types::sqltype::SqlType;
+use crate::types::temporal::{days_in_month, DateTime};
+use crate::types::value::{format_double, Value};
 use crate::SqlError;
 
 /// Something a conversion lost.

@@ -22,7 +22,9 @@
 //! numbers), a temporal with a number or a string is that temporal, and a NULL literal counts as
 //! a string (so `LEAST(int_col, NULL)` is a DOUBLE).
 
-use crate::value::{DateTime, SqlType, Value};
+use crate::types::sqltype::SqlType;
+use crate::types::temporal::DateTime;
+use crate::types::value::Value;
 
 /// The type an operand contributes: `None` is a NULL literal's (MariaDB's NULL type), which
 /// the other operands' types override.
@@ -240,14 +242,14 @@ pub fn conform(v: Value, to: SqlType) -> Value {
         },
         T::Float | T::Double => Value::Double(v.to_f64().unwrap_or(0.0)),
         T::Date | T::DateTime { .. } | T::Timestamp { .. } => {
-            let d = match crate::expr::to_datetime(&v) {
+            let d = match crate::types::convert::temporal::to_datetime(&v) {
                 Some(p) => DateTime::unpack(p),
                 None => {
-                    crate::diag::warn(1292, || {
+                    crate::types::diag::warn(1292, || {
                         let t = v.to_text().unwrap_or_default();
                         format!(
                             "Truncated incorrect datetime value: '{}'",
-                            crate::diag::quoted(&t)
+                            crate::types::diag::quoted(&t)
                         )
                     });
                     DateTime::default()
@@ -271,7 +273,7 @@ pub fn conform(v: Value, to: SqlType) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::Decimal;
+    use crate::types::decimal::Decimal;
     use SqlType as T;
 
     const TINY: T = T::Int {

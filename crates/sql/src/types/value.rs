@@ -1,442 +1,13 @@
-//! SQL values and column types: what a row holds, how values compare (MySQL's rules, the
-//! default collation `utf8mb4_general_ci` included) and how they print.
+//! SQL values: what a row holds, how values compare (MySQL's rules, the default collation
+//! `utf8mb4_general_ci` included) and how they print.
 
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 
-/// The type of a column, as declared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SqlType {
-    /// TINYINT (1), SMALLINT (2), MEDIUMINT (3), INT (4), BIGINT (8).
-    Int {
-        bytes: u8,
-        unsigned: bool,
-    },
-    Float,
-    Double,
-    /// DECIMAL(precision, scale); zipdb holds up to 38 digits.
-    Decimal {
-        precision: u8,
-        scale: u8,
-    },
-    /// CHAR(len) / BINARY(len) (`binary`): stored without trailing spaces, which MySQL strips
-    /// from CHAR on read anyway.
-    Char {
-        len: u32,
-        binary: bool,
-    },
-    /// VARCHAR(len) / VARBINARY(len).
-    Varchar {
-        len: u32,
-        binary: bool,
-    },
-    /// TINYTEXT..LONGTEXT / TINYBLOB..LONGBLOB (`binary`), by the maximum byte length.
-    Text {
-        max: u32,
-        binary: bool,
-    },
-    Date,
-    DateTime {
-        fsp: u8,
-    },
-    Timestamp {
-        fsp: u8,
-    },
-}
-
-impl SqlType {
-    /// Strings compared under the default collation (case-insensitive, trailing spaces
-    /// ignored), as opposed to binary strings and non-strings.
-    pub fn is_text(&self) -> bool {
-        matches!(
-            self,
-            SqlType::Char { binary: false, .. }
-                | SqlType::Varchar { binary: false, .. }
-                | SqlType::Text { binary: false, .. }
-        )
-    }
-
-    pub fn is_string(&self) -> bool {
-        matches!(
-            self,
-            SqlType::Char { .. } | SqlType::Varchar { .. } | SqlType::Text { .. }
-        )
-    }
-
-    pub fn is_integer(&self) -> bool {
-        matches!(self, SqlType::Int { .. })
-    }
-
-    /// Maximum length in characters (strings) or bytes, for `CHAR_LENGTH` checks.
-    pub fn max_len(&self) -> Option<u32> {
-        match *self {
-            SqlType::Char { len, .. } | SqlType::Varchar { len, .. } => Some(len),
-            SqlType::Text { max, .. } => Some(max),
-            _ => None,
-        }
-    }
-
-    /// The type as `SHOW CREATE TABLE` prints it.
-    pub fn sql_name(&self) -> String {
-        match *self {
-            SqlType::Int { bytes, unsigned } => {
-                let n = match bytes {
-                    1 => "tinyint",
-                    2 => "smallint",
-                    3 => "mediumint",
-                    4 => "int",
-                    _ => "bigint",
-                };
-                if unsigned {
-                    format!("{n} unsigned")
-                } else {
-                    n.to_string()
-                }
-            }
-            SqlType::Float => "float".into(),
-            SqlType::Double => "double".into(),
-            SqlType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
-            SqlType::Char { len, binary } => {
-                format!("{}({len})", if binary { "binary" } else { "char" })
-            }
-            SqlType::Varchar { len, binary } => {
-                format!("{}({len})", if binary { "varbinary" } else { "varchar" })
-            }
-            SqlType::Text { max, binary } => {
-                let size = match max {
-                    0..=255 => "tiny",
-                    256..=65535 => "",
-                    65536..=16_777_215 => "medium",
-                    _ => "long",
-                };
-                format!("{size}{}", if binary { "blob" } else { "text" })
-            }
-            SqlType::Date => "date".into(),
-            SqlType::DateTime { fsp: 0 } => "datetime".into(),
-            SqlType::DateTime { fsp } => format!("datetime({fsp})"),
-            SqlType::Timestamp { fsp: 0 } => "timestamp".into(),
-            SqlType::Timestamp { fsp } => format!("timestamp({fsp})"),
-        }
-    }
-}
-
-/// A fixed-point decimal: `mant / 10^scale`.
-#[derive(Debug, Clone, Copy)]
-pub struct Decimal {
-    pub mant: i128,
-    pub scale: u8,
-}
-
-/// Most digits a [`Decimal`] holds (i128 holds 38 decimal digits).
-pub const DECIMAL_DIGITS_MAX: u32 = 38;
-
-fn pow10(n: u8) -> i128 {
-    10i128.pow(u32::from(n))
-}
-
-// Checked arithmetic returning Option: not the std operator traits.
-#[allow(clippy::should_implement_trait)]
-impl Decimal {
-    pub fn from_i64(v: i64) -> Decimal {
-        Decimal {
-            mant: i128::from(v),
-            scale: 0,
-        }
-    }
-
-    /// The same value at another scale (rounding half away from zero when it shrinks);
-    /// `None` on overflow.
-    pub fn rescale(self, scale: u8) -> Option<Decimal> {
-        if scale >= self.scale {
-            let f = 10i128.checked_pow(u32::from(scale - self.scale))?;
-            Some(Decimal {
-                mant: self.mant.checked_mul(f)?,
-                scale,
-            })
-        } else {
-            let f = pow10(self.scale - scale);
-            let q = self.mant / f;
-            let r = self.mant % f;
-            let q = if r.abs() * 2 >= f {
-                q + self.mant.signum()
-            } else {
-                q
-            };
-            Some(Decimal { mant: q, scale })
-        }
-    }
-
-    pub fn to_f64(self) -> f64 {
-        self.mant as f64 / 10f64.powi(i32::from(self.scale))
-    }
-
-    pub fn from_f64(v: f64, scale: u8) -> Option<Decimal> {
-        if !v.is_finite() {
-            return None;
-        }
-        let m = (v * 10f64.powi(i32::from(scale))).round();
-        if m.abs() >= 1e38 {
-            return None;
-        }
-        Some(Decimal {
-            mant: m as i128,
-            scale,
-        })
-    }
-
-    /// Parses `[-+]digits[.digits]` (and an exponent, via f64 when present).
-    pub fn parse(s: &str) -> Option<Decimal> {
-        let s = s.trim();
-        if s.contains(['e', 'E']) {
-            let v: f64 = s.parse().ok()?;
-            return Decimal::from_f64(v, 10);
-        }
-        let (neg, digits) = match s.as_bytes().first()? {
-            b'-' => (true, &s[1..]),
-            b'+' => (false, &s[1..]),
-            _ => (false, s),
-        };
-        let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-        if int.is_empty() && frac.is_empty() {
-            return None;
-        }
-        if !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        let frac = &frac[..frac.len().min(30)];
-        let mut mant: i128 = 0;
-        for c in int.bytes().chain(frac.bytes()) {
-            mant = mant.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
-        }
-        Some(Decimal {
-            mant: if neg { -mant } else { mant },
-            scale: frac.len() as u8,
-        })
-    }
-
-    fn align(a: Decimal, b: Decimal) -> Option<(i128, i128, u8)> {
-        let s = a.scale.max(b.scale);
-        Some((a.rescale(s)?.mant, b.rescale(s)?.mant, s))
-    }
-
-    pub fn add(self, o: Decimal) -> Option<Decimal> {
-        let (a, b, scale) = Decimal::align(self, o)?;
-        Some(Decimal {
-            mant: a.checked_add(b)?,
-            scale,
-        })
-    }
-
-    pub fn sub(self, o: Decimal) -> Option<Decimal> {
-        self.add(Decimal {
-            mant: -o.mant,
-            scale: o.scale,
-        })
-    }
-
-    pub fn mul(self, o: Decimal) -> Option<Decimal> {
-        let d = Decimal {
-            mant: self.mant.checked_mul(o.mant)?,
-            scale: self.scale.checked_add(o.scale)?,
-        };
-        if d.scale > 30 {
-            d.rescale(30)
-        } else {
-            Some(d)
-        }
-    }
-
-    /// Division with MySQL's `div_precision_increment` (4 more digits of scale).
-    pub fn div(self, o: Decimal) -> Option<Decimal> {
-        if o.mant == 0 {
-            return None;
-        }
-        let scale = (self.scale + 4).min(30);
-        // self * 10^(scale + o.scale - self.scale) / o.mant, rounded.
-        let shift = scale + o.scale - self.scale;
-        let n = self
-            .mant
-            .checked_mul(10i128.checked_pow(u32::from(shift))?)?;
-        let q = n / o.mant;
-        let r = n % o.mant;
-        let q = if r.abs() * 2 >= o.mant.abs() {
-            q + (n.signum() * o.mant.signum())
-        } else {
-            q
-        };
-        Some(Decimal { mant: q, scale })
-    }
-
-    pub fn cmp(self, o: Decimal) -> Ordering {
-        match Decimal::align(self, o) {
-            Some((a, b, _)) => a.cmp(&b),
-            None => self.to_f64().total_cmp(&o.to_f64()),
-        }
-    }
-
-    /// Digits before the point (for precision checks).
-    pub fn int_digits(self) -> u32 {
-        let int = (self.mant / pow10(self.scale)).unsigned_abs();
-        if int == 0 {
-            0
-        } else {
-            int.ilog10() + 1
-        }
-    }
-}
-
-impl std::fmt::Display for Decimal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let neg = self.mant < 0;
-        let digits = self.mant.unsigned_abs().to_string();
-        let scale = usize::from(self.scale);
-        let s = if scale == 0 {
-            digits
-        } else if digits.len() > scale {
-            format!(
-                "{}.{}",
-                &digits[..digits.len() - scale],
-                &digits[digits.len() - scale..]
-            )
-        } else {
-            format!("0.{}{}", "0".repeat(scale - digits.len()), digits)
-        };
-        if neg {
-            write!(f, "-{s}")
-        } else {
-            f.write_str(&s)
-        }
-    }
-}
-
-/// A date and time of day, with microseconds. Packs into an i64 whose order is the
-/// chronological order (so it can be compared and used in keys).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct DateTime {
-    pub year: u16,
-    pub month: u8,
-    pub day: u8,
-    pub hour: u8,
-    pub minute: u8,
-    pub second: u8,
-    pub micro: u32,
-}
-
-impl DateTime {
-    pub fn pack(&self) -> i64 {
-        let ymd = (i64::from(self.year) * 13 + i64::from(self.month)) * 32 + i64::from(self.day);
-        let hms =
-            (i64::from(self.hour) * 60 + i64::from(self.minute)) * 60 + i64::from(self.second);
-        (ymd * 86_400 + hms) * 1_000_000 + i64::from(self.micro)
-    }
-
-    pub fn unpack(p: i64) -> DateTime {
-        let micro = p.rem_euclid(1_000_000) as u32;
-        let secs = p.div_euclid(1_000_000);
-        let hms = secs.rem_euclid(86_400);
-        let ymd = secs.div_euclid(86_400);
-        DateTime {
-            year: (ymd / (13 * 32)) as u16,
-            month: ((ymd / 32) % 13) as u8,
-            day: (ymd % 32) as u8,
-            hour: (hms / 3600) as u8,
-            minute: ((hms / 60) % 60) as u8,
-            second: (hms % 60) as u8,
-            micro,
-        }
-    }
-
-    /// Parses `YYYY-MM-DD`, `YYYY-MM-DD HH:MM:SS[.ffffff]` (also with `T`), checking ranges.
-    /// Zero dates (`0000-00-00`) are accepted, as MySQL does outside strict NO_ZERO_DATE.
-    pub fn parse(s: &str) -> Option<DateTime> {
-        let s = s.trim();
-        let (date, time) = match s.find([' ', 'T']) {
-            Some(i) => (&s[..i], Some(s[i + 1..].trim())),
-            None => (s, None),
-        };
-        let mut d = date.split('-');
-        let year: u16 = d.next()?.parse().ok()?;
-        let month: u8 = d.next()?.parse().ok()?;
-        let day: u8 = d.next()?.parse().ok()?;
-        if d.next().is_some() || year > 9999 || month > 12 || day > 31 {
-            return None;
-        }
-        let zero = month == 0 || day == 0;
-        if !zero && day > days_in_month(year, month) {
-            return None;
-        }
-        let mut dt = DateTime {
-            year,
-            month,
-            day,
-            ..DateTime::default()
-        };
-        if let Some(t) = time.filter(|t| !t.is_empty()) {
-            let (hms, frac) = t.split_once('.').unwrap_or((t, ""));
-            let mut p = hms.split(':');
-            dt.hour = p.next()?.parse().ok()?;
-            dt.minute = p.next()?.parse().ok()?;
-            dt.second = p.next().unwrap_or("0").parse().ok()?;
-            if p.next().is_some() || dt.hour > 23 || dt.minute > 59 || dt.second > 59 {
-                return None;
-            }
-            if !frac.is_empty() {
-                if !frac.bytes().all(|c| c.is_ascii_digit()) {
-                    return None;
-                }
-                let mut f: String = frac.chars().take(6).collect();
-                while f.len() < 6 {
-                    f.push('0');
-                }
-                dt.micro = f.parse().ok()?;
-            }
-        }
-        Some(dt)
-    }
-
-    /// The same day at midnight (what a DATE keeps of a datetime).
-    pub fn date_part(&self) -> DateTime {
-        DateTime {
-            hour: 0,
-            minute: 0,
-            second: 0,
-            micro: 0,
-            ..*self
-        }
-    }
-
-    pub fn format_date(&self) -> String {
-        format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
-    }
-
-    /// `YYYY-MM-DD HH:MM:SS` with `fsp` fractional digits.
-    pub fn format(&self, fsp: u8) -> String {
-        let mut s = format!(
-            "{} {:02}:{:02}:{:02}",
-            self.format_date(),
-            self.hour,
-            self.minute,
-            self.second
-        );
-        if fsp > 0 {
-            let f = format!("{:06}", self.micro);
-            let _ = write!(s, ".{}", &f[..usize::from(fsp.min(6))]);
-        }
-        s
-    }
-}
-
-/// Days in `month` (1–12) of `year`, by the Gregorian rule.
-pub fn days_in_month(year: u16, month: u8) -> u8 {
-    match month {
-        2 if (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400) => {
-            29
-        }
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
+use crate::types::collation::collate_cmp;
+use crate::types::decimal::Decimal;
+use crate::types::temporal::parse_compact;
+// `zipdb_sql::value::{DateTime, days_in_month}` are public paths (the server's binary protocol).
+pub use crate::types::temporal::{days_in_month, DateTime};
 
 /// A value: in a row, a parameter or the result of an expression.
 #[derive(Debug, Clone)]
@@ -511,7 +82,7 @@ impl Value {
                 Some(d) => {
                     let body = s.trim_end_matches(' ').len();
                     if body < s.len() {
-                        crate::diag::truncated_number("DECIMAL", s.as_bytes(), body);
+                        crate::types::diag::truncated_number("DECIMAL", s.as_bytes(), body);
                     }
                     Some(d)
                 }
@@ -624,6 +195,52 @@ impl Value {
     }
 }
 
+/// [`crate::expr::builtins::temporal`] without the warning (for callers that try other
+/// readings next).
+pub(crate) fn temporal_quiet(v: &Value) -> Option<(DateTime, bool)> {
+    match v {
+        Value::Date(p) => Some((DateTime::unpack(*p), false)),
+        Value::DateTime(p) => Some((DateTime::unpack(*p), true)),
+        Value::Str(_) | Value::Bytes(_) => {
+            let s = v.to_string_lossy()?;
+            let s = s.trim();
+            let d = DateTime::parse(s).or_else(|| parse_compact(s))?;
+            Some((d, s.contains(':') || s.len() >= 14 && !s.contains('-')))
+        }
+        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
+            // The integer part (a fraction is cut, not rounded); negative is no date.
+            let n: u64 = match v {
+                Value::Int(i) => u64::try_from(*i).ok()?,
+                Value::UInt(u) => *u,
+                other => {
+                    let f = other.to_f64()?;
+                    if !(0.0..1e15).contains(&f) {
+                        return None;
+                    }
+                    f.trunc() as u64
+                }
+            };
+            // MariaDB's ranges: YYMMDD, YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss.
+            let s = match n {
+                0 => return Some((DateTime::default(), false)),
+                101..=991_231 => format!("{}{:06}", if n / 10_000 < 70 { "20" } else { "19" }, n),
+                10_000_101..=99_991_231 => n.to_string(),
+                101_000_000..=991_231_235_959 => {
+                    format!(
+                        "{}{:012}",
+                        if n / 10_000_000_000 < 70 { "20" } else { "19" },
+                        n
+                    )
+                }
+                10_000_101_000_000..=99_991_231_235_959 => n.to_string(),
+                _ => return None,
+            };
+            Some((parse_compact(&s)?, s.len() > 8))
+        }
+        Value::Null => None,
+    }
+}
+
 /// A string compared with a DATE or DATETIME, read as MySQL reads it there: as a datetime; if
 /// it is not one, its longest prefix that is one; else the zero datetime `0000-00-00` (below
 /// every date). The last two raise warning 1292.
@@ -632,7 +249,7 @@ fn temporal_of_text(s: &str) -> i64 {
         return d.pack();
     }
     // The other spellings MySQL accepts ('20240102', ...), off the common path.
-    if let Some((d, _)) = crate::builtins::temporal_quiet(&Value::Str(s.to_string())) {
+    if let Some((d, _)) = temporal_quiet(&Value::Str(s.to_string())) {
         return d.pack();
     }
     let t = s.trim_start();
@@ -640,10 +257,10 @@ fn temporal_of_text(s: &str) -> i64 {
         .rev()
         .filter(|&i| t.is_char_boundary(i) && t.as_bytes()[i - 1].is_ascii_digit())
         .find_map(|i| DateTime::parse(&t[..i]));
-    crate::diag::warn(1292, || {
+    crate::types::diag::warn(1292, || {
         format!(
             "Truncated incorrect datetime value: '{}'",
-            crate::diag::quoted(s.as_bytes())
+            crate::types::diag::quoted(s.as_bytes())
         )
     });
     prefix.map_or(0, |d| d.pack())
@@ -652,12 +269,15 @@ fn temporal_of_text(s: &str) -> i64 {
 /// A number compared with a DATE or DATETIME: read as one (`20240102`, `240102`,
 /// `20240102030405`), else the zero datetime, with warning 1292.
 fn temporal_of_number(v: &Value) -> i64 {
-    match crate::builtins::temporal_quiet(v) {
+    match temporal_quiet(v) {
         Some((d, _)) => d.pack(),
         None => {
-            crate::diag::warn(1292, || {
+            crate::types::diag::warn(1292, || {
                 let t = v.to_text().unwrap_or_default();
-                format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+                format!(
+                    "Incorrect datetime value: '{}'",
+                    crate::types::diag::quoted(&t)
+                )
             });
             0
         }
@@ -685,7 +305,7 @@ pub fn format_double(d: f64) -> String {
 }
 
 /// The number a string starts with, as MySQL converts `'12abc'` to 12, raising 1292 (see
-/// [`crate::diag::truncated_number`]) when it is not all number.
+/// [`crate::types::diag::truncated_number`]) when it is not all number.
 pub fn numeric_prefix(b: &[u8]) -> f64 {
     numeric_prefix_as(b, "DOUBLE")
 }
@@ -693,7 +313,7 @@ pub fn numeric_prefix(b: &[u8]) -> f64 {
 /// [`numeric_prefix`], naming the type read in the warning (DOUBLE, DECIMAL, INTEGER).
 pub fn numeric_prefix_as(b: &[u8], kind: &str) -> f64 {
     let Ok(whole) = std::str::from_utf8(b) else {
-        crate::diag::truncated_number(kind, b, 0);
+        crate::types::diag::truncated_number(kind, b, 0);
         return 0.0;
     };
     let s = whole.trim_start();
@@ -734,10 +354,10 @@ pub fn numeric_prefix_as(b: &[u8], kind: &str) -> f64 {
     let v: f64 = t.parse().unwrap_or(0.0);
     if v.is_infinite() {
         // '1e400': MySQL saturates at the largest double, with a warning.
-        crate::diag::truncated_number(kind, b, 0);
+        crate::types::diag::truncated_number(kind, b, 0);
         return f64::MAX.copysign(v);
     }
-    crate::diag::truncated_number(kind, b, consumed);
+    crate::types::diag::truncated_number(kind, b, consumed);
     v
 }
 
@@ -754,407 +374,9 @@ fn temporal_number(p: i64) -> f64 {
     }
 }
 
-/// The weight of one character under `utf8mb4_general_ci`, zipdb's only text collation, as a
-/// character: strings compare by their weights, one per character (no expansions or
-/// contractions), and weights order by code point. ASCII letters weigh as upper case; BMP
-/// characters by a table (`collation_table.rs`, generated by `scripts/gen-general-ci.py` and
-/// checked against MariaDB 10.11 for every code point by `tests/diff/collation_bmp.py`): upper
-/// case, accents of Latin, Greek and Cyrillic letters folded (`'é'`, `'È'` and `'e'` all weigh
-/// `'E'`, `'ß'` weighs `'S'`), Unicode 3.0's repertoire only. Everything outside the BMP weighs
-/// U+FFFD: MariaDB's general_ci has 16-bit weights, so all emoji are equal to each other.
-#[inline]
-pub fn fold_char(c: char) -> char {
-    if c.is_ascii() {
-        return c.to_ascii_uppercase();
-    }
-    if c as u32 > 0xFFFF {
-        return '\u{FFFD}';
-    }
-    FOLDS.get(c)
-}
-
-/// UPPER() of one character under utf8mb4_general_ci: one character to one, accents kept,
-/// Unicode 3.0's case pairs (`'ß'` stays `'ß'`, `'é'` becomes `'É'`); outside the BMP unchanged.
-#[inline]
-pub fn upper_char(c: char) -> char {
-    if c.is_ascii() {
-        c.to_ascii_uppercase()
-    } else {
-        UPPER.get(c)
-    }
-}
-
-/// LOWER() of one character under utf8mb4_general_ci (see [`upper_char`]).
-#[inline]
-pub fn lower_char(c: char) -> char {
-    if c.is_ascii() {
-        c.to_ascii_lowercase()
-    } else {
-        LOWER.get(c)
-    }
-}
-
-static FOLDS: BmpMap<{ BmpMap::pages_for(&crate::collation_table::GENERAL_CI_FOLDS) }> =
-    BmpMap::new(&crate::collation_table::GENERAL_CI_FOLDS);
-static UPPER: BmpMap<{ BmpMap::pages_for(&crate::collation_table::GENERAL_CI_UPPER) }> =
-    BmpMap::new(&crate::collation_table::GENERAL_CI_UPPER);
-static LOWER: BmpMap<{ BmpMap::pages_for(&crate::collation_table::GENERAL_CI_LOWER) }> =
-    BmpMap::new(&crate::collation_table::GENERAL_CI_LOWER);
-
-/// A map of characters to characters that changes only a few 256-character blocks of the BMP,
-/// built at compile time from the generated `(from, to)` pairs: a lookup is two loads, and the
-/// tables (11 blocks each, 11 KiB) cost nothing at startup.
-struct BmpMap<const PAGES: usize> {
-    /// Each block's index into `pages`, or [`BmpMap::IDENTITY`].
-    page_of: [u8; 256],
-    pages: [[char; 256]; PAGES],
-}
-
-impl BmpMap<0> {
-    const IDENTITY: u8 = u8::MAX;
-
-    const fn page_of(pairs: &[(u16, u16)]) -> [u8; 256] {
-        let mut of = [Self::IDENTITY; 256];
-        let mut n = 0;
-        let mut i = 0;
-        while i < pairs.len() {
-            let block = (pairs[i].0 >> 8) as usize;
-            if of[block] == Self::IDENTITY {
-                of[block] = n;
-                n += 1;
-            }
-            i += 1;
-        }
-        of
-    }
-
-    /// The number of blocks `pairs` change.
-    const fn pages_for(pairs: &[(u16, u16)]) -> usize {
-        let of = Self::page_of(pairs);
-        let mut n = 0;
-        let mut i = 0;
-        while i < 256 {
-            if of[i] != Self::IDENTITY {
-                n += 1;
-            }
-            i += 1;
-        }
-        n
-    }
-}
-
-impl<const PAGES: usize> BmpMap<PAGES> {
-    const fn new(pairs: &[(u16, u16)]) -> Self {
-        let page_of = BmpMap::page_of(pairs);
-        let mut pages = [['\0'; 256]; PAGES];
-        // Identity first, then the pairs over it.
-        let mut block = 0;
-        while block < 256 {
-            if page_of[block] != BmpMap::IDENTITY {
-                let mut lo = 0;
-                while lo < 256 {
-                    pages[page_of[block] as usize][lo] =
-                        match char::from_u32((block << 8 | lo) as u32) {
-                            Some(c) => c,
-                            // A surrogate: no `char` (and no UTF-8 text) holds one.
-                            None => '\u{FFFD}',
-                        };
-                    lo += 1;
-                }
-            }
-            block += 1;
-        }
-        let mut i = 0;
-        while i < pairs.len() {
-            let (from, to) = pairs[i];
-            pages[page_of[(from >> 8) as usize] as usize][(from & 0xFF) as usize] =
-                match char::from_u32(to as u32) {
-                    Some(c) => c,
-                    None => panic!("a surrogate in the table"),
-                };
-            i += 1;
-        }
-        BmpMap { page_of, pages }
-    }
-
-    /// The image of `c` (a character outside the BMP maps to itself).
-    #[inline]
-    fn get(&self, c: char) -> char {
-        let u = c as u32;
-        if u > 0xFFFF {
-            return c;
-        }
-        match self.page_of[(u >> 8) as usize] {
-            BmpMap::IDENTITY => c,
-            p => self.pages[p as usize][(u & 0xFF) as usize],
-        }
-    }
-}
-
-/// Comparison under the default collation (utf8mb4_general_ci): case- and accent-insensitive,
-/// PAD SPACE: the strings compare by their characters' [`fold_char`] weights as if the shorter
-/// were padded with spaces to the longer's length. So trailing spaces are ignored, and a string
-/// sorts after itself followed by a character below a space (`'a\t' < 'a' < 'ab'`).
-pub fn collate_cmp(a: &str, b: &str) -> Ordering {
-    // Hot in ORDER BY, DISTINCT and GROUP BY over text: walk the common ASCII prefix once,
-    // without looking at the whole strings first. Where both have an ASCII character their
-    // weights decide (padding only matters past the shorter string's end, spaces included);
-    // the rest is compared by `collate_cmp_suffix`, which is exact for suffixes that start
-    // after an equal prefix (a char boundary in both), as PAD SPACE compares position by
-    // position.
-    let (x, y) = (a.as_bytes(), b.as_bytes());
-    let n = x.len().min(y.len());
-    let mut i = 0;
-    while i < n {
-        let (p, q) = (x[i], y[i]);
-        if p >= 0x80 || q >= 0x80 {
-            break;
-        }
-        if p != q {
-            let (fp, fq) = (p.to_ascii_uppercase(), q.to_ascii_uppercase());
-            if fp != fq {
-                return fp.cmp(&fq);
-            }
-        }
-        i += 1;
-    }
-    collate_cmp_suffix(&a[i..], &b[i..])
-}
-
-/// [`collate_cmp`] by its definition, one character at a time.
-fn collate_cmp_suffix(a: &str, b: &str) -> Ordering {
-    let mut x = a.chars().map(fold_char);
-    let mut y = b.chars().map(fold_char);
-    loop {
-        match (x.next(), y.next()) {
-            (Some(p), Some(q)) if p == q => {}
-            (Some(p), Some(q)) => return p.cmp(&q),
-            (None, None) => return Ordering::Equal,
-            (None, Some(q)) => return pad_cmp(q, y).reverse(),
-            (Some(p), None) => return pad_cmp(p, x),
-        }
-    }
-}
-
-/// How the rest of a string (weights `first`, then `rest`) compares with spaces: by its first
-/// weight that is not a space (only control characters weigh less), equal if there is none.
-fn pad_cmp(first: char, rest: impl Iterator<Item = char>) -> Ordering {
-    std::iter::once(first)
-        .chain(rest)
-        .find(|&w| w != ' ')
-        .map_or(Ordering::Equal, |w| w.cmp(&' '))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// PAD SPACE spelled out: both strings padded with spaces to the same length, then their
-    /// weights compared one by one.
-    fn padded_cmp(a: &str, b: &str) -> Ordering {
-        let n = a.chars().count().max(b.chars().count());
-        let pad = |s: &str| {
-            let mut w: Vec<char> = s.chars().map(fold_char).collect();
-            w.resize(n, ' ');
-            w
-        };
-        pad(a).cmp(&pad(b))
-    }
-
-    proptest::proptest! {
-        /// collate_cmp is PAD SPACE comparison of the weights.
-        #[test]
-        fn collate_cmp_pads_with_spaces(
-            a in "[ aAeé\\t\\n\\x00\\x1f!~ßS😀]{0,6}",
-            b in "[ aAeé\\t\\n\\x00\\x1f!~ßS😀]{0,6}",
-        ) {
-            proptest::prop_assert_eq!(collate_cmp(&a, &b), padded_cmp(&a, &b));
-        }
-
-        /// The fast path agrees with the definition, on strings made of the characters where
-        /// it could go wrong: spaces (trailing or not), bytes below a space, both cases,
-        /// non-ASCII letters with and without case, accented letters that weigh as ASCII ones
-        /// (`é`, `ß`, `ſ` against `e`, `s`), a letter that does not fold (`Й`), characters
-        /// outside the BMP (weight U+FFFD) and around U+FFFD.
-        #[test]
-        fn collate_cmp_matches_its_definition(
-            a in "[ aAbBeEsS\\t!éÉèßſЙИ😀🙂\u{FFFD}\u{FFFF}]{0,8}",
-            b in "[ aAbBeEsS\\t!éÉèßſЙИ😀🙂\u{FFFD}\u{FFFF}]{0,8}",
-        ) {
-            proptest::prop_assert_eq!(collate_cmp(&a, &b), collate_cmp_suffix(&a, &b));
-            proptest::prop_assert_eq!(collate_cmp(&b, &a), collate_cmp(&a, &b).reverse());
-        }
-    }
-
-    /// Weights MariaDB 10.11's utf8mb4_general_ci was seen to give (tests/diff/collation_bmp.py
-    /// checks every BMP code point against it).
-    #[test]
-    fn fold_char_is_general_ci() {
-        for (c, w) in [
-            ('a', 'A'),
-            ('é', 'E'),
-            ('È', 'E'),
-            ('ë', 'E'),
-            ('Ḕ', 'E'),
-            ('ß', 'S'),
-            ('ſ', 'S'),
-            ('ǅ', 'Ǆ'),
-            ('ǆ', 'Ǆ'),
-            ('ı', 'I'),
-            ('İ', 'I'),
-            ('µ', 'Μ'),
-            ('ά', 'Α'),
-            ('ς', 'Σ'),
-            ('ϲ', 'Σ'),
-            ('ё', 'Е'),
-            ('й', 'Й'),
-            ('ⓐ', 'Ⓐ'),
-            ('ａ', 'Ａ'),
-            // Not folded: distinct letters, no decomposition, or not in Unicode 3.0.
-            ('Æ', 'Æ'),
-            ('Ø', 'Ø'),
-            ('Ð', 'Ð'),
-            ('æ', 'Æ'),
-            ('ø', 'Ø'),
-            ('K', 'K'),
-            ('\u{212A}', '\u{212A}'),
-            ('ƞ', 'ƞ'),
-            ('ԁ', 'ԁ'),
-            // Outside the BMP: all one weight.
-            ('😀', '\u{FFFD}'),
-            ('\u{10000}', '\u{FFFD}'),
-            ('\u{10FFFF}', '\u{FFFD}'),
-            ('\u{FFFD}', '\u{FFFD}'),
-            ('\u{FFFF}', '\u{FFFF}'),
-        ] {
-            assert_eq!(fold_char(c), w, "{c:?} (U+{:04X})", c as u32);
-        }
-        assert_eq!(collate_cmp("Éte", "ETE  "), Ordering::Equal);
-        assert_eq!(collate_cmp("Straße", "STRASE"), Ordering::Equal);
-        assert_eq!(collate_cmp("Straße", "Strasse"), Ordering::Less);
-        assert_eq!(collate_cmp("é", "f"), Ordering::Less);
-        assert_eq!(collate_cmp("é", "_"), Ordering::Less);
-        assert_eq!(collate_cmp("😀", "🙂"), Ordering::Equal);
-        // PAD SPACE: below a space, a longer string sorts first.
-        assert_eq!(collate_cmp("a\t", "a"), Ordering::Less);
-        assert_eq!(collate_cmp("a  \n", "a"), Ordering::Less);
-        assert_eq!(collate_cmp("a  !", "a"), Ordering::Greater);
-        assert_eq!(collate_cmp("\0", ""), Ordering::Less);
-        assert_eq!(collate_cmp("\0", " "), Ordering::Less);
-        assert_eq!(collate_cmp("a \t", "a\t"), Ordering::Greater);
-    }
-
-    /// A weight weighs as itself (each weight is a member of its class, so keys and hashes
-    /// built from weights agree with comparisons of the original text), and the tables hold
-    /// every generated pair.
-    #[test]
-    fn fold_char_weights_are_fixed_points() {
-        for u in 0..=0x10FFFFu32 {
-            let Some(c) = char::from_u32(u) else { continue };
-            let w = fold_char(c);
-            assert_eq!(fold_char(w), w, "U+{u:04X}");
-            if u < 0x80 {
-                assert_eq!(w, c.to_ascii_uppercase());
-            }
-        }
-        for (tab, f) in [
-            (
-                &crate::collation_table::GENERAL_CI_FOLDS[..],
-                fold_char as fn(char) -> char,
-            ),
-            (&crate::collation_table::GENERAL_CI_UPPER[..], upper_char),
-            (&crate::collation_table::GENERAL_CI_LOWER[..], lower_char),
-        ] {
-            for &(c, w) in tab {
-                let c = char::from_u32(u32::from(c)).unwrap();
-                assert_eq!(f(c) as u32, u32::from(w));
-            }
-        }
-    }
-
-    /// UPPER/LOWER map one character to one and keep accents, as MariaDB's general_ci does.
-    #[test]
-    fn upper_and_lower_are_general_ci() {
-        for (c, u, l) in [
-            ('a', 'A', 'a'),
-            ('é', 'É', 'é'),
-            ('É', 'É', 'é'),
-            ('ß', 'ß', 'ß'),
-            ('ſ', 'S', 'ſ'),
-            ('İ', 'İ', 'i'),
-            ('ı', 'I', 'ı'),
-            ('ǅ', 'Ǆ', 'ǆ'),
-            ('ᾀ', 'ᾈ', 'ᾀ'),
-            ('ϲ', 'Σ', 'ϲ'),
-            ('ϴ', 'ϴ', 'ϴ'),
-            ('ƞ', 'ƞ', 'ƞ'),
-            ('Ω', 'Ω', 'ω'),
-            ('Ø', 'Ø', 'ø'),
-            ('\u{10428}', '\u{10428}', '\u{10428}'),
-            ('😀', '😀', '😀'),
-        ] {
-            assert_eq!((upper_char(c), lower_char(c)), (u, l), "{c:?}");
-        }
-    }
-
-    #[test]
-    fn decimals_parse_print_and_compute() {
-        let d = Decimal::parse("-12.340").unwrap();
-        assert_eq!(d.to_string(), "-12.340");
-        assert_eq!(Decimal::parse("0.05").unwrap().to_string(), "0.05");
-        assert_eq!(
-            Decimal::parse("1.5")
-                .unwrap()
-                .add(Decimal::parse("2.25").unwrap())
-                .unwrap()
-                .to_string(),
-            "3.75"
-        );
-        assert_eq!(
-            Decimal::from_i64(10)
-                .div(Decimal::from_i64(4))
-                .unwrap()
-                .to_string(),
-            "2.5000"
-        );
-        assert_eq!(
-            Decimal::parse("2.345")
-                .unwrap()
-                .rescale(2)
-                .unwrap()
-                .to_string(),
-            "2.35"
-        );
-        assert_eq!(
-            Decimal::parse("-2.345")
-                .unwrap()
-                .rescale(2)
-                .unwrap()
-                .to_string(),
-            "-2.35"
-        );
-        assert!(Decimal::parse("1x").is_none());
-        assert!(Decimal::parse(".").is_none());
-        assert_eq!(
-            Decimal::parse("1.10")
-                .unwrap()
-                .cmp(Decimal::parse("1.1").unwrap()),
-            Ordering::Equal
-        );
-    }
-
-    #[test]
-    fn datetimes_pack_in_order_and_round_trip() {
-        let a = DateTime::parse("2024-02-29 23:59:59.5").unwrap();
-        assert_eq!(a.format(6), "2024-02-29 23:59:59.500000");
-        assert_eq!(DateTime::unpack(a.pack()), a);
-        let b = DateTime::parse("2024-03-01").unwrap();
-        assert!(a.pack() < b.pack());
-        assert!(DateTime::parse("2023-02-29").is_none());
-        assert!(DateTime::parse("2023-13-01").is_none());
-        assert!(DateTime::parse("0000-00-00").is_some());
-        assert_eq!(DateTime::unpack(0), DateTime::default());
-    }
 
     #[test]
     fn comparisons_follow_mysql() {

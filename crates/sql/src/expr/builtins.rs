@@ -1,11 +1,18 @@
-//! The pieces of the scalar functions that are more than a line: calendar arithmetic
-//! (intervals, day numbers, MySQL's week numbering), DATE_FORMAT and STR_TO_DATE, string
+//! The pieces of the scalar functions that are more than a line: interval arithmetic (on the
+//! calendar of `types/temporal.rs`), DATE_FORMAT and STR_TO_DATE, string
 //! searching and padding, and the checksums (MD5, CRC32) and encodings (base64) zipdb computes
 //! itself. `expr::func` dispatches here.
 
 use std::fmt::Write as _;
 
-use crate::value::{days_in_month, fold_char, DateTime, Decimal, Value};
+use crate::types::collation::fold_char;
+use crate::types::decimal::Decimal;
+use crate::types::temporal::{
+    calc_week, civil_from_days, day_of_year, days_from_civil, days_in_month, from_micros, is_leap,
+    is_zero_date, to_micros, weekday, DateTime, FIRST_WEEKDAY, MONDAY_FIRST, WEEK_YEAR,
+};
+use crate::types::value::temporal_quiet;
+use crate::types::value::Value;
 
 /// The most bytes a string function builds: MariaDB's default `max_allowed_packet`; a longer
 /// result is NULL there (with warning 1301).
@@ -75,131 +82,6 @@ impl Unit {
 }
 
 // ---- calendar ---------------------------------------------------------------------------------
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The date of a day number from [`days_from_civil`].
-pub fn civil_from_days(days: i64) -> (i64, u8, u8) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
-}
-
-/// MySQL's day number (TO_DAYS): 0001-01-01 is day 366.
-pub fn daynr(d: &DateTime) -> i64 {
-    days_from_civil(i64::from(d.year), i64::from(d.month), i64::from(d.day)) + 719_528
-}
-
-/// Whether the date has a zero month or day (`2024-00-00`), which calendar functions reject.
-pub fn is_zero_date(d: &DateTime) -> bool {
-    d.month == 0 || d.day == 0
-}
-
-fn is_leap(y: i64) -> bool {
-    (y.rem_euclid(4) == 0 && y.rem_euclid(100) != 0) || y.rem_euclid(400) == 0
-}
-
-/// Day of the week, 0 = Monday.
-pub fn weekday(d: &DateTime) -> i64 {
-    (daynr(d) + 5).rem_euclid(7)
-}
-
-pub fn day_of_year(d: &DateTime) -> i64 {
-    daynr(d) - days_from_civil(i64::from(d.year), 1, 1) - 719_528 + 1
-}
-
-const MONDAY_FIRST: u32 = 1;
-const WEEK_YEAR: u32 = 2;
-const FIRST_WEEKDAY: u32 = 4;
-
-/// The `mode` argument of WEEK() as the flags of [`calc_week`].
-pub fn week_mode(mode: i64) -> u32 {
-    let mut m = (mode & 7) as u32;
-    if m & MONDAY_FIRST == 0 {
-        m ^= FIRST_WEEKDAY;
-    }
-    m
-}
-
-/// MySQL's week number: (week, the year it belongs to).
-pub fn calc_week(d: &DateTime, flags: u32) -> (i64, i64) {
-    let monday_first = flags & MONDAY_FIRST != 0;
-    let mut week_year = flags & WEEK_YEAR != 0;
-    let first_weekday = flags & FIRST_WEEKDAY != 0;
-    let nr = daynr(d);
-    let mut first = days_from_civil(i64::from(d.year), 1, 1) + 719_528;
-    let mut wd = (first + 5 + i64::from(!monday_first)).rem_euclid(7);
-    let mut year = i64::from(d.year);
-    let days_in_year = |y: i64| if is_leap(y) { 366 } else { 365 };
-    if d.month == 1 && i64::from(d.day) <= 7 - wd {
-        if !week_year && ((first_weekday && wd != 0) || (!first_weekday && wd >= 4)) {
-            return (0, year);
-        }
-        week_year = true;
-        year -= 1;
-        let n = days_in_year(year);
-        first -= n;
-        wd = (wd + 53 * 7 - n).rem_euclid(7);
-    }
-    let days = if (first_weekday && wd != 0) || (!first_weekday && wd >= 4) {
-        nr - (first + (7 - wd))
-    } else {
-        nr - (first - wd)
-    };
-    if week_year && days >= 52 * 7 {
-        let w = (wd + days_in_year(year)).rem_euclid(7);
-        if (!first_weekday && w < 4) || (first_weekday && w == 0) {
-            return (1, year + 1);
-        }
-    }
-    (days / 7 + 1, year)
-}
-
-/// Microseconds since 1970-01-01 00:00:00.
-pub fn to_micros(d: &DateTime) -> i128 {
-    let days = days_from_civil(i64::from(d.year), i64::from(d.month), i64::from(d.day));
-    let secs = i128::from(days) * 86_400
-        + i128::from(d.hour) * 3600
-        + i128::from(d.minute) * 60
-        + i128::from(d.second);
-    secs * 1_000_000 + i128::from(d.micro)
-}
-
-/// The datetime of [`to_micros`]; `None` outside 0001-01-01 .. 9999-12-31.
-pub fn from_micros(us: i128) -> Option<DateTime> {
-    let secs = us.div_euclid(1_000_000);
-    let micro = us.rem_euclid(1_000_000) as u32;
-    let days = i64::try_from(secs.div_euclid(86_400)).ok()?;
-    let rem = secs.rem_euclid(86_400) as i64;
-    let (year, month, day) = civil_from_days(days);
-    if !(1..=9999).contains(&year) {
-        return None;
-    }
-    Some(DateTime {
-        year: year as u16,
-        month,
-        day,
-        hour: (rem / 3600) as u8,
-        minute: ((rem / 60) % 60) as u8,
-        second: (rem % 60) as u8,
-        micro,
-    })
-}
 
 /// `d + n unit` (n in microseconds for SECOND and MICROSECOND, else in units); `None` when
 /// the result leaves the calendar (MariaDB: NULL with warning 1441).
@@ -278,78 +160,15 @@ pub const MONTH_NAMES: [&str; 12] = [
 pub fn temporal(v: &Value) -> Option<(DateTime, bool)> {
     let r = temporal_quiet(v);
     if r.is_none() && !v.is_null() {
-        crate::diag::warn(1292, || {
+        crate::types::diag::warn(1292, || {
             let t = v.to_text().unwrap_or_default();
-            format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+            format!(
+                "Incorrect datetime value: '{}'",
+                crate::types::diag::quoted(&t)
+            )
         });
     }
     r
-}
-
-/// [`temporal`] without the warning (for callers that try other readings next).
-pub(crate) fn temporal_quiet(v: &Value) -> Option<(DateTime, bool)> {
-    match v {
-        Value::Date(p) => Some((DateTime::unpack(*p), false)),
-        Value::DateTime(p) => Some((DateTime::unpack(*p), true)),
-        Value::Str(_) | Value::Bytes(_) => {
-            let s = v.to_string_lossy()?;
-            let s = s.trim();
-            let d = DateTime::parse(s).or_else(|| parse_compact(s))?;
-            Some((d, s.contains(':') || s.len() >= 14 && !s.contains('-')))
-        }
-        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
-            // The integer part (a fraction is cut, not rounded); negative is no date.
-            let n: u64 = match v {
-                Value::Int(i) => u64::try_from(*i).ok()?,
-                Value::UInt(u) => *u,
-                other => {
-                    let f = other.to_f64()?;
-                    if !(0.0..1e15).contains(&f) {
-                        return None;
-                    }
-                    f.trunc() as u64
-                }
-            };
-            // MariaDB's ranges: YYMMDD, YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss.
-            let s = match n {
-                0 => return Some((DateTime::default(), false)),
-                101..=991_231 => format!("{}{:06}", if n / 10_000 < 70 { "20" } else { "19" }, n),
-                10_000_101..=99_991_231 => n.to_string(),
-                101_000_000..=991_231_235_959 => {
-                    format!(
-                        "{}{:012}",
-                        if n / 10_000_000_000 < 70 { "20" } else { "19" },
-                        n
-                    )
-                }
-                10_000_101_000_000..=99_991_231_235_959 => n.to_string(),
-                _ => return None,
-            };
-            Some((parse_compact(&s)?, s.len() > 8))
-        }
-        Value::Null => None,
-    }
-}
-
-/// `YYYYMMDD` or `YYYYMMDDhhmmss`.
-fn parse_compact(s: &str) -> Option<DateTime> {
-    if !s.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let t = match s.len() {
-        8 => format!("{}-{}-{}", &s[0..4], &s[4..6], &s[6..8]),
-        14 => format!(
-            "{}-{}-{} {}:{}:{}",
-            &s[0..4],
-            &s[4..6],
-            &s[6..8],
-            &s[8..10],
-            &s[10..12],
-            &s[12..14]
-        ),
-        _ => return None,
-    };
-    DateTime::parse(&t)
 }
 
 /// Digits after the point in a temporal string (`'... 10:00:00.50'` has 2), at most 6.
@@ -372,11 +191,11 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
             // leading digits: '2021-11-30' is 00:20:21 and '1999-12-31' is no time at all.
             let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
             let Ok(n) = digits.parse::<i64>() else {
-                crate::diag::warn(1292, || format!("Incorrect time value: '{s}'"));
+                crate::types::diag::warn(1292, || format!("Incorrect time value: '{s}'"));
                 return None;
             };
             if digits.len() < s.len() {
-                crate::diag::warn(1292, || format!("Truncated incorrect time value: '{s}'"));
+                crate::types::diag::warn(1292, || format!("Truncated incorrect time value: '{s}'"));
             }
             let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
             if m >= 60 || sec >= 60 {
@@ -409,9 +228,9 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
     }
     let r = time_of_text(v);
     if r.is_none() && !v.is_null() {
-        crate::diag::warn(1292, || {
+        crate::types::diag::warn(1292, || {
             let t = v.to_text().unwrap_or_default();
-            format!("Incorrect time value: '{}'", crate::diag::quoted(&t))
+            format!("Incorrect time value: '{}'", crate::types::diag::quoted(&t))
         });
     }
     r
@@ -1150,21 +969,6 @@ mod tests {
         assert_eq!(diff(Unit::Quarter, "2024-01-01", "2024-12-31"), 3);
         assert_eq!(diff(Unit::Hour, "2024-01-02", "2024-01-01 00:30:00"), -23);
         assert_eq!(diff(Unit::Week, "2024-01-01", "2024-01-14"), 1);
-    }
-
-    #[test]
-    fn calendar_numbers_match_mysql() {
-        assert_eq!(daynr(&dt("0001-01-01")), 366);
-        assert_eq!(daynr(&dt("1970-01-01")), 719_528);
-        assert_eq!(weekday(&dt("2024-01-01")), 0);
-        assert_eq!(day_of_year(&dt("2024-12-31")), 366);
-        assert_eq!(day_of_year(&dt("2023-12-31")), 365);
-        let week = |s: &str, m| calc_week(&dt(s), week_mode(m)).0;
-        assert_eq!(week("2024-01-01", 0), 0);
-        assert_eq!(week("2023-01-01", 0), 1);
-        assert_eq!(week("2024-12-31", 0), 52);
-        assert_eq!(calc_week(&dt("2024-01-22"), WEEK_YEAR | MONDAY_FIRST).0, 4);
-        assert_eq!(civil_from_days(days_from_civil(2024, 2, 29)), (2024, 2, 29));
     }
 
     #[test]

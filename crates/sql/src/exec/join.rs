@@ -32,7 +32,9 @@ use zipdb_engine::Transaction;
 use crate::catalog::Table;
 use crate::exec::{mark_columns, scan_rows_from, Access};
 use crate::expr::{Ctx, Expr};
-use crate::value::{fold_char, SqlType, Value};
+use crate::types::collation::fold_char;
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// How a join step finds the rows matching an outer row.
@@ -220,7 +222,7 @@ pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Bui
                 Some(f) => f.test(&r, ctx)?,
                 None => true,
             } {
-                ctx.charge(crate::limits::row_bytes(&r))?;
+                ctx.charge(crate::runtime::limits::row_bytes(&r))?;
                 rows.push(r);
             }
             Ok(true)

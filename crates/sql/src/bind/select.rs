@@ -1,5 +1,5 @@
 //! SELECT: from the parser's AST to a [`SelectPlan`]: the FROM clause (one table, or several
-//! joined: see [`crate::join`]), WHERE split over the tables, projection, aggregation,
+//! joined: see [`crate::exec::join`]), WHERE split over the tables, projection, aggregation,
 //! ORDER BY and LIMIT.
 
 use std::sync::Arc;
@@ -7,15 +7,15 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::catalog::Table;
+use crate::exec::dml::Env;
+use crate::exec::join::{columns_of, shift_columns, JoinMethod, JoinStep, KeyClass};
 use crate::exec::{
     choose_access, choose_access_at, conjuncts, joined_column_meta, joined_types, mark_columns,
     Access, AggScope, FromItem, FromScope, SelectPlan, SetOp,
 };
 use crate::expr::{Cmp, Compiler, Expr};
-use crate::join::{columns_of, shift_columns, JoinMethod, JoinStep, KeyClass};
-use crate::plan::Env;
-use crate::result::ColumnMeta;
-use crate::value::SqlType;
+use crate::types::result::ColumnMeta;
+use crate::types::sqltype::SqlType;
 use crate::SqlError;
 
 fn order_items(q: &ast::Query) -> Result<Vec<(ast::Expr, bool)>, SqlError> {
@@ -250,7 +250,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             // A NOT NULL DATE's zero date IS NULL here (see the function); one table only, as
             // an outer join's NULLs would otherwise match too.
             if let [only] = items.as_slice() {
-                crate::store::zero_dates_are_null(&mut f, &only.table.def.columns);
+                crate::types::store::zero_dates_are_null(&mut f, &only.table.def.columns);
             }
             Some(f)
         }
@@ -674,9 +674,9 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
     // and 0 are distinct strings) and they print as it.
     for (p, _) in parts.iter_mut() {
         for (i, &ty) in types.iter().enumerate() {
-            let own =
-                (p.columns[i].wire_type != crate::result::wire_type::NULL).then_some(p.types[i]);
-            if crate::typeagg::needs_conversion(own, ty) {
+            let own = (p.columns[i].wire_type != crate::types::result::wire_type::NULL)
+                .then_some(p.types[i]);
+            if crate::types::typeagg::needs_conversion(own, ty) {
                 let x = std::mem::replace(&mut p.outputs[i], Expr::Col(0));
                 p.outputs[i] = Expr::Coerce(Box::new(x), ty);
                 p.types[i] = ty;
@@ -742,9 +742,9 @@ fn compile_union(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPl
 }
 
 /// A union's column from its operands' columns (metadata and type): its metadata (the first
-/// operand's when every operand has the same type) and its type (see [`crate::typeagg`]).
+/// operand's when every operand has the same type) and its type (see [`crate::types::typeagg`]).
 fn union_meta<'a>(cols: impl Iterator<Item = (&'a ColumnMeta, SqlType)>) -> (ColumnMeta, SqlType) {
-    use crate::result::{col_flags, wire_type};
+    use crate::types::result::{col_flags, wire_type};
     let cols: Vec<(&ColumnMeta, Option<SqlType>)> = cols
         // A NULL literal's column has MariaDB's NULL type, which takes no part.
         .map(|(m, t)| (m, (m.wire_type != wire_type::NULL).then_some(t)))
@@ -755,7 +755,7 @@ fn union_meta<'a>(cols: impl Iterator<Item = (&'a ColumnMeta, SqlType)>) -> (Col
             SqlType::Double,
         );
     };
-    let merged = crate::typeagg::result_of(cols.iter().map(|(_, t)| *t));
+    let merged = crate::types::typeagg::result_of(cols.iter().map(|(_, t)| *t));
     // A column of NULLs only is an empty binary string.
     let ty = merged.unwrap_or(SqlType::Char {
         len: 0,
@@ -784,7 +784,7 @@ struct UnionScope<'a> {
     labels: &'a [String],
     /// The union's column types.
     types: &'a [SqlType],
-    vars: &'a dyn Fn(&str) -> Result<crate::value::Value, SqlError>,
+    vars: &'a dyn Fn(&str) -> Result<crate::types::value::Value, SqlError>,
     clause: &'static str,
 }
 
@@ -808,7 +808,7 @@ impl crate::expr::Scope for UnionScope<'_> {
             (None, None) => Err(SqlError::unknown_column(name, self.clause)),
         }
     }
-    fn sysvar(&mut self, name: &str) -> Result<crate::value::Value, SqlError> {
+    fn sysvar(&mut self, name: &str) -> Result<crate::types::value::Value, SqlError> {
         (self.vars)(name)
     }
     fn col_type(&self, i: usize) -> Option<SqlType> {
@@ -875,7 +875,7 @@ fn derived_table(
             auto_increment: false,
         });
     }
-    let placeholder = (env.lookup)(crate::infoschema::DB, "TABLES")?
+    let placeholder = (env.lookup)(crate::admin::infoschema::DB, "TABLES")?
         .primary
         .clone();
     let types = columns.iter().map(|c| c.ty).collect();
@@ -1340,7 +1340,7 @@ mod tests {
 
     /// The labels of a statement's unnamed select items, as `source_label` finds them.
     fn labels(sql: &str) -> Vec<String> {
-        let stmts = crate::parse::parse_ast(sql).expect("parses");
+        let stmts = crate::front::parse::parse_ast(sql).expect("parses");
         let ast::Statement::Query(q) = &stmts[0] else {
             panic!("not a query: {sql}");
         };
@@ -1389,7 +1389,7 @@ mod tests {
         assert_eq!(labels("select 'é', upper('ü')"), ["'é'", "upper('ü')"]);
         // The second statement of a multi-statement text.
         let sql = "select 1; select a  +  b from t";
-        let stmts = crate::parse::parse_ast(sql).expect("parses");
+        let stmts = crate::front::parse::parse_ast(sql).expect("parses");
         let ast::Statement::Query(q) = &stmts[1] else {
             panic!("query");
         };

@@ -9,6 +9,9 @@
 //! re-checked on every row, so an access path only has to return a superset of the matching
 //! rows: key bounds that cannot be converted exactly to the column's type fall back to a scan.
 
+pub mod dml;
+pub(crate) mod join;
+
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -17,12 +20,15 @@ use std::sync::Arc;
 use sqlparser::ast;
 use zipdb_engine::Transaction;
 
+use crate::catalog::codec;
 use crate::catalog::Table;
-use crate::codec;
+use crate::exec::join::JoinStep;
 use crate::expr::{Cmp, Compiler, Ctx, Expr, Scope};
-use crate::join::JoinStep;
-use crate::result::{col_flags, describe, ColumnMeta};
-use crate::value::{DateTime, Decimal, SqlType, Value};
+use crate::types::decimal::Decimal;
+use crate::types::result::{col_flags, describe, ColumnMeta};
+use crate::types::sqltype::SqlType;
+use crate::types::temporal::DateTime;
+use crate::types::value::Value;
 use crate::SqlError;
 
 // ---- Scopes ------------------------------------------------------------------------------
@@ -92,7 +98,7 @@ pub struct FromScope<'a> {
     pub clause: &'static str,
     pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
     /// For compiling subqueries (`None`: subqueries are refused).
-    pub env: Option<&'a crate::plan::Env<'a>>,
+    pub env: Option<&'a crate::exec::dml::Env<'a>>,
 }
 
 /// Column `q.name` or `name` among `items`: `Ok(None)` when no table has it.
@@ -157,12 +163,12 @@ impl Scope for FromScope<'_> {
             return Err(SqlError::unsupported("subqueries here"));
         };
         let used = std::cell::RefCell::new(Vec::new());
-        let outer = crate::plan::OuterRef {
+        let outer = crate::exec::dml::OuterRef {
             items: self.items,
             visible: self.visible,
             used: &used,
         };
-        let inner = crate::plan::Env {
+        let inner = crate::exec::dml::Env {
             db: env.db,
             lookup: env.lookup,
             vars: env.vars,
@@ -170,7 +176,7 @@ impl Scope for FromScope<'_> {
             sql: env.sql,
             ctes: env.ctes,
         };
-        let plan = crate::select::compile_select(q, &inner, c)?;
+        let plan = crate::bind::select::compile_select(q, &inner, c)?;
         let mut outer_cols = used.into_inner();
         outer_cols.sort_unstable();
         outer_cols.dedup();
@@ -475,7 +481,7 @@ fn key_value(v: Value, ty: SqlType, upper: Option<bool>) -> Result<KeyVal, ()> {
             _ => Err(()),
         },
         SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. } => {
-            let p = crate::expr::to_datetime(&v).ok_or(())?;
+            let p = crate::types::convert::temporal::to_datetime(&v).ok_or(())?;
             Ok(KeyVal::Val(if ty == SqlType::Date {
                 if DateTime::unpack(p).hour != 0 {
                     return Err(());
@@ -1005,7 +1011,7 @@ impl Ord for GroupKey {
 pub struct AggScope<'a> {
     pub from: &'a [FromItem<'a>],
     /// For uncorrelated subqueries (`None`: subqueries are refused).
-    pub env: Option<&'a crate::plan::Env<'a>>,
+    pub env: Option<&'a crate::exec::dml::Env<'a>>,
     pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
     pub group_by: Vec<(String, Expr)>,
     pub aggs: Vec<AggSpec>,
@@ -1042,7 +1048,7 @@ impl Scope for AggScope<'_> {
         let Some(env) = self.env else {
             return Err(SqlError::unsupported("subqueries here"));
         };
-        let inner = crate::plan::Env {
+        let inner = crate::exec::dml::Env {
             db: env.db,
             lookup: env.lookup,
             vars: env.vars,
@@ -1050,7 +1056,7 @@ impl Scope for AggScope<'_> {
             sql: env.sql,
             ctes: env.ctes,
         };
-        let plan = crate::select::compile_select(q, &inner, c)?;
+        let plan = crate::bind::select::compile_select(q, &inner, c)?;
         Ok(SubPlan {
             plan,
             outer_cols: Vec::new(),
@@ -1200,7 +1206,7 @@ pub struct SelectPlan {
     pub ordered_scan: Option<bool>,
     pub columns: Arc<Vec<ColumnMeta>>,
     pub for_update: bool,
-    /// The tables after the first (see [`crate::join`]); `filter` then holds only the WHERE
+    /// The tables after the first (see [`crate::exec::join`]); `filter` then holds only the WHERE
     /// terms over the first table.
     pub joins: Vec<JoinStep>,
     /// UNION / INTERSECT / EXCEPT: the operands, each with the operation that combines it
@@ -1326,27 +1332,27 @@ pub struct SubCtx<'a> {
 /// The values of an IN subquery hashed for membership tests: only when every non-NULL value
 /// hashes in one class, so that a probe of that class that misses means no equal value.
 pub struct InIndex {
-    class: crate::join::KeyClass,
-    buckets: std::collections::HashMap<crate::join::HashPart, Vec<usize>>,
+    class: crate::exec::join::KeyClass,
+    buckets: std::collections::HashMap<crate::exec::join::HashPart, Vec<usize>>,
     has_null: bool,
 }
 
 impl InIndex {
     fn build(rows: &[Vec<Value>]) -> Option<InIndex> {
         let mut class = None;
-        let mut buckets: std::collections::HashMap<crate::join::HashPart, Vec<usize>> =
+        let mut buckets: std::collections::HashMap<crate::exec::join::HashPart, Vec<usize>> =
             std::collections::HashMap::new();
         let mut has_null = false;
         for (i, r) in rows.iter().enumerate() {
             let v = r.first()?;
-            let Some(c) = crate::join::value_class(v) else {
+            let Some(c) = crate::exec::join::value_class(v) else {
                 has_null = true;
                 continue;
             };
             if *class.get_or_insert(c) != c {
                 return None;
             }
-            match crate::join::hash_part(v, c) {
+            match crate::exec::join::hash_part(v, c) {
                 Ok(Some(p)) => buckets.entry(p).or_default().push(i),
                 _ => return None,
             }
@@ -1465,8 +1471,8 @@ pub fn eval_subquery(
                     }
                 };
                 if let Some(ix) = &*index {
-                    if crate::join::value_class(&v) == Some(ix.class) {
-                        if let Ok(Some(h)) = crate::join::hash_part(&v, ix.class) {
+                    if crate::exec::join::value_class(&v) == Some(ix.class) {
+                        if let Ok(Some(h)) = crate::exec::join::hash_part(&v, ix.class) {
                             let hit = ix.buckets.get(&h).is_some_and(|b| {
                                 b.iter().any(|&i| {
                                     rows[i].first().and_then(|c| v.sql_cmp(c))
@@ -1582,7 +1588,7 @@ impl SelectPlan {
 
     /// The `information_schema` tables the statement reads anywhere: FROM, joins, UNION
     /// operands and subqueries (the session computes their rows before execution).
-    pub fn virtual_kinds(&self, out: &mut Vec<crate::infoschema::Kind>) {
+    pub fn virtual_kinds(&self, out: &mut Vec<crate::admin::infoschema::Kind>) {
         let tables = self.table.iter().chain(self.joins.iter().map(|j| &j.table));
         for t in tables {
             if let Some(k) = t.virt {
@@ -1704,7 +1710,7 @@ impl SelectPlan {
         let built = match (txn.shared(), self.joins.is_empty()) {
             _ if impossible => Vec::new(),
             (_, true) => Vec::new(),
-            (Some(txn), false) => crate::join::build(&self.joins, txn, ctx)?,
+            (Some(txn), false) => crate::exec::join::build(&self.joins, txn, ctx)?,
             (None, false) => return Err(SqlError::internal("no transaction for a join")),
         };
         {
@@ -1723,7 +1729,7 @@ impl SelectPlan {
                             kept.push(e.eval(row, ctx)?);
                         }
                         kept.extend_from_slice(row);
-                        ctx.charge(crate::limits::row_bytes(&kept))?;
+                        ctx.charge(crate::runtime::limits::row_bytes(&kept))?;
                         rows.push(kept);
                     }
                     None => {
@@ -1738,7 +1744,7 @@ impl SelectPlan {
                                 .collect::<Result<Vec<_>, _>>()?
                         };
                         // Held until the statement ends: charged against its memory budget.
-                        ctx.charge(crate::limits::row_bytes(&out))?;
+                        ctx.charge(crate::runtime::limits::row_bytes(&out))?;
                         rows.push(out);
                         if early {
                             if let Some(s) = stop_at {
@@ -1756,7 +1762,7 @@ impl SelectPlan {
                             std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
                             std::collections::btree_map::Entry::Vacant(v) => {
                                 // A new group is held until the statement ends.
-                                let held = crate::limits::row_bytes(&v.key().0);
+                                let held = crate::runtime::limits::row_bytes(&v.key().0);
                                 ctx.charge(held + 64 * aggs.len() as u64)?;
                                 v.insert(aggs.iter().map(|a| AggState::new(a.distinct)).collect())
                             }
@@ -1790,7 +1796,15 @@ impl SelectPlan {
                     Some(jt) => {
                         joined.clear();
                         joined.extend_from_slice(row);
-                        crate::join::drive(&self.joins, &built, 0, &mut joined, jt, ctx, &mut sink)
+                        crate::exec::join::drive(
+                            &self.joins,
+                            &built,
+                            0,
+                            &mut joined,
+                            jt,
+                            ctx,
+                            &mut sink,
+                        )
                     }
                 }
             };

@@ -1,15 +1,19 @@
 //! Expressions: compiled once from the parser's AST into [`Expr`] (columns resolved to row
 //! positions, `?` to parameter slots), then evaluated per row.
 
+pub mod builtins;
+
 use std::cmp::Ordering;
 
 use sqlparser::ast;
 
-use crate::builtins::{self as bi, Unit};
-use crate::value::{
-    collate_cmp, fold_char, format_double, lower_char, upper_char, DateTime, Decimal, SqlType,
-    Value,
-};
+use crate::expr::builtins::{self as bi, Unit};
+use crate::types::collation::{collate_cmp, fold_char, lower_char, upper_char};
+use crate::types::convert::temporal::to_datetime;
+use crate::types::decimal::Decimal;
+use crate::types::sqltype::SqlType;
+use crate::types::temporal::{self, DateTime};
+use crate::types::value::{format_double, Value};
 use crate::SqlError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,7 +184,7 @@ pub enum Expr {
     Func(Func, Vec<Expr>),
     Cast(Box<Expr>, CastTo),
     /// An operand of IF/CASE/COALESCE/LEAST/... converted to the type of the whole, which its
-    /// own type differs from (see [`crate::typeagg`]): a value of a type, not a CAST.
+    /// own type differs from (see [`crate::types::typeagg`]): a value of a type, not a CAST.
     Coerce(Box<Expr>, SqlType),
     /// A column of the enclosing query's row (in a correlated subquery).
     Outer(usize),
@@ -215,7 +219,7 @@ pub struct Ctx<'a> {
     pub version: &'a str,
     /// The rows of the `information_schema` table the statement reads, computed by the
     /// session before execution.
-    pub virtual_rows: Option<&'a [(crate::infoschema::Kind, Vec<Vec<Value>>)]>,
+    pub virtual_rows: Option<&'a [(crate::admin::infoschema::Kind, Vec<Vec<Value>>)]>,
     /// What subqueries read through: set by the plan that runs them (see
     /// [`crate::exec::SubCtx`]).
     pub sub: Option<&'a crate::exec::SubCtx<'a>>,
@@ -223,13 +227,16 @@ pub struct Ctx<'a> {
     pub outer: &'a [Value],
     /// Set by `KILL QUERY`: long scans check it every few hundred rows.
     /// The statement's stop signal and memory budget (`None`: internal evaluation).
-    pub killed: Option<&'a crate::limits::Interrupt>,
+    pub killed: Option<&'a crate::runtime::limits::Interrupt>,
 }
 
 impl<'a> Ctx<'a> {
     /// The rows of `information_schema` table `kind`, computed by the session for every such
     /// table the statement reads (joins, UNION operands and subqueries included).
-    pub fn virtual_of(&self, kind: crate::infoschema::Kind) -> Result<&'a [Vec<Value>], SqlError> {
+    pub fn virtual_of(
+        &self,
+        kind: crate::admin::infoschema::Kind,
+    ) -> Result<&'a [Vec<Value>], SqlError> {
         self.virtual_rows
             .and_then(|v| v.iter().find(|(k, _)| *k == kind))
             .map(|(_, rows)| rows.as_slice())
@@ -265,7 +272,7 @@ pub trait Scope {
     /// A system variable (`@@name`), resolved at compile time.
     fn sysvar(&mut self, name: &str) -> Result<Value, SqlError>;
     /// The type of `Col(i)` in the rows the expression reads, where the scope knows it: what
-    /// IF, CASE, LEAST and the like need to type themselves (see [`crate::typeagg`]).
+    /// IF, CASE, LEAST and the like need to type themselves (see [`crate::types::typeagg`]).
     fn col_type(&self, _i: usize) -> Option<SqlType> {
         None
     }
@@ -912,7 +919,7 @@ fn settle(mut e: Expr, scope: &dyn Scope) -> Expr {
         return e;
     };
     for x in operands(&mut e) {
-        if crate::typeagg::needs_conversion(ty(x), target) {
+        if crate::types::typeagg::needs_conversion(ty(x), target) {
             let inner = std::mem::replace(x, Expr::Const(Value::Null));
             *x = Expr::Coerce(Box::new(inner), target);
         }
@@ -1182,7 +1189,7 @@ fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
 /// NULL, with warning 1365 (an error in strict INSERT and UPDATE: ERROR_FOR_DIVISION_BY_ZERO,
 /// on by default in MariaDB 10.11).
 fn division_by_zero() -> Value {
-    crate::diag::warn(1365, || "Division by 0".to_string());
+    crate::types::diag::warn(1365, || "Division by 0".to_string());
     Value::Null
 }
 
@@ -1610,7 +1617,7 @@ impl Expr {
                 }
             }
             Expr::Cast(x, to) => cast(x.eval(row, ctx)?, *to)?,
-            Expr::Coerce(x, ty) => crate::typeagg::conform(x.eval(row, ctx)?, *ty),
+            Expr::Coerce(x, ty) => crate::types::typeagg::conform(x.eval(row, ctx)?, *ty),
             Expr::Func(f, args) => func(*f, args, row, ctx)?,
             Expr::Outer(i) => ctx
                 .outer
@@ -1650,7 +1657,7 @@ impl Expr {
             len: 255,
             binary: false,
         };
-        use crate::typeagg::{min_max_of, result_of};
+        use crate::types::typeagg::{min_max_of, result_of};
         let operands = |l: &[Expr]| l.iter().map(|a| a.type_of(row_types)).collect::<Vec<_>>();
         Some(match self {
             Expr::Const(Value::Null) => return None,
@@ -1939,68 +1946,15 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
 fn to_datetime_arg(v: &Value) -> Option<i64> {
     let r = to_datetime(v);
     if r.is_none() && !v.is_null() {
-        crate::diag::warn(1292, || {
+        crate::types::diag::warn(1292, || {
             let t = v.to_text().unwrap_or_default();
-            format!("Incorrect datetime value: '{}'", crate::diag::quoted(&t))
+            format!(
+                "Incorrect datetime value: '{}'",
+                crate::types::diag::quoted(&t)
+            )
         });
     }
     r
-}
-
-/// A value as a packed datetime, if it is or reads as one.
-pub fn to_datetime(v: &Value) -> Option<i64> {
-    match v {
-        Value::Date(p) | Value::DateTime(p) => Some(*p),
-        Value::Str(s) => DateTime::parse(s).map(|d| d.pack()),
-        Value::Bytes(b) => DateTime::parse(std::str::from_utf8(b).ok()?).map(|d| d.pack()),
-        Value::Int(i) => number_to_datetime(i128::from(*i)).map(|d| d.pack()),
-        Value::UInt(u) => number_to_datetime(i128::from(*u)).map(|d| d.pack()),
-        // The integer part (MariaDB reads 20000101.9 as 2000-01-01).
-        Value::Decimal(d) => {
-            number_to_datetime(d.mant / 10i128.checked_pow(u32::from(d.scale))?).map(|d| d.pack())
-        }
-        Value::Double(f) if f.is_finite() && f.abs() < 1e15 => {
-            number_to_datetime(f.trunc() as i128).map(|d| d.pack())
-        }
-        Value::Double(_) | Value::Null => None,
-    }
-}
-
-/// A number read as a date or datetime as MariaDB reads one: YYMMDD, YYYYMMDD, YYMMDDHHMMSS or
-/// YYYYMMDDHHMMSS by its magnitude (two-digit years below 70 are 20xx, the others 19xx), 0 as
-/// the zero date. Other magnitudes, negative numbers and out-of-range fields are no date (zero
-/// months and days are allowed, as in date strings).
-pub fn number_to_datetime(n: i128) -> Option<DateTime> {
-    let century = |yymmdd: i128| {
-        yymmdd
-            + if yymmdd < 700_101 {
-                20_000_000
-            } else {
-                19_000_000
-            }
-    };
-    let (ymd, hms) = match n {
-        0 => return Some(DateTime::default()),
-        101..=991_231 => (century(n), 0),
-        10_000_101..=99_991_231 => (n, 0),
-        101_000_000..=991_231_235_959 => (century(n / 1_000_000), n % 1_000_000),
-        991_231_235_960..=99_991_231_235_959 => (n / 1_000_000, n % 1_000_000),
-        _ => return None,
-    };
-    // Every field is below 10000 here, so the casts cannot truncate.
-    let d = DateTime {
-        year: (ymd / 10_000) as u16,
-        month: (ymd / 100 % 100) as u8,
-        day: (ymd % 100) as u8,
-        hour: (hms / 10_000) as u8,
-        minute: (hms / 100 % 100) as u8,
-        second: (hms % 100) as u8,
-        micro: 0,
-    };
-    let day_ok =
-        d.month == 0 || d.day == 0 || d.day <= crate::value::days_in_month(d.year, d.month);
-    (d.month <= 12 && d.day <= 31 && day_ok && d.hour <= 23 && d.minute <= 59 && d.second <= 59)
-        .then_some(d)
 }
 
 fn text_arg(args: &[Expr], i: usize, row: &[Value], ctx: &Ctx) -> Result<Option<String>, SqlError> {
@@ -2367,7 +2321,7 @@ fn temporal_result(arg: &Value, d: DateTime, had_time: bool, date_unit: bool, fs
 
 /// The time now, as microseconds since the epoch, from the statement's packed start time.
 fn now_micros(ctx: &Ctx) -> i128 {
-    bi::to_micros(&DateTime::unpack(ctx.now))
+    temporal::to_micros(&DateTime::unpack(ctx.now))
 }
 
 fn next_random() -> u64 {
@@ -2394,7 +2348,7 @@ fn next_random() -> u64 {
     })
 }
 
-/// The functions added with the calendar, string and math helpers of [`crate::builtins`].
+/// The functions added with the calendar, string and math helpers of [`crate::expr::builtins`].
 fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, SqlError> {
     let ev = |i: usize| args[i].eval(row, ctx);
     let s = |i: usize| text_arg(args, i, row, ctx);
@@ -2409,7 +2363,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
     let date = |i: usize| -> Result<Option<DateTime>, SqlError> {
         Ok(bi::temporal(&ev(i)?)
             .map(|(d, _)| d)
-            .filter(|d| !bi::is_zero_date(d)))
+            .filter(|d| !temporal::is_zero_date(d)))
     };
     let int = |x: i64| Value::Int(x);
     Ok(match f {
@@ -2645,7 +2599,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 amount = -amount;
             }
             let Some(r) = bi::add_interval(&d, unit, amount) else {
-                crate::diag::warn(1441, || {
+                crate::types::diag::warn(1441, || {
                     "Datetime function: datetime field overflow".to_string()
                 });
                 return Ok(Value::Null);
@@ -2654,7 +2608,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             temporal_result(&arg, r, had_time, unit.is_date_part(), fsp)
         }
         Func::DateDiff => match (date(0)?, date(1)?) {
-            (Some(a), Some(b)) => int(bi::daynr(&a) - bi::daynr(&b)),
+            (Some(a), Some(b)) => int(temporal::daynr(&a) - temporal::daynr(&b)),
             _ => Value::Null,
         },
         Func::TimestampDiff(unit) => match (date(0)?, date(1)?) {
@@ -2667,7 +2621,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             let Some(d) = date(0)? else {
                 return Ok(Value::Null);
             };
-            let us = bi::to_micros(&d);
+            let us = temporal::to_micros(&d);
             if !(0..=2_147_483_647_999_999).contains(&us) {
                 return Ok(Value::Null);
             }
@@ -2692,7 +2646,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             if !(0..=2_147_483_647_999_999).contains(&us) {
                 return Ok(Value::Null);
             }
-            let Some(d) = bi::from_micros(us) else {
+            let Some(d) = temporal::from_micros(us) else {
                 return Ok(Value::Null);
             };
             match ev(0)? {
@@ -2718,10 +2672,10 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
         Func::DayOfWeek | Func::Weekday | Func::DayOfYear | Func::DayName => match date(0)? {
             None => Value::Null,
             Some(d) => match f {
-                Func::DayOfWeek => int((bi::weekday(&d) + 1) % 7 + 1),
-                Func::Weekday => int(bi::weekday(&d)),
-                Func::DayOfYear => int(bi::day_of_year(&d)),
-                _ => Value::Str(bi::DAY_NAMES[bi::weekday(&d) as usize].to_string()),
+                Func::DayOfWeek => int((temporal::weekday(&d) + 1) % 7 + 1),
+                Func::Weekday => int(temporal::weekday(&d)),
+                Func::DayOfYear => int(temporal::day_of_year(&d)),
+                _ => Value::Str(bi::DAY_NAMES[temporal::weekday(&d) as usize].to_string()),
             },
         },
         Func::MonthName | Func::Quarter => match bi::temporal(&ev(0)?) {
@@ -2743,7 +2697,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
             };
             match date(0)? {
                 None => Value::Null,
-                Some(d) => int(bi::calc_week(&d, bi::week_mode(mode)).0),
+                Some(d) => int(temporal::calc_week(&d, temporal::week_mode(mode)).0),
             }
         }
         Func::LastDay => match date(0)? {
@@ -2752,7 +2706,7 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 DateTime {
                     year: d.year,
                     month: d.month,
-                    day: crate::value::days_in_month(d.year, d.month),
+                    day: crate::types::temporal::days_in_month(d.year, d.month),
                     ..DateTime::default()
                 }
                 .pack(),
@@ -2770,8 +2724,8 @@ fn more_func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<Value, 
                 70..=99 => y + 1900,
                 y => y,
             };
-            let days = bi::days_from_civil(y, 1, 1) + (n - 1);
-            let (yy, m, d) = bi::civil_from_days(days);
+            let days = temporal::days_from_civil(y, 1, 1) + (n - 1);
+            let (yy, m, d) = temporal::civil_from_days(days);
             if yy > 9999 {
                 return Ok(Value::Null);
             }
@@ -2946,6 +2900,7 @@ pub fn fmt_double(d: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::convert::temporal::number_to_datetime;
 
     fn call(f: Func, args: Vec<Value>) -> Value {
         let ctx = Ctx {
@@ -3285,7 +3240,7 @@ mod tests {
 
     /// `expr` compiled over [`Typed`]: its type and its value's text for `row`.
     fn typed(expr: &str, row: &[Value]) -> (Option<SqlType>, Option<String>) {
-        let stmts = crate::parse::parse_ast(&format!("SELECT {expr}")).expect("parses");
+        let stmts = crate::front::parse::parse_ast(&format!("SELECT {expr}")).expect("parses");
         let sqlparser::ast::Statement::Query(q) = &stmts[0] else {
             panic!("not a query")
         };

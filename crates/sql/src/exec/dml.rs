@@ -10,7 +10,7 @@ use zipdb_engine::Transaction;
 use crate::catalog::Table;
 use crate::exec::{choose_access, scan_rows, Access, NoScope, SelectPlan, TableScope};
 use crate::expr::{Compiler, Ctx, Expr, Scope};
-use crate::value::Value;
+use crate::types::value::Value;
 use crate::SqlError;
 
 /// What compiling needs from the session.
@@ -38,11 +38,14 @@ impl Env<'_> {
     /// `[db.]table` to an open table, for a statement that may write it.
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
         let (db, t) = split_name(name, self.db)?;
-        if crate::infoschema::is_db(&db) {
+        if crate::admin::infoschema::is_db(&db) {
             return Err(SqlError::new(
                 1044,
                 "42000",
-                format!("Access denied to database '{}'", crate::infoschema::DB),
+                format!(
+                    "Access denied to database '{}'",
+                    crate::admin::infoschema::DB
+                ),
             ));
         }
         (self.lookup)(&db, &t)
@@ -72,8 +75,6 @@ pub fn split_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, S
     }
 }
 
-pub use crate::select::compile_select;
-
 /// A compiled DML statement or query.
 #[derive(Debug, Clone)]
 pub enum Plan {
@@ -86,7 +87,7 @@ pub enum Plan {
 // ---- Storing values --------------------------------------------------------------------------
 
 /// Stores `v` in column `c` of `t` for the statement's row `row` (MariaDB's `Field::store`, see
-/// [`crate::store`]): notes always go to `n`; any other loss fails the statement when `strict`,
+/// [`crate::types::store`]): notes always go to `n`; any other loss fails the statement when `strict`,
 /// and is a warning beside the clipped value when not (`IGNORE`).
 pub fn coerce(
     v: Value,
@@ -97,11 +98,11 @@ pub fn coerce(
     n: &mut DmlCount,
 ) -> Result<Value, SqlError> {
     let col = &t.def.columns[c];
-    let (v, issues) = crate::store::convert(v, col);
+    let (v, issues) = crate::types::store::convert(v, col);
     if issues.is_empty() {
         return Ok(v);
     }
-    let dest = crate::store::Dest {
+    let dest = crate::types::store::Dest {
         db: &t.def.db,
         table: &t.def.name,
         column: &col.name,
@@ -126,8 +127,8 @@ pub fn coerce_default(
     v: Value,
     col: &crate::catalog::ColumnDef,
 ) -> Result<(Value, bool), SqlError> {
-    let (v, issues) = crate::store::convert(v, col);
-    let dest = crate::store::Dest {
+    let (v, issues) = crate::types::store::convert(v, col);
+    let dest = crate::types::store::Dest {
         db: "",
         table: "",
         column: &col.name,
@@ -226,7 +227,7 @@ fn unique_conflict(
     }
     let mut prefix = Vec::new();
     for &c in &idx.columns {
-        crate::codec::encode_key(&mut prefix, &row[c], t.types[c]);
+        crate::catalog::codec::encode_key(&mut prefix, &row[c], t.types[c]);
     }
     let tree = &t.indexes[i];
     // A lock on the prefix itself (no entry has that exact key).
@@ -272,7 +273,7 @@ fn prefix_successor(v: &mut Vec<u8>) -> bool {
 
 fn encode_row(t: &Table, row: &[Value]) -> Vec<u8> {
     let mut b = Vec::with_capacity(64);
-    crate::codec::encode_row(&mut b, row, &t.types);
+    crate::catalog::codec::encode_row(&mut b, row, &t.types);
     b
 }
 
@@ -343,7 +344,7 @@ impl Scope for DupScope<'_> {
         (self.vars)(name)
     }
     /// `[old row..., new row...]`: the table's types twice.
-    fn col_type(&self, i: usize) -> Option<crate::value::SqlType> {
+    fn col_type(&self, i: usize) -> Option<crate::types::sqltype::SqlType> {
         let n = self.t.types.len();
         self.t.types.get(if i < n { i } else { i - n }).copied()
     }
@@ -421,7 +422,7 @@ pub fn compile_insert(
             // INSERT ... SELECT: the rows come from a query, read whole before the first insert
             // (so a query over the target table sees it as it was, as in MySQL).
             _ => {
-                let p = crate::select::compile_select(src, env, c)?;
+                let p = crate::bind::select::compile_select(src, env, c)?;
                 if p.visible != columns.len() {
                     return Err(SqlError::new(
                         1136,
@@ -569,7 +570,7 @@ impl InsertPlan {
                 row.push(if col.default_now {
                     Value::DateTime(ctx.now - ctx.now.rem_euclid(1_000_000))
                 } else if needs_value(col) {
-                    crate::store::implicit_default(col.ty)
+                    crate::types::store::implicit_default(col.ty)
                 } else {
                     col.default.clone().unwrap_or(Value::Null)
                 });
@@ -598,7 +599,7 @@ impl InsertPlan {
             }
             // Strict mode: a warning the row's expressions raised fails the statement here,
             // before the row is stored (and before a later row's error could come first).
-            crate::diag::check()?;
+            crate::types::diag::check()?;
             // AUTO_INCREMENT: NULL or 0 takes the next value.
             if let Some(ai) = t.auto_inc {
                 let v = &row[ai];
@@ -697,7 +698,7 @@ impl InsertPlan {
             let mut new = old_row.clone();
             for (c, e) in &self.on_dup {
                 let v = e.eval(&both, ctx)?;
-                crate::diag::check()?;
+                crate::types::diag::check()?;
                 new[*c] = coerce(v, t, *c, rowno, strict, n)?;
                 both[*c] = new[*c].clone();
             }
@@ -929,7 +930,7 @@ fn compile_where_order_limit(
         None => None,
         Some(w) => {
             let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
-            crate::store::zero_dates_are_null(&mut f, &t.def.columns);
+            crate::types::store::zero_dates_are_null(&mut f, &t.def.columns);
             Some(f)
         }
     };
@@ -1010,7 +1011,7 @@ pub fn compile_update(
         assignments,
         order,
         limit,
-        // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::parse`).
+        // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::front::parse`).
         ignore: matches!(u.or, Some(ast::SqliteOnConflict::Ignore)),
     })
 }
@@ -1080,7 +1081,7 @@ fn targets(
             }
         }
         // Held until the statement has changed them all: charged against its memory budget.
-        ctx.charge(crate::limits::row_bytes(&row) + k.len() as u64)?;
+        ctx.charge(crate::runtime::limits::row_bytes(&row) + k.len() as u64)?;
         out.push((k.to_vec(), row, scanned));
         // With ORDER BY every match is needed before the sort; without, LIMIT stops the scan.
         Ok(!order.is_empty() || limit.is_none_or(|l| out.len() < l))
@@ -1159,7 +1160,7 @@ impl UpdatePlan {
             !self.order.is_empty() || self.assignments.iter().any(|(c, _)| t.def.pk.contains(c));
         let lenient_where = strict && buffered;
         if lenient_where {
-            crate::diag::set_strict(false);
+            crate::types::diag::set_strict(false);
         }
         let mut n = DmlCount::default();
         for (pk, _, rowno) in targets(
@@ -1177,15 +1178,15 @@ impl UpdatePlan {
             n.matched += 1;
             let mut new = old.clone();
             if lenient_where {
-                crate::diag::set_strict(true);
+                crate::types::diag::set_strict(true);
             }
             for (c, e) in &self.assignments {
                 let v = e.eval(&new, ctx)?;
-                crate::diag::check()?;
+                crate::types::diag::check()?;
                 new[*c] = coerce(v, t, *c, rowno, strict, &mut n)?;
             }
             if lenient_where {
-                crate::diag::set_strict(false);
+                crate::types::diag::set_strict(false);
             }
             if new.iter().zip(&old).all(|(a, b)| same(a, b)) {
                 continue;
