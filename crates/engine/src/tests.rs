@@ -744,7 +744,17 @@ fn concurrent_stress_small_pool() {
     stress(96, 4);
 }
 
+/// The same on a compact tree: its leaf splits, merges and fences under the same latching.
+#[test]
+fn concurrent_stress_small_pool_compact() {
+    stress_with(96, 4, true);
+}
+
 fn stress(pool_pages: usize, default_threads: u32) {
+    stress_with(pool_pages, default_threads, false)
+}
+
+fn stress_with(pool_pages: usize, default_threads: u32, compact: bool) {
     let pool_pages = std::env::var("STRESS_POOL_PAGES").map_or(pool_pages, |v| v.parse().unwrap());
     let db = Disks::new()
         .open(Options {
@@ -752,7 +762,11 @@ fn stress(pool_pages: usize, default_threads: u32) {
             ..opts(4096, Codec::Zstd(1))
         })
         .unwrap();
-    let t = db.create_tree("s", None).unwrap();
+    let t = match compact {
+        true => db.create_tree_with("s", TreeFormat::compact(Codec::Zstd(1))),
+        false => db.create_tree("s", None),
+    }
+    .unwrap();
     let threads: u32 =
         std::env::var("STRESS_THREADS").map_or(default_threads, |v| v.parse().unwrap());
     const OPS: u32 = 30_000;
@@ -884,9 +898,18 @@ fn stress(pool_pages: usize, default_threads: u32) {
 
 #[test]
 fn concurrent_inserts_then_deletes_same_region() {
+    inserts_then_deletes_same_region(false);
+}
+
+#[test]
+fn concurrent_inserts_then_deletes_same_region_compact() {
+    inserts_then_deletes_same_region(true);
+}
+
+fn inserts_then_deletes_same_region(compact: bool) {
     // All threads hammer the same few leaves: splits, merges and root changes under contention.
     let (_disk, db) = sim_db(4096, Codec::None);
-    let t = db.create_tree("s", None).unwrap();
+    let t = create_model_tree(&db, Codec::None, compact);
     let handles: Vec<_> = (0..4u32)
         .map(|th| {
             let t = t.clone();
