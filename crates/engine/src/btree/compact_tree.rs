@@ -307,6 +307,16 @@ impl BTree {
         };
         let id = g.id();
         let sv = stored(val);
+        // `put` chose inline or overflow with `inline_value`, which must agree with the node's
+        // own limit (verify checks the same rule).
+        debug_assert!(
+            match sv {
+                StoredValue::Raw(_) => self.compact_limits().fits_inline(key.len(), sv),
+                _ => !self.inline_value(key.len(), sv.logical_len()),
+            },
+            "inline decision for a value of {} bytes",
+            sv.logical_len()
+        );
         let l = self.cleaf(id, &g)?;
         let len = self.cell_len_in(&l, key, sv)?;
         match l.search(key)? {
@@ -398,6 +408,9 @@ impl BTree {
             upper: upper.as_deref(),
         };
         let (m, sep) = split_entries(id, cur.len(), f, &entries, inserted)?;
+        // The separator divides the leaf's range: lower < sep < upper, so both halves get
+        // non-empty, ordered fences.
+        debug_assert!(f.lower.is_none_or(|l| l < &sep[..]) && f.contains(&sep));
         let left_f = Fences {
             lower: f.lower,
             upper: Some(&sep),
