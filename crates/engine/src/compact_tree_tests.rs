@@ -71,11 +71,12 @@ fn shuffled<T>(mut v: Vec<T>, seed: u64) -> Vec<T> {
 /// Raw values: compact leaves save only the key and cell-header bytes. Measured with 16 KiB
 /// pages, 10k rows, leaves classic → compact: sbtest rows 136 → 129 ascending (0.949),
 /// 180 → 170 shuffled (0.944), as expected from 194 against 205 bytes a row (values are 184
-/// of them); (k, id) index entries 32 → 16 shuffled (0.50, the design's estimate) but only
-/// 21 → 15 ascending (0.71): the rightmost leaf has an unbounded upper fence, so it strips no
-/// prefix and fills at about 23 bytes an entry; when it splits, the left part keeps those
-/// entries at about 14 bytes each and, in an ascending load, never gets more. The bounds
-/// leave a little room for split-policy changes.
+/// of them); (k, id) index entries 32 → 16 shuffled (0.50, the design's estimate) and
+/// 21 → 11 ascending (0.52). Ascending needs the top-up of `c_top_up_left`: the rightmost
+/// leaf has an unbounded upper fence, so it strips no prefix and fills at about 23 bytes an
+/// entry; the left part of its split keeps those entries at about 14 bytes each, and without
+/// the top-up (21 → 15, 0.71) it stayed about 60% full. The bounds leave a little room for
+/// split-policy changes.
 #[test]
 fn compact_leaves_take_fewer_pages_than_classic() {
     let sbtest: Vec<_> = (1..=10_000u64).map(sbtest_row).collect();
@@ -87,7 +88,7 @@ fn compact_leaves_take_fewer_pages_than_classic() {
     for (name, rows, max_ratio) in [
         ("sbtest ascending", sbtest.clone(), 0.96),
         ("sbtest shuffled", shuffled(sbtest, 1), 0.96),
-        ("index ascending", index_sorted, 0.75),
+        ("index ascending", index_sorted, 0.6),
         ("index shuffled", shuffled(index, 2), 0.55),
     ] {
         let (c, x) = leaves_for(&rows);

@@ -12,7 +12,8 @@
 //! leaves' fences in the same latched section:
 //! * leaf split: left `lower..sep`, right `sep..upper` (a root split: `-inf..sep`, `sep..+inf`);
 //! * merge: the survivor gets `left.lower..right.upper` (the separator between them goes);
-//! * redistribution: left `left.lower..new_sep`, right `new_sep..right.upper`;
+//! * redistribution: left `left.lower..new_sep`, right `new_sep..right.upper`; the append
+//!   top-up of the rightmost leaf (`c_top_up_left`) is one, done instead of a split;
 //! * root collapse copies the only child, whose fences are then necessarily unbounded.
 //!
 //! Inner-node splits, merges and redistributions only move separators between levels, never
@@ -71,12 +72,23 @@ fn room(page: usize, f: Fences<'_>) -> usize {
     page - FENCES_START - f.lower.map_or(0, <[u8]>::len) - f.upper.map_or(0, <[u8]>::len)
 }
 
+/// How [`split_entries`] picks the split point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SplitAt {
+    /// Both sides about equal in bytes.
+    Balanced,
+    /// The entry that did not fit is the last one (an ascending load): the left leaf keeps as
+    /// much as fits in 15/16 of its room, as classic leaves do (`split_point_append`); if the
+    /// rest does not fit the right leaf, balanced.
+    Append,
+    /// As `Append`, but `None` instead of a balanced split.
+    AppendOnly,
+}
+
 /// Where to split `entries` (which do not fit one leaf with fences `f`) and the separator:
 /// the right leaf starts at the returned index. Sizes are exact for each side's own fences
-/// (the prefix a side strips depends on the separator). `inserted` is the index of the entry
-/// that did not fit: when it is the last one (an ascending load), the left leaf keeps as much
-/// as fits in 15/16 of its room, as classic leaves do (`split_point_append`); otherwise the
-/// sides are balanced.
+/// (the prefix a side strips depends on the separator). `None` only for
+/// [`SplitAt::AppendOnly`].
 ///
 /// Both searches are binary: as `m` grows the separator grows, so the left side's prefix
 /// (common prefix of `lower` and the separator) can only shrink and its size only grow, and
@@ -86,8 +98,8 @@ fn split_entries(
     page: usize,
     f: Fences<'_>,
     entries: &[Entry],
-    inserted: usize,
-) -> Result<(usize, Vec<u8>)> {
+    how: SplitAt,
+) -> Result<Option<(usize, Vec<u8>)>> {
     let n = entries.len();
     if n < 2 {
         return Err(Error::corrupt(
@@ -118,8 +130,8 @@ fn split_entries(
         let (l, lr, r, rr) = sides(m);
         l <= lr && r <= rr
     };
-    let done = |m: usize| Ok((m, sep(m).to_vec()));
-    if inserted == n - 1 {
+    let done = |m: usize| Ok(Some((m, sep(m).to_vec())));
+    if how != SplitAt::Balanced {
         let slack = (page - FENCES_START) / 16;
         let pred = |m: usize| {
             let (l, lr, _, _) = sides(m);
@@ -138,6 +150,9 @@ fn split_entries(
             if fits(lo) {
                 return done(lo);
             }
+        }
+        if how == SplitAt::AppendOnly {
+            return Ok(None);
         }
     }
     // Balanced: the first m where the left side is at least the right one, or the one before.
@@ -389,12 +404,19 @@ impl BTree {
     /// fences (module docs) and push the separator up the latched `path`.
     fn c_split_leaf<'a>(
         &'a self,
-        path: Path<'a>,
+        mut path: Path<'a>,
         mut cur: PageWriteGuard<'a>,
         entries: Vec<Entry>,
         inserted: usize,
     ) -> Result<()> {
         let id = cur.id();
+        let rightmost = self.cleaf(id, &cur)?.upper_fence().is_none();
+        if inserted + 1 == entries.len() && rightmost && id != self.root {
+            match self.c_top_up_left(&mut path, cur, &entries)? {
+                Some(g) => cur = g,
+                None => return Ok(()),
+            }
+        }
         let (lower, upper, link) = {
             let l = self.cleaf(id, &cur)?;
             (
@@ -407,7 +429,12 @@ impl BTree {
             lower: lower.as_deref(),
             upper: upper.as_deref(),
         };
-        let (m, sep) = split_entries(id, cur.len(), f, &entries, inserted)?;
+        let how = match inserted + 1 == entries.len() {
+            true => SplitAt::Append,
+            false => SplitAt::Balanced,
+        };
+        let (m, sep) = split_entries(id, cur.len(), f, &entries, how)?
+            .ok_or_else(|| Error::corrupt(id, "no split point for a compact leaf"))?;
         // The separator divides the leaf's range: lower < sep < upper, so both halves get
         // non-empty, ordered fences.
         debug_assert!(f.lower.is_none_or(|l| l < &sep[..]) && f.contains(&sep));
@@ -438,6 +465,97 @@ impl BTree {
         drop(r);
         drop(cur);
         self.push_up(path, id, 0, sep_cell)
+    }
+
+    /// An append overflowed the rightmost leaf `cur` (upper fence unbounded), which must come
+    /// to hold `entries`. That leaf strips no prefix, so it fills at the widest encoding; the
+    /// leaf left of it, cut off by the previous append split, holds its entries at its own,
+    /// narrower encoding and is only partly full, and an ascending load never adds to it. So
+    /// before splitting, move entries into that left sibling up to 15/16 of its room and move
+    /// the separator between them: `None` when that made room for everything (no split),
+    /// otherwise the latched `cur` back (nothing changed) for an ordinary split.
+    ///
+    /// Latching: the parent is exclusively latched (it is the last entry of `path`: the leaf
+    /// was not safe), so no descent reaches either leaf; `cur` is released and the two leaves
+    /// are latched left to right, as `rebalance` does for a last child.
+    fn c_top_up_left<'a>(
+        &'a self,
+        path: &mut Path<'a>,
+        cur: PageWriteGuard<'a>,
+        entries: &[Entry],
+    ) -> Result<Option<PageWriteGuard<'a>>> {
+        let rid = cur.id();
+        let Some((parent, idx)) = path.last_mut() else {
+            return Ok(Some(cur));
+        };
+        let (pid, idx) = (parent.id(), *idx);
+        if idx == 0 {
+            return Ok(Some(cur));
+        }
+        let (left_id, old_sep, pfree, old_len) = {
+            let pn = self.node(pid, parent, Some(1))?;
+            if pn.child(idx)? != rid {
+                return Err(Error::corrupt(
+                    pid,
+                    "latched path does not lead to the leaf",
+                ));
+            }
+            (
+                pn.child(idx - 1)?,
+                pn.key(idx - 1)?.to_vec(),
+                pn.free_total(),
+                pn.cell_len(idx - 1)?,
+            )
+        };
+        drop(cur);
+        let mut left = self.pool.write(left_id)?;
+        let mut right = self.pool.write(rid)?;
+        let (lower, kept, mut all) = {
+            let l = self.cleaf(left_id, &left)?;
+            if l.upper_fence() != Some(&old_sep[..]) || l.link() != rid {
+                return Err(Error::corrupt(
+                    left_id,
+                    "left sibling's upper fence or link differs from the parent",
+                ));
+            }
+            (
+                l.lower_fence().map(<[u8]>::to_vec),
+                l.count(),
+                l.collect_entries()?,
+            )
+        };
+        all.extend_from_slice(entries);
+        let f = Fences {
+            lower: lower.as_deref(),
+            upper: None,
+        };
+        // Only an append split (left at most 15/16 full, the rest fitting the right leaf) is a
+        // top-up. None may exist: moving the separator right can shorten the left leaf's
+        // prefix and widen every entry it already holds.
+        let fit = split_entries(left_id, left.len(), f, &all, SplitAt::AppendOnly)?;
+        let Some((m, sep)) =
+            fit.filter(|(m, sep)| *m > kept && pfree + old_len >= INNER_CELL_HDR + sep.len())
+        else {
+            drop(left);
+            return Ok(Some(right));
+        };
+        let left_f = Fences {
+            lower: f.lower,
+            upper: Some(&sep),
+        };
+        let right_f = Fences {
+            lower: Some(&sep),
+            upper: None,
+        };
+        build_compact_leaf(left_id, &mut left, left_f, 0, rid, &all[..m])?;
+        build_compact_leaf(rid, &mut right, right_f, 0, PageId::NONE, &all[m..])?;
+        drop(left);
+        drop(right);
+        node::remove_cell(pid, parent, idx - 1)?;
+        if !insert_raw(pid, parent, idx - 1, &inner_cell(&sep, rid))? {
+            return Err(Error::corrupt(pid, "separator did not fit after a top-up"));
+        }
+        Ok(None)
     }
 
     /// Inserts the separator cell of a split child (at `level`) into its latched parent, the
@@ -549,7 +667,8 @@ impl BTree {
         if lused >= underfull && rused >= underfull {
             return Ok(());
         }
-        let (m, sep) = split_entries(lid, page, merged, &entries, usize::MAX)?;
+        let (m, sep) = split_entries(lid, page, merged, &entries, SplitAt::Balanced)?
+            .ok_or_else(|| Error::corrupt(lid, "no split point for a compact leaf"))?;
         let (pfree, old_len) = {
             let pn = self.node(pid, parent, Some(1))?;
             (pn.free_total(), pn.cell_len(sep_idx)?)
