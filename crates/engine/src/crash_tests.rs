@@ -3,7 +3,8 @@
 //! A seed picks a database shape (page size, a small buffer pool, a small circular WAL, a codec)
 //! and a single-threaded workload: transactions of puts and deletes over a few trees, single-row
 //! writes, bulk inserts and deletes, values long enough for overflow chains, tree creates and
-//! drops, explicit checkpoints. A model (one `BTreeMap` per tree) follows every acknowledged
+//! drops (odd-numbered trees are compact trees, the others classic), explicit checkpoints. A
+//! model (one `BTreeMap` per tree) follows every acknowledged
 //! step. Every commit uses [`FlushPolicy::Sync`], so a step that returned `Ok` is durable.
 //!
 //! A reference run counts the syncs and writes that each step issues on both disks. Each crash
@@ -68,6 +69,7 @@ use zipdb_storage::io::{Fault, SimStorage, Storage};
 use zipdb_storage::wal::{RecoveryReport, WalError};
 use zipdb_storage::{Codec, Lsn};
 
+use crate::format::TreeFormat;
 use crate::tests::Disks;
 use crate::{Database, Error, FlushPolicy, Options, Result};
 
@@ -447,6 +449,39 @@ fn apply(m: &mut Model, step: &Step) {
     }
 }
 
+/// Odd-numbered trees (`t1`, `t3`, ...) are compact trees (issue 19 step 3b), so every crash
+/// and fault scenario also covers compact leaves: their splits, merges and fences after
+/// replay and after reloading written-back pages. `t0` and the even ones stay classic.
+fn compact_tree(name: &str) -> bool {
+    name.strip_prefix('t')
+        .and_then(|n| n.parse::<u32>().ok())
+        .is_some_and(|n| n % 2 == 1)
+}
+
+/// The workloads do create compact trees, and write into them (else the crash tests above
+/// would cover classic trees only).
+#[test]
+fn workloads_cover_compact_trees() {
+    let covered = (0..20u64)
+        .filter(|&seed| {
+            let steps = workload(seed, &shape(seed));
+            let writes = |t: &str| compact_tree(t);
+            steps
+                .iter()
+                .any(|s| matches!(s, Step::Create(t, _) if compact_tree(t)))
+                && steps.iter().any(|s| match s {
+                    Step::Auto(t, ..) => writes(t),
+                    Step::Txn(ops) => ops.iter().any(|(t, ..)| writes(t)),
+                    _ => false,
+                })
+        })
+        .count();
+    assert!(
+        covered >= 10,
+        "{covered} of 20 seeds write into a compact tree"
+    );
+}
+
 fn exec(db: &Database, step: &Step) -> Result<()> {
     match step {
         Step::Txn(ops) => {
@@ -467,6 +502,9 @@ fn exec(db: &Database, step: &Step) -> Result<()> {
                 None => tree.delete(k).map(drop),
             }
         }
+        Step::Create(t, codec) if compact_tree(t) => db
+            .create_tree_with(t, TreeFormat::compact(codec.unwrap_or(Codec::None)))
+            .map(drop),
         Step::Create(t, codec) => db.create_tree(t, *codec).map(drop),
         Step::Drop(t) => db.drop_tree(t),
         Step::Checkpoint => db.checkpoint(),

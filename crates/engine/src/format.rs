@@ -14,10 +14,10 @@
 //! 5  u8 cold codec level byte
 //! ```
 //!
-//! Until compact leaves exist (issue 19 step 3b) this build creates and opens only classic
-//! trees ([`TreeFormat::check_supported`]), but it encodes, decodes and validates every
-//! variant, so that catalogs and logs of later builds are refused with a clear error instead
-//! of being misread page by page.
+//! This build creates and opens classic trees and compact trees with raw values
+//! ([`TreeFormat::check_supported`]); FSST records (issue 19 step 4) and the cold layer are
+//! refused. It encodes, decodes and validates every variant, so that catalogs and logs of
+//! later builds are refused with a clear error instead of being misread page by page.
 
 use std::fmt;
 
@@ -121,6 +121,17 @@ impl TreeFormat {
         }
     }
 
+    /// Compact leaves with raw values (the shape of secondary-index trees, design §2.2), no
+    /// cold layer.
+    pub const fn compact(image: Codec) -> TreeFormat {
+        TreeFormat {
+            nodes: NodeFormat::Compact,
+            records: RecordCodec::None,
+            image,
+            cold: Codec::None,
+        }
+    }
+
     pub fn is_classic(&self) -> bool {
         self.nodes == NodeFormat::Classic
     }
@@ -171,10 +182,16 @@ impl TreeFormat {
         Err(FormatError::Inconsistent { format: *self, why })
     }
 
-    /// Whether this build can create and open trees of this format: classic only, until the
-    /// compact leaf is wired into the tree (issue 19 step 3b) and FSST values after it (step 4).
+    /// Whether this build can create and open trees of this format: classic trees, and
+    /// compact trees with raw values and no cold layer (issue 19 step 3b). FSST records need
+    /// symbol tables (step 4), the cold layer a write-back path (step 8); until then such
+    /// trees are refused when created and when a catalog or log names them.
     pub fn check_supported(&self, tree: &str) -> crate::Result<()> {
-        if self.is_classic() {
+        let supported = match self.nodes {
+            NodeFormat::Classic => true,
+            NodeFormat::Compact => self.records == RecordCodec::None && self.cold == Codec::None,
+        };
+        if supported && self.validate().is_ok() {
             return Ok(());
         }
         Err(crate::Error::UnsupportedTreeFormat {
@@ -257,6 +274,15 @@ mod tests {
             [0, 0, 2, 1, 0, 0]
         );
         assert!(TreeFormat::classic(Codec::Lz4).check_supported("t").is_ok());
+        assert!(TreeFormat::compact(Codec::Zstd(1))
+            .check_supported("t")
+            .is_ok());
+        let mut f = TreeFormat::compact(Codec::None);
+        f.records = RecordCodec::Fsst;
+        assert!(f.check_supported("t").is_err());
+        let mut f = TreeFormat::compact(Codec::None);
+        f.cold = Codec::Lz4;
+        assert!(f.check_supported("t").is_err());
     }
 
     #[test]

@@ -193,7 +193,7 @@ fn create_tree_with_refuses_what_this_build_cannot_run() {
     let db = disks.open(opts(PAGE, Codec::Zstd(1))).unwrap();
     for f in crate::format::all_formats() {
         let r = db.create_tree_with("t", f);
-        match (f.validate(), f.is_classic()) {
+        match (f.validate(), f.check_supported("t").is_ok()) {
             (Err(_), _) => assert!(matches!(r, Err(Error::InvalidTreeFormat(_))), "{f}: {r:?}"),
             (Ok(()), false) => {
                 let e = r.unwrap_err();

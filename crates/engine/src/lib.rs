@@ -19,6 +19,8 @@
 pub mod btree;
 pub mod catalog;
 #[cfg(test)]
+mod compact_tree_tests;
+#[cfg(test)]
 mod crash_tests;
 pub mod db;
 pub mod error;

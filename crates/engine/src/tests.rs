@@ -10,6 +10,7 @@ use rand::{Rng, SeedableRng};
 use zipdb_storage::io::SimStorage;
 use zipdb_storage::Codec;
 
+use crate::format::TreeFormat;
 use crate::{Database, Error, Options, Tree};
 
 pub(crate) fn opts(page_size: usize, codec: Codec) -> Options {
@@ -497,9 +498,31 @@ fn op_strategy() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// The tree under test: classic with the database's codec, or compact (raw values) with it.
+fn create_model_tree(db: &Database, codec: Codec, compact: bool) -> Tree {
+    if compact {
+        let t = db
+            .create_tree_with("m", TreeFormat::compact(codec))
+            .unwrap();
+        assert!(t.btree().format().nodes == crate::format::NodeFormat::Compact);
+        t
+    } else {
+        db.create_tree("m", None).unwrap()
+    }
+}
+
 fn run_model(page_size: usize, codec: Codec, ops: &[Op]) -> Result<(), TestCaseError> {
+    run_model_with(page_size, codec, false, ops)
+}
+
+fn run_model_with(
+    page_size: usize,
+    codec: Codec,
+    compact: bool,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     let (mut disk, mut db) = sim_db(page_size, codec);
-    let mut t = db.create_tree("m", None).unwrap();
+    let mut t = create_model_tree(&db, codec, compact);
     db.checkpoint().unwrap();
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for op in ops {
@@ -609,6 +632,16 @@ proptest! {
     fn model_16k_zstd(ops in proptest::collection::vec(op_strategy(), 1..400)) {
         run_model(16384, Codec::Zstd(1), &ops)?;
     }
+
+    #[test]
+    fn model_4k_compact(ops in proptest::collection::vec(op_strategy(), 1..400)) {
+        run_model_with(4096, Codec::None, true, &ops)?;
+    }
+
+    #[test]
+    fn model_16k_compact(ops in proptest::collection::vec(op_strategy(), 1..400)) {
+        run_model_with(16384, Codec::Zstd(1), true, &ops)?;
+    }
 }
 
 /// The tree holds exactly the model's entries, in order, and the database verifies.
@@ -633,10 +666,11 @@ fn assert_matches_model(
 fn run_apply_sorted(
     page_size: usize,
     codec: Codec,
+    compact: bool,
     batches: &[Vec<(u16, u8, Option<u32>)>],
 ) -> Result<(), TestCaseError> {
     let (_disk, db) = sim_db(page_size, codec);
-    let t = db.create_tree("m", None).unwrap();
+    let t = create_model_tree(&db, codec, compact);
     let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
     for batch in batches {
         // Last write of a key wins, as in a de-duplicated replay batch.
@@ -680,12 +714,17 @@ proptest! {
 
     #[test]
     fn apply_sorted_4k_none(batches in proptest::collection::vec(apply_batch_strategy(), 1..8)) {
-        run_apply_sorted(4096, Codec::None, &batches)?;
+        run_apply_sorted(4096, Codec::None, false, &batches)?;
+    }
+
+    #[test]
+    fn apply_sorted_4k_compact(batches in proptest::collection::vec(apply_batch_strategy(), 1..8)) {
+        run_apply_sorted(4096, Codec::None, true, &batches)?;
     }
 
     #[test]
     fn apply_sorted_16k_zstd(batches in proptest::collection::vec(apply_batch_strategy(), 1..8)) {
-        run_apply_sorted(16384, Codec::Zstd(1), &batches)?;
+        run_apply_sorted(16384, Codec::Zstd(1), false, &batches)?;
     }
 }
 
@@ -705,7 +744,17 @@ fn concurrent_stress_small_pool() {
     stress(96, 4);
 }
 
+/// The same on a compact tree: its leaf splits, merges and fences under the same latching.
+#[test]
+fn concurrent_stress_small_pool_compact() {
+    stress_with(96, 4, true);
+}
+
 fn stress(pool_pages: usize, default_threads: u32) {
+    stress_with(pool_pages, default_threads, false)
+}
+
+fn stress_with(pool_pages: usize, default_threads: u32, compact: bool) {
     let pool_pages = std::env::var("STRESS_POOL_PAGES").map_or(pool_pages, |v| v.parse().unwrap());
     let db = Disks::new()
         .open(Options {
@@ -713,7 +762,11 @@ fn stress(pool_pages: usize, default_threads: u32) {
             ..opts(4096, Codec::Zstd(1))
         })
         .unwrap();
-    let t = db.create_tree("s", None).unwrap();
+    let t = match compact {
+        true => db.create_tree_with("s", TreeFormat::compact(Codec::Zstd(1))),
+        false => db.create_tree("s", None),
+    }
+    .unwrap();
     let threads: u32 =
         std::env::var("STRESS_THREADS").map_or(default_threads, |v| v.parse().unwrap());
     const OPS: u32 = 30_000;
@@ -845,9 +898,18 @@ fn stress(pool_pages: usize, default_threads: u32) {
 
 #[test]
 fn concurrent_inserts_then_deletes_same_region() {
+    inserts_then_deletes_same_region(false);
+}
+
+#[test]
+fn concurrent_inserts_then_deletes_same_region_compact() {
+    inserts_then_deletes_same_region(true);
+}
+
+fn inserts_then_deletes_same_region(compact: bool) {
     // All threads hammer the same few leaves: splits, merges and root changes under contention.
     let (_disk, db) = sim_db(4096, Codec::None);
-    let t = db.create_tree("s", None).unwrap();
+    let t = create_model_tree(&db, Codec::None, compact);
     let handles: Vec<_> = (0..4u32)
         .map(|th| {
             let t = t.clone();

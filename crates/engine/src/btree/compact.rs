@@ -1,8 +1,8 @@
 //! Compact leaf nodes (issue 19, design note §2.3–§2.4): a leaf that stores its fence keys,
 //! strips the fences' common prefix from every key, keeps the next 4 key bytes only in the
 //! slot head, and describes each cell with varints. Values may be raw, FSST-encoded or in an
-//! overflow chain. Node level only: step 3b wires it into `BTree`, splits and cursors; until
-//! then only tests and the `compact_leaf` fuzz target use it.
+//! overflow chain. This module is the node level; `super::compact_tree` wires it into
+//! `BTree` (splits and merges with fences, cursors, verify).
 //!
 //! # Layout (every byte; integers little-endian unless said otherwise)
 //!

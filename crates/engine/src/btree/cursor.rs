@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::ops::Bound;
 
 use zipdb_storage::pool::PageReadGuard;
+use zipdb_storage::PageId;
 
 use super::BTree;
 use crate::error::Result;
@@ -84,10 +85,9 @@ impl<'t> Cursor<'t> {
         let mut expect = None;
         let mut fence: Option<Vec<u8>> = None;
         loop {
-            let n = t.node(g.id(), &g, expect)?;
-            if n.is_leaf() {
+            let Some(n) = t.inner(g.id(), &g, expect)? else {
                 return Ok((g, fence));
-            }
+            };
             let idx = if !self.reverse {
                 match &self.lo {
                     Bound::Unbounded => 0,
@@ -117,49 +117,11 @@ impl<'t> Cursor<'t> {
     fn fill(&mut self) -> Result<()> {
         while self.buf.is_empty() && !self.done {
             let (g, fence) = self.descend()?;
-            let t = self.tree;
-            let n = t.node(g.id(), &g, Some(0))?;
-            let count = n.count();
-            let mut out_of_range = false;
-            if !self.reverse {
-                let start = match &self.lo {
-                    Bound::Unbounded => 0,
-                    Bound::Included(k) => n.search(k)?.unwrap_or_else(|i| i),
-                    Bound::Excluded(k) => match n.search(k)? {
-                        Ok(i) => i + 1,
-                        Err(i) => i,
-                    },
-                };
-                for i in start..count {
-                    let k = n.key(i)?;
-                    if !below_hi(&self.hi, k) {
-                        out_of_range = true;
-                        break;
-                    }
-                    let mut v = Vec::new();
-                    t.read_value(&n, i, &mut v)?;
-                    self.buf.push_back((k.to_vec(), v));
-                }
+            let out_of_range = if self.tree.is_compact() {
+                self.take_compact(g.id(), &g)?
             } else {
-                let end = match &self.hi {
-                    Bound::Unbounded => count,
-                    Bound::Included(k) => match n.search(k)? {
-                        Ok(i) => i + 1,
-                        Err(i) => i,
-                    },
-                    Bound::Excluded(k) => n.search(k)?.unwrap_or_else(|i| i),
-                };
-                for i in (0..end).rev() {
-                    let k = n.key(i)?;
-                    if !above_lo(&self.lo, k) {
-                        out_of_range = true;
-                        break;
-                    }
-                    let mut v = Vec::new();
-                    t.read_value(&n, i, &mut v)?;
-                    self.buf.push_back((k.to_vec(), v));
-                }
-            }
+                self.take_classic(g.id(), &g)?
+            };
             drop(g);
             if out_of_range {
                 self.done = true;
@@ -185,6 +147,108 @@ impl<'t> Cursor<'t> {
             }
         }
         Ok(())
+    }
+
+    /// Position range `[start, end)` of the entries of a leaf with `count` entries that lie
+    /// inside the cursor's bound on the side it starts from (`search` finds a key).
+    fn start_range(
+        &self,
+        count: usize,
+        search: impl Fn(&[u8]) -> Result<std::result::Result<usize, usize>>,
+    ) -> Result<(usize, usize)> {
+        Ok(if !self.reverse {
+            let start = match &self.lo {
+                Bound::Unbounded => 0,
+                Bound::Included(k) => search(k)?.unwrap_or_else(|i| i),
+                Bound::Excluded(k) => match search(k)? {
+                    Ok(i) => i + 1,
+                    Err(i) => i,
+                },
+            };
+            (start, count)
+        } else {
+            let end = match &self.hi {
+                Bound::Unbounded => count,
+                Bound::Included(k) => match search(k)? {
+                    Ok(i) => i + 1,
+                    Err(i) => i,
+                },
+                Bound::Excluded(k) => search(k)?.unwrap_or_else(|i| i),
+            };
+            (0, end)
+        })
+    }
+
+    /// Whether `k`, next in scan order, is past the far bound of the scan.
+    fn past_end(&self, k: &[u8]) -> bool {
+        if self.reverse {
+            !above_lo(&self.lo, k)
+        } else {
+            !below_hi(&self.hi, k)
+        }
+    }
+
+    /// Copies the qualifying entries of classic leaf `p` into the buffer; `true` when the scan
+    /// ran past its far bound.
+    fn take_classic(&mut self, id: PageId, p: &[u8]) -> Result<bool> {
+        let t = self.tree;
+        let n = t.node(id, p, Some(0))?;
+        let (start, end) = self.start_range(n.count(), |k| n.search(k))?;
+        let take = |i: usize, this: &mut Self| -> Result<bool> {
+            let k = n.key(i)?;
+            if this.past_end(k) {
+                return Ok(false);
+            }
+            let mut v = Vec::new();
+            t.read_value(&n, i, &mut v)?;
+            this.buf.push_back((k.to_vec(), v));
+            Ok(true)
+        };
+        if !self.reverse {
+            for i in start..end {
+                if !take(i, self)? {
+                    return Ok(true);
+                }
+            }
+        } else {
+            for i in (start..end).rev() {
+                if !take(i, self)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// [`Self::take_classic`] for a compact leaf: keys are rebuilt from prefix, head and rest.
+    fn take_compact(&mut self, id: PageId, p: &[u8]) -> Result<bool> {
+        let t = self.tree;
+        let l = t.cleaf(id, p)?;
+        let (start, end) = self.start_range(l.count(), |k| l.search(k))?;
+        let take = |i: usize, this: &mut Self| -> Result<bool> {
+            let k = l.key(i)?;
+            if this.past_end(&k) {
+                return Ok(false);
+            }
+            let mut v = Vec::new();
+            t.read_stored(id, l.value(i)?, &mut v)?;
+            this.buf.push_back((k, v));
+            Ok(true)
+        };
+        if !self.reverse {
+            for i in start..end {
+                if !take(i, self)? {
+                    return Ok(true);
+                }
+            }
+        } else {
+            for i in (start..end).rev() {
+                if !take(i, self)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 }
 

@@ -38,9 +38,10 @@
 //! * Overflow chains of a replaced or deleted value are freed after the leaf latch is
 //!   released: the cell that referenced them is gone, so no one else can reach them.
 
-/// Compact leaf nodes (issue 19). Node level only for now: step 3b wires them into `BTree`,
-/// splits and cursors; public so that the `compact_leaf` fuzz target reaches them.
+/// Compact leaf nodes (issue 19); public so that the `compact_leaf` fuzz target reaches them.
+/// Trees whose format has `nodes = Compact` use them for every leaf ([`compact_tree`]).
 pub mod compact;
+mod compact_tree;
 pub mod cursor;
 pub mod node;
 mod verify;
@@ -54,7 +55,8 @@ use zipdb_storage::pool::{BufferPool, PageReadGuard, PageWriteGuard};
 use zipdb_storage::{Codec, PageId, PageType, TreeId};
 
 use crate::error::{Error, Result};
-use crate::format::TreeFormat;
+use crate::format::{NodeFormat, TreeFormat};
+use compact_tree::{classic, Visit};
 pub use cursor::Cursor;
 use node::{
     build_node, collect_cells, inner_cell, insert_cell, insert_raw, raw_cell_child, raw_cell_key,
@@ -145,19 +147,30 @@ fn own_bound(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
 
 impl BTree {
     /// Creates an empty tree (one empty root leaf). The caller checks that this build
-    /// supports `format` ([`TreeFormat::check_supported`]): the node code is classic only.
+    /// supports `format` ([`TreeFormat::check_supported`]): classic, or compact leaves with raw
+    /// values ([`compact_tree`]).
     pub fn create(pool: Arc<BufferPool>, tree: TreeId, format: TreeFormat) -> Result<BTree> {
         let root = {
             let mut g = pool.allocate(PageType::Leaf, tree, format.image)?;
-            node::init_node(&mut g, 0, PageId::NONE);
-            g.id()
+            let id = g.id();
+            match format.nodes {
+                NodeFormat::Classic => node::init_node(&mut g, 0, PageId::NONE),
+                NodeFormat::Compact => compact::init_compact_leaf(
+                    id,
+                    &mut g,
+                    compact::Fences::UNBOUNDED,
+                    0,
+                    PageId::NONE,
+                )?,
+            }
+            id
         };
         Ok(BTree::open(pool, tree, root, format))
     }
 
     /// Opens the tree whose root is `root` (same precondition as [`BTree::create`]).
     pub fn open(pool: Arc<BufferPool>, tree: TreeId, root: PageId, format: TreeFormat) -> BTree {
-        debug_assert!(format.is_classic(), "unsupported tree format {format}");
+        debug_assert!(format.validate().is_ok(), "invalid tree format {format}");
         let limits = Limits::new(pool.page_size());
         BTree {
             pool,
@@ -236,10 +249,9 @@ impl BTree {
         let mut g = self.pool.read(self.root)?;
         let mut expect = None;
         loop {
-            let n = self.node(g.id(), &g, expect)?;
-            if n.is_leaf() {
+            let Some(n) = self.inner(g.id(), &g, expect)? else {
                 return Ok(g);
-            }
+            };
             let child = n.child(n.child_index(key)?)?;
             expect = Some(n.level() - 1);
             g = self.pool.read(child)?;
@@ -307,6 +319,9 @@ impl BTree {
             return Ok(false);
         }
         let g = self.descend_read(key)?;
+        if self.is_compact() {
+            return self.c_lookup(g.id(), &g, key, out);
+        }
         let n = self.node(g.id(), &g, Some(0))?;
         match n.search(key)? {
             Ok(i) => {
@@ -375,9 +390,10 @@ impl BTree {
         if key.len() > self.limits.max_key {
             return Ok(false);
         }
-        let outcome = match self.delete_optimistic(key)? {
-            Some(o) => o,
-            None => self.delete_pessimistic(key)?,
+        let outcome = match (self.is_compact(), self.delete_optimistic_any(key)?) {
+            (_, Some(o)) => o,
+            (false, None) => self.delete_pessimistic(key)?,
+            (true, None) => self.c_delete_pessimistic(key)?,
         };
         match outcome {
             DelOutcome::NotFound => Ok(false),
@@ -402,7 +418,7 @@ impl BTree {
         );
         let simple = |key: &[u8], value: Option<&[u8]>| {
             key.len() <= self.limits.max_key
-                && value.is_none_or(|v| self.limits.inline(key.len(), v.len()))
+                && value.is_none_or(|v| self.inline_value(key.len(), v.len()))
         };
         let mut chains = Vec::new();
         let mut i = 0;
@@ -454,6 +470,9 @@ impl BTree {
         value: Option<&[u8]>,
         chains: &mut Vec<PageId>,
     ) -> Result<bool> {
+        if self.is_compact() {
+            return self.c_apply_in_leaf(g, key, value, chains);
+        }
         let id = g.id();
         let n = self.node(id, g, Some(0))?;
         let found = n.search(key)?;
@@ -505,7 +524,7 @@ impl BTree {
             });
         }
         // Overflow chains are written before any latch is taken.
-        let val = if self.limits.inline(key.len(), value.len()) {
+        let val = if self.inline_value(key.len(), value.len()) {
             LeafValue::Inline(value)
         } else {
             LeafValue::Overflow {
@@ -514,10 +533,17 @@ impl BTree {
             }
         };
         let cell_len = self.limits.leaf_cell_len(key.len(), value.len());
-        let outcome = match self.put_optimistic(key, val, cell_len, mode) {
-            Ok(Some(o)) => Ok(o),
-            Ok(None) => self.put_pessimistic(key, val, cell_len, mode),
-            Err(e) => Err(e),
+        let outcome = match self.is_compact() {
+            false => match self.put_optimistic(key, val, cell_len, mode) {
+                Ok(Some(o)) => Ok(o),
+                Ok(None) => self.put_pessimistic(key, val, cell_len, mode),
+                Err(e) => Err(e),
+            },
+            true => match self.c_put_optimistic(key, val, mode) {
+                Ok(Some(o)) => Ok(o),
+                Ok(None) => self.c_put_pessimistic(key, val, mode),
+                Err(e) => Err(e),
+            },
         };
         let outcome = match outcome {
             Ok(o) => o,
@@ -620,16 +646,15 @@ impl BTree {
         let mut g = self.pool.read(self.root)?;
         let mut expect = None;
         loop {
-            let n = self.node(g.id(), &g, expect)?;
-            if n.is_leaf() {
+            let Some(n) = self.inner(g.id(), &g, expect)? else {
                 // Only the root can get here (a leaf root).
                 drop(g);
                 let w = self.pool.write(self.root)?;
-                if self.node(w.id(), &w, None)?.is_leaf() {
+                if self.inner(w.id(), &w, None)?.is_none() {
                     return Ok(Some(w));
                 }
                 return Ok(None);
-            }
+            };
             let idx = n.child_index(key)?;
             if let Some(f) = fence.as_deref_mut() {
                 if idx < n.count() {
@@ -641,7 +666,7 @@ impl BTree {
             if level == 0 {
                 let w = self.pool.write(child)?;
                 drop(g);
-                self.node(w.id(), &w, Some(0))?;
+                self.visit(w.id(), &w, Some(0))?;
                 return Ok(Some(w));
             }
             expect = Some(level);
@@ -695,22 +720,21 @@ impl BTree {
     fn descend_exclusive(
         &self,
         key: &[u8],
-        safe: impl Fn(&Node<'_>) -> Result<bool>,
+        safe: impl Fn(&Visit<'_>) -> Result<bool>,
     ) -> Result<(Path<'_>, PageWriteGuard<'_>)> {
         let mut path: Path<'_> = Vec::new();
         let mut cur = self.pool.write(self.root)?;
         let mut expect = None;
         loop {
-            let n = self.node(cur.id(), &cur, expect)?;
-            if n.is_leaf() {
+            let Some(n) = self.inner(cur.id(), &cur, expect)? else {
                 return Ok((path, cur));
-            }
+            };
             let idx = n.child_index(key)?;
             let child = n.child(idx)?;
             let level = n.level() - 1;
             expect = Some(level);
             let c = self.pool.write(child)?;
-            let is_safe = safe(&self.node(c.id(), &c, expect)?)?;
+            let is_safe = safe(&self.visit(c.id(), &c, expect)?)?;
             if is_safe {
                 path.clear();
                 drop(cur);
@@ -729,15 +753,18 @@ impl BTree {
         mode: PutMode,
     ) -> Result<PutOutcome> {
         let max_inner = self.limits.max_inner_entry();
-        let (path, mut cur) = self.descend_exclusive(key, |n| {
-            if !n.is_leaf() {
-                return Ok(n.free_total() >= max_inner);
-            }
-            Ok(match n.search(key)? {
-                Ok(i) => mode == PutMode::Insert || n.free_total() + n.cell_len(i)? >= cell_len,
-                Err(_) => n.free_total() >= cell_len + SLOT_LEN,
-            })
-        })?;
+        let (path, mut cur) = self.descend_exclusive(
+            key,
+            classic(|n| {
+                if !n.is_leaf() {
+                    return Ok(n.free_total() >= max_inner);
+                }
+                Ok(match n.search(key)? {
+                    Ok(i) => mode == PutMode::Insert || n.free_total() + n.cell_len(i)? >= cell_len,
+                    Err(_) => n.free_total() >= cell_len + SLOT_LEN,
+                })
+            }),
+        )?;
         let id = cur.id();
         let n = self.node(id, &cur, Some(0))?;
         let (pos, outcome) = match n.search(key)? {
@@ -837,6 +864,13 @@ impl BTree {
         }
     }
 
+    fn delete_optimistic_any(&self, key: &[u8]) -> Result<Option<DelOutcome>> {
+        match self.is_compact() {
+            true => self.c_delete_optimistic(key),
+            false => self.delete_optimistic(key),
+        }
+    }
+
     fn delete_optimistic(&self, key: &[u8]) -> Result<Option<DelOutcome>> {
         let Some(mut g) = self.descend_leaf_write(key, None)? else {
             return Ok(None);
@@ -859,15 +893,18 @@ impl BTree {
 
     fn delete_pessimistic(&self, key: &[u8]) -> Result<DelOutcome> {
         let lim = self.limits;
-        let (path, mut cur) = self.descend_exclusive(key, |n| {
-            if !n.is_leaf() {
-                return Ok(n.used() >= lim.underfull + lim.max_inner_entry());
-            }
-            Ok(match n.search(key)? {
-                Ok(i) => n.used() >= lim.underfull + n.cell_len(i)? + SLOT_LEN,
-                Err(_) => true,
-            })
-        })?;
+        let (path, mut cur) = self.descend_exclusive(
+            key,
+            classic(|n| {
+                if !n.is_leaf() {
+                    return Ok(n.used() >= lim.underfull + lim.max_inner_entry());
+                }
+                Ok(match n.search(key)? {
+                    Ok(i) => n.used() >= lim.underfull + n.cell_len(i)? + SLOT_LEN,
+                    Err(_) => true,
+                })
+            }),
+        )?;
         let id = cur.id();
         let n = self.node(id, &cur, Some(0))?;
         let Ok(i) = n.search(key)? else {
@@ -884,9 +921,9 @@ impl BTree {
         let lim = self.limits;
         loop {
             let id = cur.id();
-            let (level, used, count) = {
-                let n = self.node(id, &cur, None)?;
-                (n.level(), n.used(), n.count())
+            let (level, used, count) = match self.visit(id, &cur, None)? {
+                Visit::Node(n) => (n.level(), n.used(), n.count()),
+                Visit::Compact(l) => (0, l.used(), l.count()),
             };
             if id == self.root {
                 if level > 0 && count == 0 {
@@ -940,6 +977,11 @@ impl BTree {
                 (l, r)
             };
             let leaf = level == 0;
+            if leaf && self.is_compact() {
+                self.c_rebalance_leaves(&mut parent, left, right, sep_idx)?;
+                cur = parent;
+                continue;
+            }
             let (lused, rused, llink, rlink, mut cells) = {
                 let ln = self.node(left_id, &left, Some(level))?;
                 let rn = self.node(right_id, &right, Some(level))?;
@@ -1003,15 +1045,15 @@ impl BTree {
     /// The root has one child and no separator: move the child's contents into the root.
     fn collapse_root(&self, mut root: PageWriteGuard<'_>) -> Result<()> {
         loop {
-            let (level, count, child_id) = {
-                let n = self.node(root.id(), &root, None)?;
-                (n.level(), n.count(), n.link())
+            let (level, count, child_id) = match self.visit(root.id(), &root, None)? {
+                Visit::Node(n) => (n.level(), n.count(), n.link()),
+                Visit::Compact(_) => return self.c_check_root_leaf(&root),
             };
             if level == 0 || count > 0 {
                 return Ok(());
             }
             let child = self.pool.write(child_id)?;
-            let is_leaf = self.node(child_id, &child, Some(level - 1))?.is_leaf();
+            let is_leaf = self.inner(child_id, &child, Some(level - 1))?.is_none();
             root[node::OFF_LEVEL..].copy_from_slice(&child[node::OFF_LEVEL..]);
             set_page_type(
                 &mut root,
@@ -1031,9 +1073,12 @@ impl BTree {
     }
 
     fn free_subtree(&self, id: PageId, level: Option<u8>) -> Result<()> {
-        let (children, chains, child_level) = {
+        let (children, chains, child_level) = 'node: {
             let g = self.pool.read(id)?;
-            let n = self.node(id, &g, level)?;
+            let n = match self.visit(id, &g, level)? {
+                Visit::Node(n) => n,
+                Visit::Compact(l) => break 'node (Vec::new(), self.c_leaf_chains(&l)?, 0),
+            };
             let mut children = Vec::new();
             let mut chains = Vec::new();
             if n.is_leaf() {

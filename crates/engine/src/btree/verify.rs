@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use zipdb_storage::page::LogicalHeader;
 use zipdb_storage::PageId;
 
+use super::compact::StoredValue;
 use super::node::{key_head, read_overflow, LeafValue, NODE_HEADER_END, SLOT_LEN};
 use super::BTree;
 use crate::error::{Error, Result};
@@ -43,7 +44,7 @@ impl BTree {
         };
         let root_level = {
             let g = self.pool.read(self.root)?;
-            self.node(self.root, &g, None)?.level()
+            self.inner(self.root, &g, None)?.map_or(0, |n| n.level())
         };
         w.report.depth = root_level as usize + 1;
         self.verify_node(&mut w, self.root, root_level, None, None)?;
@@ -74,6 +75,16 @@ impl BTree {
     ) -> Result<()> {
         if !w.seen.insert(id) {
             return Err(Error::corrupt(id, "page reachable twice"));
+        }
+        if level == 0 && self.is_compact() {
+            let chains = {
+                let g = self.pool.read(id)?;
+                self.verify_compact_leaf(w, id, &g, lo, hi)?
+            };
+            for (first, len) in chains {
+                self.verify_chain(w, id, first, len)?;
+            }
+            return Ok(());
         }
         let mut children = Vec::new();
         let mut chains = Vec::new();
@@ -201,6 +212,65 @@ impl BTree {
             self.verify_node(w, child, level - 1, lo_i.as_deref(), hi_i.as_deref())?;
         }
         Ok(())
+    }
+
+    /// A compact leaf: its own checks ([`CompactLeaf::verify`]: fences, prefix, heads, order,
+    /// zeroed gap, cell bookkeeping), fences equal to the parent separators around it
+    /// (`lo`/`hi`, unbounded at the tree's edges), raw values only (no record codec yet), and
+    /// each value inline exactly when [`BTree::inline_value`] says so. Returns the overflow
+    /// chains to check.
+    fn verify_compact_leaf(
+        &self,
+        w: &mut Walk,
+        id: PageId,
+        p: &[u8],
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+    ) -> Result<Vec<(PageId, usize)>> {
+        let l = self.cleaf(id, p)?;
+        l.verify()?;
+        if l.count() == 0 && id != self.root {
+            return Err(Error::corrupt(id, "empty leaf that is not the root"));
+        }
+        if l.lower_fence() != lo || l.upper_fence() != hi {
+            return Err(Error::corrupt(
+                id,
+                format!(
+                    "fences {:?}..{:?} differ from the parent's separators {lo:?}..{hi:?}",
+                    l.lower_fence(),
+                    l.upper_fence()
+                ),
+            ));
+        }
+        w.report.leaves += 1;
+        w.leaves.push((id, l.link()));
+        let mut chains = Vec::new();
+        for i in 0..l.count() {
+            let klen = l.key_len(i)?;
+            w.report.entries += 1;
+            w.report.key_bytes += klen as u64;
+            let (len, inline) = match l.value(i)? {
+                StoredValue::Raw(v) => (v.len(), true),
+                StoredValue::Overflow { first, len } => {
+                    chains.push((first, len));
+                    (len, false)
+                }
+                StoredValue::Fsst { .. } => {
+                    return Err(Error::corrupt(
+                        id,
+                        format!("cell {i}: FSST value in a tree without a record codec"),
+                    ))
+                }
+            };
+            if self.inline_value(klen, len) != inline {
+                return Err(Error::corrupt(
+                    id,
+                    format!("cell {i}: value of {len} bytes stored inline: {inline}"),
+                ));
+            }
+            w.report.value_bytes += len as u64;
+        }
+        Ok(chains)
     }
 
     fn verify_chain(&self, w: &mut Walk, leaf: PageId, first: PageId, len: usize) -> Result<()> {
