@@ -23,6 +23,7 @@ mod error;
 pub mod exec;
 pub mod expr;
 mod front;
+mod plan;
 mod runtime;
 mod session;
 mod types;

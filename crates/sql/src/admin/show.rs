@@ -170,7 +170,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         "DATABASES" | "SCHEMAS" => {
             let pat = like_at(w, i + 1)?;
             let mut names: Vec<String> = inst.catalog.read().dbs.keys().cloned().collect();
-            names.push(crate::admin::infoschema::DB.into());
+            names.push(crate::catalog::system::DB.into());
             names.sort();
             let r = names
                 .into_iter()
@@ -185,8 +185,8 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
                 None => (sess.db.clone().ok_or_else(SqlError::no_db)?, i + 1),
             };
             let pat = like_at(w, next)?;
-            let (names, kind): (Vec<String>, &str) = if crate::admin::infoschema::is_db(&db) {
-                let n = crate::admin::infoschema::table_names().map(String::from);
+            let (names, kind): (Vec<String>, &str) = if crate::catalog::system::is_db(&db) {
+                let n = crate::catalog::system::table_names().map(String::from);
                 (n.collect(), "SYSTEM VIEW")
             } else {
                 let cat = inst.catalog.read();

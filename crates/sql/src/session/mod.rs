@@ -455,7 +455,7 @@ impl Session {
 
     /// USE / COM_INIT_DB.
     pub fn use_db(&mut self, name: &str) -> Result<(), SqlError> {
-        if !self.inst.database_exists(name) && !crate::admin::infoschema::is_db(name) {
+        if !self.inst.database_exists(name) && !crate::catalog::system::is_db(name) {
             return Err(SqlError::unknown_db(name));
         }
         self.db = Some(name.to_string());
@@ -854,8 +854,8 @@ impl Session {
 
     fn env_lookup(&self) -> impl Fn(&str, &str) -> Result<Arc<Table>, SqlError> + '_ {
         move |d: &str, t: &str| {
-            if crate::admin::infoschema::is_db(d) {
-                crate::admin::infoschema::table(t, self.inst.sys.clone())
+            if crate::catalog::system::is_db(d) {
+                crate::catalog::system_table(t, self.inst.sys.clone())
             } else {
                 self.inst.table(d, t)
             }
