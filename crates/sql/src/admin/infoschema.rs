@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::catalog::system::{columns, SystemTable, DB};
 use crate::catalog::{ColumnDef, Table};
-use crate::session::Session;
+use crate::instance::session::Session;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
 use crate::SqlError;
@@ -26,7 +26,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
         }
         SystemTable::GlobalVariables | SystemTable::SessionVariables => {
             let mut r = Vec::new();
-            for name in crate::admin::show::variable_names(sess) {
+            for name in crate::instance::vars::variable_names(sess) {
                 let v = sess.sysvar(name)?;
                 r.push(vec![
                     s(&name.to_ascii_uppercase()),

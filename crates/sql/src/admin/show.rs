@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::expr::like;
-use crate::session::Session;
+use crate::instance::session::Session;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -363,7 +363,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         "VARIABLES" => {
             let pat = like_at(w, i + 1)?;
             let mut r = Vec::new();
-            for name in variable_names(sess) {
+            for name in crate::instance::vars::variable_names(sess) {
                 if matches(name, &pat) {
                     let v = sess.sysvar(name)?;
                     r.push(vec![s(name), s(v.to_string_lossy().unwrap_or_default())]);
@@ -693,22 +693,16 @@ pub fn create_table_text(t: &crate::catalog::Table) -> String {
     if let Some(k) = t.def.options.key_block_size {
         opts.push_str(&format!(" KEY_BLOCK_SIZE={k}"));
     }
-    opts.push_str(&format!(" COMPRESSION='{}'", codec_name(t.def.codec)));
+    opts.push_str(&format!(
+        " COMPRESSION='{}'",
+        crate::catalog::codec_name(t.def.codec)
+    ));
     format!(
         "CREATE TABLE `{}` (\n{}\n){}",
         t.def.name,
         lines.join(",\n"),
         opts
     )
-}
-
-pub fn codec_name(c: zipdb_engine::Codec) -> &'static str {
-    match c {
-        zipdb_engine::Codec::None => "none",
-        zipdb_engine::Codec::Lz4 => "lz4",
-        zipdb_engine::Codec::Zstd(_) => "zstd",
-        zipdb_engine::Codec::Zlib(_) => "zlib",
-    }
 }
 
 /// SHOW TABLE STATUS: true physical sizes from the page store, plus logical size and ratio.
@@ -830,7 +824,7 @@ impl TableSizes {
     }
 
     pub fn create_options(&self, t: &crate::catalog::Table) -> String {
-        format!("compression='{}'", codec_name(t.def.codec))
+        format!("compression='{}'", crate::catalog::codec_name(t.def.codec))
     }
 
     pub fn auto_increment(&self, t: &crate::catalog::Table) -> Value {
@@ -891,161 +885,6 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
     v.push(("Zipdb_free_bytes".into(), st.free_bytes.to_string()));
     v.push(("Zipdb_page_size".into(), st.page_size.to_string()));
     v
-}
-
-/// Names listed by SHOW VARIABLES and information_schema's *_VARIABLES, in order: ours and
-/// the embedding server's.
-pub(crate) fn variable_names(sess: &Session) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = VARIABLES.to_vec();
-    names.extend(sess.inst.options.server_variables.iter().map(|(k, _)| *k));
-    names.sort_unstable();
-    names.dedup();
-    names
-}
-
-/// Names of the variables zipdb's SQL layer itself has.
-const VARIABLES: &[&str] = &[
-    "auto_increment_increment",
-    "auto_increment_offset",
-    "autocommit",
-    "character_set_client",
-    "character_set_connection",
-    "character_set_database",
-    "character_set_results",
-    "character_set_server",
-    "character_set_system",
-    "collation_connection",
-    "collation_database",
-    "collation_server",
-    "connect_timeout",
-    "default_storage_engine",
-    "extra_max_connections",
-    "have_ssl",
-    "init_connect",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_lock_wait_timeout",
-    "innodb_snapshot_isolation",
-    "interactive_timeout",
-    "license",
-    "lower_case_table_names",
-    "max_allowed_packet",
-    "max_connections",
-    "max_execution_time",
-    "max_prepared_stmt_count",
-    "max_session_mem_used",
-    "max_statement_time",
-    "net_buffer_length",
-    "net_read_timeout",
-    "net_write_timeout",
-    "performance_schema",
-    "query_cache_size",
-    "query_cache_type",
-    "sql_mode",
-    "system_time_zone",
-    "time_zone",
-    "transaction_isolation",
-    "transaction_read_only",
-    "tx_isolation",
-    "tx_read_only",
-    "version",
-    "version_comment",
-    "version_compile_machine",
-    "version_compile_os",
-    "wait_timeout",
-    "zipdb_default_codec",
-];
-
-/// Default value of a system variable, `None` if unknown.
-pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
-    let inst = &sess.inst;
-    if let Some((_, v)) = inst.options.server_variables.iter().find(|(k, _)| *k == n) {
-        return Some(v.clone());
-    }
-    let int = |i: i64| Some(Value::Int(i));
-    let st = |x: &str| Some(Value::Str(x.to_string()));
-    match n {
-        "autocommit" => int(i64::from(sess.autocommit)),
-        "tx_isolation" | "transaction_isolation" => st(match sess.isolation {
-            zipdb_engine::IsolationLevel::RepeatableRead => "REPEATABLE-READ",
-            zipdb_engine::IsolationLevel::ReadCommitted => "READ-COMMITTED",
-        }),
-        "tx_read_only" | "transaction_read_only" | "read_only" | "super_read_only" => int(0),
-        "version" => st(&inst.options.server_version),
-        "version_comment" => st("zipdb"),
-        "version_compile_os" => st("Linux"),
-        "version_compile_machine" => st(std::env::consts::ARCH),
-        "max_allowed_packet" => int(inst.options.max_allowed_packet as i64),
-        "max_connections" => int(inst.options.max_connections as i64),
-        "max_prepared_stmt_count" => {
-            int(inst.globals.max_prepared_stmt_count.load(Ordering::Relaxed) as i64)
-        }
-        "sql_mode" => st("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
-        "character_set_client"
-        | "character_set_connection"
-        | "character_set_database"
-        | "character_set_results"
-        | "character_set_server"
-        | "character_set_system" => st("utf8mb4"),
-        "collation_connection" | "collation_database" | "collation_server" => {
-            st("utf8mb4_general_ci")
-        }
-        "time_zone" => st("SYSTEM"),
-        "system_time_zone" => st("UTC"),
-        "connect_timeout" => int(inst.options.connect_timeout.as_secs() as i64),
-        "wait_timeout" => int(inst.options.wait_timeout.as_secs() as i64),
-        "interactive_timeout" => int(inst.options.interactive_timeout.as_secs() as i64),
-        "net_read_timeout" => int(inst.options.net_read_timeout.as_secs() as i64),
-        "net_write_timeout" => int(inst.options.net_write_timeout.as_secs() as i64),
-        "extra_max_connections" => int(inst.options.extra_max_connections as i64),
-        "net_buffer_length" => int(16384),
-        "lower_case_table_names" => int(0),
-        "auto_increment_increment" | "auto_increment_offset" => int(1),
-        "license" => st("Apache-2.0"),
-        "performance_schema" => int(0),
-        "have_ssl" | "have_openssl" => st("DISABLED"),
-        "init_connect" => st(""),
-        "query_cache_size" => int(0),
-        "query_cache_type" => st("OFF"),
-        "default_storage_engine" | "storage_engine" | "default_tmp_storage_engine" => st("zipdb"),
-        "innodb_lock_wait_timeout" | "lock_wait_timeout" => {
-            int(inst.options.lock_wait_timeout.as_secs() as i64)
-        }
-        "innodb_snapshot_isolation" => int(sess.snapshot_isolation as i64),
-        // The server's --flush-policy, in InnoDB's numbers (read-only: it is chosen at start).
-        "innodb_flush_log_at_trx_commit" => int(match inst.db.options().flush_policy {
-            zipdb_engine::FlushPolicy::Sync => 1,
-            zipdb_engine::FlushPolicy::Write => 2,
-            zipdb_engine::FlushPolicy::None => 0,
-        }),
-        "sql_select_limit" => Some(Value::UInt(u64::MAX)),
-        // Set by mysqldump; SHOW CREATE TABLE always quotes names.
-        "sql_quote_show_create" => int(1),
-        // MariaDB's statement timeout, in seconds (mariadb-dump sets it to 0).
-        "max_statement_time" => Some(Value::Double(
-            sess.limits.max_statement_time_ms as f64 / 1000.0,
-        )),
-        "max_session_mem_used" => Some(Value::UInt(sess.limits.max_session_mem_used)),
-        "information_schema_stats_expiry" => int(0),
-        "max_execution_time" => int(sess.limits.max_execution_time_ms as i64),
-        "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
-        "warning_count" => int(sess.warnings.len() as i64),
-        "error_count" => int(0),
-        "sql_auto_is_null" | "sql_safe_updates" | "unique_checks" | "foreign_key_checks"
-        | "sql_notes" | "sql_warnings" | "big_tables" | "sql_big_selects" | "profiling"
-        | "sql_log_bin" => int(1),
-        "port" => int(3307),
-        "hostname" => st("localhost"),
-        "socket" => st(""),
-        "datadir" => st(""),
-        "zipdb_default_codec" => st(codec_name(inst.options.default_codec)),
-        "session_track_schema" | "session_track_state_change" => st("OFF"),
-        "div_precision_increment" => int(4),
-        "group_concat_max_len" => int(1024),
-        "max_sort_length" => int(1024),
-        "long_query_time" => int(10),
-        "transaction_isolation_level" => None,
-        _ => None,
-    }
 }
 
 #[cfg(test)]

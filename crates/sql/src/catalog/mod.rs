@@ -507,6 +507,15 @@ fn get_type(r: &mut R) -> Result<SqlType, String> {
     })
 }
 
+pub fn codec_name(c: zipdb_engine::Codec) -> &'static str {
+    match c {
+        zipdb_engine::Codec::None => "none",
+        zipdb_engine::Codec::Lz4 => "lz4",
+        zipdb_engine::Codec::Zstd(_) => "zstd",
+        zipdb_engine::Codec::Zlib(_) => "zlib",
+    }
+}
+
 fn codec_code(c: Codec) -> (u8, i8) {
     match c {
         Codec::None => (0, 0),

@@ -15,7 +15,7 @@ use zipdb_engine::Codec;
 
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
 use crate::expr::Compiler;
-use crate::session::Session;
+use crate::instance::session::Session;
 use crate::types::result::Outcome;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
