@@ -19,7 +19,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
     let s = |v: &str| Value::Str(v.to_string());
     Ok(match kind {
         SystemTable::GlobalStatus | SystemTable::SessionStatus => {
-            crate::admin::show::status_rows(sess)
+            crate::admin::status::status_rows(sess)
                 .into_iter()
                 .map(|(n, v)| vec![s(&n.to_ascii_uppercase()), s(&v)])
                 .collect()
@@ -60,7 +60,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
             let stats = sess.inst.db.stats();
             let mut r = Vec::new();
             for t in tables {
-                let z = crate::admin::show::TableSizes::of(&t, &stats);
+                let z = crate::admin::tables::TableSizes::of(&t, &stats);
                 r.push(vec![
                     s("def"),
                     s(&t.def.db),
@@ -102,7 +102,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
         SystemTable::Statistics => {
             let mut r = Vec::new();
             for t in user_tables(sess) {
-                for ix in crate::admin::show::index_list(&t) {
+                for ix in crate::admin::tables::index_list(&t) {
                     for (seq, &c) in ix.columns.iter().enumerate() {
                         r.push(vec![
                             s("def"),
@@ -128,7 +128,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
             }
             r
         }
-        SystemTable::Processlist => crate::admin::show::processlist_rows(sess, true),
+        SystemTable::Processlist => crate::admin::processlist::processlist_rows(sess, true),
         SystemTable::Triggers | SystemTable::Files => Vec::new(),
         SystemTable::Partitions => {
             let stats = sess.inst.db.stats();
@@ -136,7 +136,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
             user_tables(sess)
                 .iter()
                 .map(|t| {
-                    let z = crate::admin::show::TableSizes::of(t, &stats);
+                    let z = crate::admin::tables::TableSizes::of(t, &stats);
                     let mut r = vec![Value::Null; width];
                     r[0] = s("def");
                     r[1] = s(&t.def.db);
@@ -269,7 +269,7 @@ fn column_row(t: &Table, i: usize, c: &ColumnDef) -> Vec<Value> {
         charset,
         collation,
         s(&ty.sql_name()),
-        s(crate::admin::show::column_key(t, i)),
+        s(crate::admin::tables::column_key(t, i)),
         s(if c.auto_increment {
             "auto_increment"
         } else {
