@@ -11,10 +11,10 @@
 #![allow(clippy::type_complexity, clippy::collapsible_match)]
 
 // The engine's layers (docs/design/issue20-sql-engine.md §2.1; lowest first: error, types,
-// runtime, catalog, front, expr, bind, exec, ddl, admin, session); each folder's mod.rs says
-// what it holds. `exec` and `expr` are still public: `SelectPlan::reads_virtual`,
-// `expr::text_cmp` and `expr::fmt_double` are used by no code of the crate, and they become
-// crate-private (§2.1) once those go.
+// runtime, catalog, front, expr, plan, bind, exec, instance, ddl, admin, session); each
+// folder's mod.rs says what it holds. `exec` and `expr` are still public:
+// `SelectPlan::reads_virtual`, `expr::text_cmp` and `expr::fmt_double` are used by no code of
+// the crate, and they become crate-private (§2.1) once those go.
 mod admin;
 mod bind;
 pub mod catalog;
@@ -23,6 +23,8 @@ mod error;
 pub mod exec;
 pub mod expr;
 mod front;
+mod instance;
+mod plan;
 mod runtime;
 mod session;
 mod types;
@@ -35,8 +37,10 @@ pub use types::{result, value};
 pub use error::SqlError;
 pub use front::parse::{parse, sql_from_bytes, Statement};
 pub use front::stack::{STATEMENT_STACK_BYTES, STATEMENT_STACK_NEEDED};
+pub use instance::session::Session;
+pub use instance::{Instance, InstanceOptions, Process};
 pub use runtime::limits::Interrupt;
-pub use session::{Instance, InstanceOptions, PreparedInfo, Process, Session};
+pub use session::PreparedInfo;
 pub use types::decimal::Decimal;
 pub use types::diag::Warning;
 pub use types::result::{ColumnMeta, Outcome};

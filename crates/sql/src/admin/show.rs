@@ -7,11 +7,14 @@
 //! SET, and the empty FUNCTION/PROCEDURE STATUS, TRIGGERS, EVENTS; each with
 //! `LIKE 'pattern'` where MySQL has it.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::admin::processlist::processlist_rows;
+use crate::admin::s;
+use crate::admin::status::status_rows;
+use crate::admin::tables::{column_key, create_table_text, default_text, index_list, TableSizes};
 use crate::expr::like;
-use crate::session::Session;
+use crate::instance::session::Session;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -73,10 +76,6 @@ fn words(sql: &str) -> Vec<(String, bool)> {
 
 fn text_cols(names: &[&str]) -> Arc<Vec<ColumnMeta>> {
     Arc::new(names.iter().map(|n| ColumnMeta::text(n)).collect())
-}
-
-fn s(v: impl Into<String>) -> Value {
-    Value::Str(v.into())
 }
 
 fn rows(names: &[&str], rows: Vec<Vec<Value>>) -> Outcome {
@@ -170,7 +169,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         "DATABASES" | "SCHEMAS" => {
             let pat = like_at(w, i + 1)?;
             let mut names: Vec<String> = inst.catalog.read().dbs.keys().cloned().collect();
-            names.push(crate::admin::infoschema::DB.into());
+            names.push(crate::catalog::system::DB.into());
             names.sort();
             let r = names
                 .into_iter()
@@ -185,8 +184,8 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
                 None => (sess.db.clone().ok_or_else(SqlError::no_db)?, i + 1),
             };
             let pat = like_at(w, next)?;
-            let (names, kind): (Vec<String>, &str) = if crate::admin::infoschema::is_db(&db) {
-                let n = crate::admin::infoschema::table_names().map(String::from);
+            let (names, kind): (Vec<String>, &str) = if crate::catalog::system::is_db(&db) {
+                let n = crate::catalog::system::table_names().map(String::from);
                 (n.collect(), "SYSTEM VIEW")
             } else {
                 let cat = inst.catalog.read();
@@ -363,7 +362,7 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
         "VARIABLES" => {
             let pat = like_at(w, i + 1)?;
             let mut r = Vec::new();
-            for name in variable_names(sess) {
+            for name in crate::instance::vars::variable_names(sess) {
                 if matches(name, &pat) {
                     let v = sess.sysvar(name)?;
                     r.push(vec![s(name), s(v.to_string_lossy().unwrap_or_default())]);
@@ -548,169 +547,6 @@ fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
     }
 }
 
-/// SHOW PROCESSLIST's rows (also `information_schema.PROCESSLIST`'s), by connection id;
-/// without `full` the statement text is cut to 100 characters, as MySQL cuts it.
-pub(crate) fn processlist_rows(sess: &Session, full: bool) -> Vec<Vec<Value>> {
-    let procs: Vec<_> = sess.inst.processes.lock().values().cloned().collect();
-    procs
-        .iter()
-        .map(|p| {
-            let a = p.activity.lock().clone();
-            let info = if a.command == "Sleep" {
-                Value::Null
-            } else if full {
-                Value::Str(a.info)
-            } else {
-                Value::Str(a.info.chars().take(100).collect())
-            };
-            let state = if a.command == "Sleep" {
-                ""
-            } else {
-                "executing"
-            };
-            vec![
-                Value::Int(p.id as i64),
-                s(p.user.clone()),
-                s(p.host.lock().clone()),
-                a.db.map_or(Value::Null, Value::Str),
-                s(a.command),
-                Value::Int(a.since.elapsed().as_secs().min(i32::MAX as u64) as i64),
-                s(state),
-                info,
-            ]
-        })
-        .collect()
-}
-
-/// An index as SHOW INDEX and `information_schema.STATISTICS` list it.
-pub(crate) struct IndexInfo<'a> {
-    pub name: &'a str,
-    pub unique: bool,
-    pub columns: &'a [usize],
-}
-
-/// The primary key (if the table declares one) and then the secondary indexes.
-pub(crate) fn index_list(t: &crate::catalog::Table) -> Vec<IndexInfo<'_>> {
-    let mut v = Vec::with_capacity(t.def.indexes.len() + 1);
-    if !t.def.pk.is_empty() {
-        v.push(IndexInfo {
-            name: "PRIMARY",
-            unique: true,
-            columns: &t.def.pk,
-        });
-    }
-    for x in &t.def.indexes {
-        v.push(IndexInfo {
-            name: &x.name,
-            unique: x.unique,
-            columns: &x.columns,
-        });
-    }
-    v
-}
-
-/// The `Key` of SHOW COLUMNS (and COLUMN_KEY): PRI for primary key columns, UNI for the column
-/// of a one-column unique index, MUL for the first column of any other index.
-pub(crate) fn column_key(t: &crate::catalog::Table, ci: usize) -> &'static str {
-    if t.def.pk.contains(&ci) {
-        "PRI"
-    } else if t.def.indexes.iter().any(|x| x.unique && x.columns == [ci]) {
-        "UNI"
-    } else if t.def.indexes.iter().any(|x| x.columns.first() == Some(&ci)) {
-        "MUL"
-    } else {
-        ""
-    }
-}
-
-fn default_text(c: &crate::catalog::ColumnDef) -> Value {
-    if c.default_now {
-        return s("current_timestamp()");
-    }
-    match &c.default {
-        None | Some(Value::Null) => Value::Null,
-        Some(v) => s(v.to_string_lossy().unwrap_or_default()),
-    }
-}
-
-fn quote(v: &Value) -> String {
-    match v {
-        Value::Null => "NULL".into(),
-        v => format!(
-            "'{}'",
-            v.to_string_lossy().unwrap_or_default().replace('\'', "''")
-        ),
-    }
-}
-
-pub fn create_table_text(t: &crate::catalog::Table) -> String {
-    let mut lines = Vec::new();
-    for c in &t.def.columns {
-        let mut l = format!("  `{}` {}", c.name, c.ty.sql_name());
-        if !c.nullable {
-            l.push_str(" NOT NULL");
-        }
-        if c.auto_increment {
-            l.push_str(" AUTO_INCREMENT");
-        } else if c.default_now {
-            l.push_str(" DEFAULT current_timestamp()");
-        } else if let Some(d) = &c.default {
-            l.push_str(&format!(" DEFAULT {}", quote(d)));
-        } else if c.nullable {
-            l.push_str(" DEFAULT NULL");
-        }
-        lines.push(l);
-    }
-    let names = |cols: &[usize]| {
-        cols.iter()
-            .map(|&c| format!("`{}`", t.def.columns[c].name))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    if !t.def.pk.is_empty() {
-        lines.push(format!("  PRIMARY KEY ({})", names(&t.def.pk)));
-    }
-    for x in &t.def.indexes {
-        lines.push(format!(
-            "  {}KEY `{}` ({})",
-            if x.unique { "UNIQUE " } else { "" },
-            x.name,
-            names(&x.columns)
-        ));
-    }
-    let mut opts = String::from(" ENGINE=zipdb");
-    if let Some(ai) = t.auto_inc {
-        let _ = ai;
-        let n = t.next_id.load(Ordering::Relaxed);
-        if n > 1 {
-            opts.push_str(&format!(" AUTO_INCREMENT={n}"));
-        }
-    }
-    opts.push_str(" DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci");
-    if let Some(r) = &t.def.options.row_format {
-        opts.push_str(&format!(" ROW_FORMAT={r}"));
-    }
-    if let Some(k) = t.def.options.key_block_size {
-        opts.push_str(&format!(" KEY_BLOCK_SIZE={k}"));
-    }
-    opts.push_str(&format!(" COMPRESSION='{}'", codec_name(t.def.codec)));
-    format!(
-        "CREATE TABLE `{}` (\n{}\n){}",
-        t.def.name,
-        lines.join(",\n"),
-        opts
-    )
-}
-
-pub fn codec_name(c: zipdb_engine::Codec) -> &'static str {
-    match c {
-        zipdb_engine::Codec::None => "none",
-        zipdb_engine::Codec::Lz4 => "lz4",
-        zipdb_engine::Codec::Zstd(_) => "zstd",
-        zipdb_engine::Codec::Zlib(_) => "zlib",
-    }
-}
-
 /// SHOW TABLE STATUS: true physical sizes from the page store, plus logical size and ratio.
 fn table_status(sess: &mut Session, w: &[(String, bool)], i: usize) -> Result<Outcome, SqlError> {
     let (db, next) = match upper(w, i).as_str() {
@@ -781,271 +617,6 @@ fn table_status(sess: &mut Session, w: &[(String, bool)], i: usize) -> Result<Ou
         ],
         r,
     ))
-}
-
-/// A table's sizes: physical (page images in the store) and logical (before compression),
-/// for its rows and for its secondary indexes.
-pub(crate) struct TableSizes {
-    pub data_physical: u64,
-    pub data_logical: u64,
-    pub index_physical: u64,
-    pub index_logical: u64,
-}
-
-impl TableSizes {
-    pub fn of(t: &crate::catalog::Table, stats: &zipdb_engine::Stats) -> TableSizes {
-        let tree = |name: &str| stats.trees.iter().find(|x| x.name == name);
-        let (data_physical, data_logical) =
-            tree(&t.def.primary_tree).map_or((0, 0), |s| (s.physical_bytes, s.logical_bytes));
-        let (mut index_physical, mut index_logical) = (0, 0);
-        for x in &t.def.indexes {
-            if let Some(s) = tree(&x.tree) {
-                index_physical += s.physical_bytes;
-                index_logical += s.logical_bytes;
-            }
-        }
-        TableSizes {
-            data_physical,
-            data_logical,
-            index_physical,
-            index_logical,
-        }
-    }
-
-    /// Logical bytes per physical byte (1 for an empty table).
-    pub fn ratio(&self) -> f64 {
-        let p = self.data_physical + self.index_physical;
-        if p == 0 {
-            1.0
-        } else {
-            (self.data_logical + self.index_logical) as f64 / p as f64
-        }
-    }
-
-    pub fn row_format(&self, t: &crate::catalog::Table) -> &'static str {
-        match t.def.codec {
-            zipdb_engine::Codec::None => "Dynamic",
-            _ => "Compressed",
-        }
-    }
-
-    pub fn create_options(&self, t: &crate::catalog::Table) -> String {
-        format!("compression='{}'", codec_name(t.def.codec))
-    }
-
-    pub fn auto_increment(&self, t: &crate::catalog::Table) -> Value {
-        t.auto_inc.map_or(Value::Null, |_| {
-            Value::UInt(t.next_id.load(Ordering::Relaxed))
-        })
-    }
-}
-
-/// SHOW STATUS: server counters and every pool/store/codec counter of the storage core.
-pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
-    let inst = &sess.inst;
-    let c = &inst.counters;
-    let ld = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
-    let mut v: Vec<(String, String)> = vec![
-        (
-            "Uptime".into(),
-            inst.started.elapsed().as_secs().to_string(),
-        ),
-        ("Questions".into(), ld(&c.questions)),
-        ("Com_select".into(), ld(&c.com_select)),
-        ("Com_insert".into(), ld(&c.com_insert)),
-        ("Com_update".into(), ld(&c.com_update)),
-        ("Com_delete".into(), ld(&c.com_delete)),
-        ("Com_commit".into(), ld(&c.com_commit)),
-        ("Com_rollback".into(), ld(&c.com_rollback)),
-        ("Connections".into(), ld(&c.connections)),
-        ("Threads_connected".into(), ld(&c.threads_connected)),
-        ("Prepared_stmt_count".into(), ld(&c.prepared_count)),
-        (
-            "Zipdb_transactions_rolled_back_on_conflict".into(),
-            ld(&c.rolled_back_on_conflict),
-        ),
-    ];
-    let st = inst.db.stats();
-    // The storage core's counters, by their Debug field names (every one of them, so a new
-    // counter shows up without touching this list).
-    let mut push_debug = |prefix: &str, dbg: String| {
-        for part in dbg.split([',', '{', '}']) {
-            if let Some((k, val)) = part.split_once(':') {
-                let k = k.trim();
-                let val = val.trim();
-                if !k.is_empty()
-                    && val.chars().all(|ch| ch.is_ascii_digit() || ch == '.')
-                    && !val.is_empty()
-                {
-                    v.push((format!("Zipdb_{prefix}_{k}"), val.to_string()));
-                }
-            }
-        }
-    };
-    push_debug("pool", format!("{:?}", st.pool));
-    push_debug("store", format!("{:?}", st.store));
-    push_debug("wal", format!("{:?}", st.wal));
-    push_debug("mvcc", format!("{:?}", st.mvcc));
-    push_debug("locks", format!("{:?}", st.locks));
-    v.push(("Zipdb_file_bytes".into(), st.file_bytes.to_string()));
-    v.push(("Zipdb_free_bytes".into(), st.free_bytes.to_string()));
-    v.push(("Zipdb_page_size".into(), st.page_size.to_string()));
-    v
-}
-
-/// Names listed by SHOW VARIABLES and information_schema's *_VARIABLES, in order: ours and
-/// the embedding server's.
-pub(crate) fn variable_names(sess: &Session) -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = VARIABLES.to_vec();
-    names.extend(sess.inst.options.server_variables.iter().map(|(k, _)| *k));
-    names.sort_unstable();
-    names.dedup();
-    names
-}
-
-/// Names of the variables zipdb's SQL layer itself has.
-const VARIABLES: &[&str] = &[
-    "auto_increment_increment",
-    "auto_increment_offset",
-    "autocommit",
-    "character_set_client",
-    "character_set_connection",
-    "character_set_database",
-    "character_set_results",
-    "character_set_server",
-    "character_set_system",
-    "collation_connection",
-    "collation_database",
-    "collation_server",
-    "connect_timeout",
-    "default_storage_engine",
-    "extra_max_connections",
-    "have_ssl",
-    "init_connect",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_lock_wait_timeout",
-    "innodb_snapshot_isolation",
-    "interactive_timeout",
-    "license",
-    "lower_case_table_names",
-    "max_allowed_packet",
-    "max_connections",
-    "max_execution_time",
-    "max_prepared_stmt_count",
-    "max_session_mem_used",
-    "max_statement_time",
-    "net_buffer_length",
-    "net_read_timeout",
-    "net_write_timeout",
-    "performance_schema",
-    "query_cache_size",
-    "query_cache_type",
-    "sql_mode",
-    "system_time_zone",
-    "time_zone",
-    "transaction_isolation",
-    "transaction_read_only",
-    "tx_isolation",
-    "tx_read_only",
-    "version",
-    "version_comment",
-    "version_compile_machine",
-    "version_compile_os",
-    "wait_timeout",
-    "zipdb_default_codec",
-];
-
-/// Default value of a system variable, `None` if unknown.
-pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
-    let inst = &sess.inst;
-    if let Some((_, v)) = inst.options.server_variables.iter().find(|(k, _)| *k == n) {
-        return Some(v.clone());
-    }
-    let int = |i: i64| Some(Value::Int(i));
-    let st = |x: &str| Some(Value::Str(x.to_string()));
-    match n {
-        "autocommit" => int(i64::from(sess.autocommit)),
-        "tx_isolation" | "transaction_isolation" => st(match sess.isolation {
-            zipdb_engine::IsolationLevel::RepeatableRead => "REPEATABLE-READ",
-            zipdb_engine::IsolationLevel::ReadCommitted => "READ-COMMITTED",
-        }),
-        "tx_read_only" | "transaction_read_only" | "read_only" | "super_read_only" => int(0),
-        "version" => st(&inst.options.server_version),
-        "version_comment" => st("zipdb"),
-        "version_compile_os" => st("Linux"),
-        "version_compile_machine" => st(std::env::consts::ARCH),
-        "max_allowed_packet" => int(inst.options.max_allowed_packet as i64),
-        "max_connections" => int(inst.options.max_connections as i64),
-        "max_prepared_stmt_count" => {
-            int(inst.globals.max_prepared_stmt_count.load(Ordering::Relaxed) as i64)
-        }
-        "sql_mode" => st("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
-        "character_set_client"
-        | "character_set_connection"
-        | "character_set_database"
-        | "character_set_results"
-        | "character_set_server"
-        | "character_set_system" => st("utf8mb4"),
-        "collation_connection" | "collation_database" | "collation_server" => {
-            st("utf8mb4_general_ci")
-        }
-        "time_zone" => st("SYSTEM"),
-        "system_time_zone" => st("UTC"),
-        "connect_timeout" => int(inst.options.connect_timeout.as_secs() as i64),
-        "wait_timeout" => int(inst.options.wait_timeout.as_secs() as i64),
-        "interactive_timeout" => int(inst.options.interactive_timeout.as_secs() as i64),
-        "net_read_timeout" => int(inst.options.net_read_timeout.as_secs() as i64),
-        "net_write_timeout" => int(inst.options.net_write_timeout.as_secs() as i64),
-        "extra_max_connections" => int(inst.options.extra_max_connections as i64),
-        "net_buffer_length" => int(16384),
-        "lower_case_table_names" => int(0),
-        "auto_increment_increment" | "auto_increment_offset" => int(1),
-        "license" => st("Apache-2.0"),
-        "performance_schema" => int(0),
-        "have_ssl" | "have_openssl" => st("DISABLED"),
-        "init_connect" => st(""),
-        "query_cache_size" => int(0),
-        "query_cache_type" => st("OFF"),
-        "default_storage_engine" | "storage_engine" | "default_tmp_storage_engine" => st("zipdb"),
-        "innodb_lock_wait_timeout" | "lock_wait_timeout" => {
-            int(inst.options.lock_wait_timeout.as_secs() as i64)
-        }
-        "innodb_snapshot_isolation" => int(sess.snapshot_isolation as i64),
-        // The server's --flush-policy, in InnoDB's numbers (read-only: it is chosen at start).
-        "innodb_flush_log_at_trx_commit" => int(match inst.db.options().flush_policy {
-            zipdb_engine::FlushPolicy::Sync => 1,
-            zipdb_engine::FlushPolicy::Write => 2,
-            zipdb_engine::FlushPolicy::None => 0,
-        }),
-        "sql_select_limit" => Some(Value::UInt(u64::MAX)),
-        // Set by mysqldump; SHOW CREATE TABLE always quotes names.
-        "sql_quote_show_create" => int(1),
-        // MariaDB's statement timeout, in seconds (mariadb-dump sets it to 0).
-        "max_statement_time" => Some(Value::Double(
-            sess.limits.max_statement_time_ms as f64 / 1000.0,
-        )),
-        "max_session_mem_used" => Some(Value::UInt(sess.limits.max_session_mem_used)),
-        "information_schema_stats_expiry" => int(0),
-        "max_execution_time" => int(sess.limits.max_execution_time_ms as i64),
-        "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
-        "warning_count" => int(sess.warnings.len() as i64),
-        "error_count" => int(0),
-        "sql_auto_is_null" | "sql_safe_updates" | "unique_checks" | "foreign_key_checks"
-        | "sql_notes" | "sql_warnings" | "big_tables" | "sql_big_selects" | "profiling"
-        | "sql_log_bin" => int(1),
-        "port" => int(3307),
-        "hostname" => st("localhost"),
-        "socket" => st(""),
-        "datadir" => st(""),
-        "zipdb_default_codec" => st(codec_name(inst.options.default_codec)),
-        "session_track_schema" | "session_track_state_change" => st("OFF"),
-        "div_precision_increment" => int(4),
-        "group_concat_max_len" => int(1024),
-        "max_sort_length" => int(1024),
-        "long_query_time" => int(10),
-        "transaction_isolation_level" => None,
-        _ => None,
-    }
 }
 
 #[cfg(test)]

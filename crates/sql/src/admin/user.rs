@@ -26,7 +26,7 @@
 //! with 1235: pretending to restrict an account would be worse than saying it cannot.
 
 use crate::catalog::accounts::{self, Account, Accounts, Plugin, HOST_NAME_MAX, USER_NAME_MAX};
-use crate::session::Session;
+use crate::instance::session::Session;
 use crate::types::result::Outcome;
 use crate::SqlError;
 

@@ -250,7 +250,10 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             // A NOT NULL DATE's zero date IS NULL here (see the function); one table only, as
             // an outer join's NULLs would otherwise match too.
             if let [only] = items.as_slice() {
-                crate::types::store::zero_dates_are_null(&mut f, &only.table.def.columns);
+                crate::plan::rules::zero_dates::zero_dates_are_null(
+                    &mut f,
+                    &only.table.def.columns,
+                );
             }
             Some(f)
         }
@@ -875,7 +878,7 @@ fn derived_table(
             auto_increment: false,
         });
     }
-    let placeholder = (env.lookup)(crate::admin::infoschema::DB, "TABLES")?
+    let placeholder = (env.lookup)(crate::catalog::system::DB, "TABLES")?
         .primary
         .clone();
     let types = columns.iter().map(|c| c.ty).collect();

@@ -18,6 +18,7 @@
 
 pub mod accounts;
 pub mod codec;
+pub(crate) mod system;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -90,7 +91,7 @@ pub struct Table {
     /// Index of the AUTO_INCREMENT column.
     pub auto_inc: Option<usize>,
     /// An `information_schema` table: rows come from the session, not from `primary`.
-    pub virt: Option<crate::admin::infoschema::Kind>,
+    pub virt: Option<system::SystemTable>,
 }
 
 impl std::fmt::Debug for Table {
@@ -342,6 +343,49 @@ fn max_id(t: &Table) -> Result<u64, SqlError> {
     Ok(max)
 }
 
+/// The table `name` of `information_schema` as a [`Table`] to compile a SELECT against.
+/// `placeholder` is any open tree: the table needs a handle, and the executor never uses it
+/// for a virtual table.
+pub fn system_table(name: &str, placeholder: zipdb_engine::Tree) -> Result<Arc<Table>, SqlError> {
+    let Some(&(canonical, kind)) = system::KINDS
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    else {
+        return Err(SqlError::no_table(system::DB, name));
+    };
+    let cols = system::columns(kind);
+    let def = TableDef {
+        id: 0,
+        db: system::DB.to_string(),
+        name: canonical.to_string(),
+        columns: cols
+            .iter()
+            .map(|(n, ty)| ColumnDef {
+                name: n.to_string(),
+                ty: *ty,
+                nullable: true,
+                default: None,
+                default_now: false,
+                auto_increment: false,
+            })
+            .collect(),
+        pk: Vec::new(),
+        indexes: Vec::new(),
+        codec: zipdb_engine::Codec::None,
+        options: TableOptions::default(),
+        primary_tree: String::new(),
+    };
+    Ok(Arc::new(Table {
+        types: cols.iter().map(|(_, t)| *t).collect(),
+        def,
+        primary: placeholder,
+        indexes: Vec::new(),
+        next_id: AtomicU64::new(0),
+        auto_inc: None,
+        virt: Some(kind),
+    }))
+}
+
 // ---- Definition encoding -------------------------------------------------------------------
 
 /// Version 2: text keys hold utf8mb4_general_ci weights with accents folded, in the PAD SPACE
@@ -461,6 +505,15 @@ fn get_type(r: &mut R) -> Result<SqlType, String> {
         10 => SqlType::Timestamp { fsp: small(a)? },
         t => return Err(format!("unknown column type tag {t}")),
     })
+}
+
+pub fn codec_name(c: zipdb_engine::Codec) -> &'static str {
+    match c {
+        zipdb_engine::Codec::None => "none",
+        zipdb_engine::Codec::Lz4 => "lz4",
+        zipdb_engine::Codec::Zstd(_) => "zstd",
+        zipdb_engine::Codec::Zlib(_) => "zlib",
+    }
 }
 
 fn codec_code(c: Codec) -> (u8, i8) {

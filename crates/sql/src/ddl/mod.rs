@@ -15,7 +15,7 @@ use zipdb_engine::Codec;
 
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
 use crate::expr::Compiler;
-use crate::session::Session;
+use crate::instance::session::Session;
 use crate::types::result::Outcome;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -964,14 +964,11 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, iname: &str) -> Result<(
 /// `[db.]name` of a table DDL may change: never one in `information_schema`.
 fn writable_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, String), SqlError> {
     let (d, t) = crate::exec::dml::split_name(name, db)?;
-    if crate::admin::infoschema::is_db(&d) {
+    if crate::catalog::system::is_db(&d) {
         return Err(SqlError::new(
             1044,
             "42000",
-            format!(
-                "Access denied to database '{}'",
-                crate::admin::infoschema::DB
-            ),
+            format!("Access denied to database '{}'", crate::catalog::system::DB),
         ));
     }
     Ok((d, t))

@@ -38,14 +38,11 @@ impl Env<'_> {
     /// `[db.]table` to an open table, for a statement that may write it.
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
         let (db, t) = split_name(name, self.db)?;
-        if crate::admin::infoschema::is_db(&db) {
+        if crate::catalog::system::is_db(&db) {
             return Err(SqlError::new(
                 1044,
                 "42000",
-                format!(
-                    "Access denied to database '{}'",
-                    crate::admin::infoschema::DB
-                ),
+                format!("Access denied to database '{}'", crate::catalog::system::DB),
             ));
         }
         (self.lookup)(&db, &t)
@@ -98,7 +95,7 @@ pub fn coerce(
     n: &mut DmlCount,
 ) -> Result<Value, SqlError> {
     let col = &t.def.columns[c];
-    let (v, issues) = crate::types::store::convert(v, col);
+    let (v, issues) = crate::types::store::convert(v, col.ty, col.nullable);
     if issues.is_empty() {
         return Ok(v);
     }
@@ -127,7 +124,7 @@ pub fn coerce_default(
     v: Value,
     col: &crate::catalog::ColumnDef,
 ) -> Result<(Value, bool), SqlError> {
-    let (v, issues) = crate::types::store::convert(v, col);
+    let (v, issues) = crate::types::store::convert(v, col.ty, col.nullable);
     let dest = crate::types::store::Dest {
         db: "",
         table: "",
@@ -930,7 +927,7 @@ fn compile_where_order_limit(
         None => None,
         Some(w) => {
             let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
-            crate::types::store::zero_dates_are_null(&mut f, &t.def.columns);
+            crate::plan::rules::zero_dates::zero_dates_are_null(&mut f, &t.def.columns);
             Some(f)
         }
     };

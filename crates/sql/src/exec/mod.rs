@@ -1588,7 +1588,7 @@ impl SelectPlan {
 
     /// The `information_schema` tables the statement reads anywhere: FROM, joins, UNION
     /// operands and subqueries (the session computes their rows before execution).
-    pub fn virtual_kinds(&self, out: &mut Vec<crate::admin::infoschema::Kind>) {
+    pub fn virtual_kinds(&self, out: &mut Vec<crate::catalog::system::SystemTable>) {
         let tables = self.table.iter().chain(self.joins.iter().map(|j| &j.table));
         for t in tables {
             if let Some(k) = t.virt {

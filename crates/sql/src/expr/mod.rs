@@ -219,7 +219,7 @@ pub struct Ctx<'a> {
     pub version: &'a str,
     /// The rows of the `information_schema` table the statement reads, computed by the
     /// session before execution.
-    pub virtual_rows: Option<&'a [(crate::admin::infoschema::Kind, Vec<Vec<Value>>)]>,
+    pub virtual_rows: Option<&'a [(crate::catalog::system::SystemTable, Vec<Vec<Value>>)]>,
     /// What subqueries read through: set by the plan that runs them (see
     /// [`crate::exec::SubCtx`]).
     pub sub: Option<&'a crate::exec::SubCtx<'a>>,
@@ -235,7 +235,7 @@ impl<'a> Ctx<'a> {
     /// table the statement reads (joins, UNION operands and subqueries included).
     pub fn virtual_of(
         &self,
-        kind: crate::admin::infoschema::Kind,
+        kind: crate::catalog::system::SystemTable,
     ) -> Result<&'a [Vec<Value>], SqlError> {
         self.virtual_rows
             .and_then(|v| v.iter().find(|(k, _)| *k == kind))

@@ -10,7 +10,6 @@
 //! The rules were read off MariaDB 10.11 in its default `sql_mode` (`STRICT_TRANS_TABLES`,
 //! no `NO_ZERO_DATE` / `NO_ZERO_IN_DATE`), value by value.
 
-use crate::catalog::ColumnDef;
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
 use crate::types::temporal::{days_in_month, DateTime};
@@ -140,16 +139,17 @@ pub fn implicit_default(ty: SqlType) -> Value {
     }
 }
 
-/// Converts `v` for storage in `col`: the value MariaDB stores, and what was lost.
-pub fn convert(v: Value, col: &ColumnDef) -> (Value, Vec<Issue>) {
+/// Converts `v` for storage in a column of type `ty` (NULL allowed when `nullable`): the value
+/// MariaDB stores, and what was lost.
+pub fn convert(v: Value, ty: SqlType, nullable: bool) -> (Value, Vec<Issue>) {
     if v.is_null() {
-        return if col.nullable {
+        return if nullable {
             (Value::Null, Vec::new())
         } else {
-            (implicit_default(col.ty), vec![Issue::Null])
+            (implicit_default(ty), vec![Issue::Null])
         };
     }
-    match col.ty {
+    match ty {
         SqlType::Int { bytes, unsigned } => to_int(v, bytes, unsigned),
         SqlType::Float => to_double(v, true),
         SqlType::Double => to_double(v, false),
@@ -1167,65 +1167,12 @@ fn zero_temporal(fsp: Option<u8>) -> Value {
     }
 }
 
-/// MariaDB reads `col IS NULL` (or `ISNULL(col)`) as a term of a WHERE condition's AND/OR
-/// tree as `col = '0000-00-00'` when `col` is a NOT NULL DATE or DATETIME: it is how the zero
-/// dates IGNORE stores there are found. Under NOT or inside other expressions IS NULL stays
-/// false for them. `columns`: the definitions of the row's columns (one table's).
-pub fn zero_dates_are_null(e: &mut crate::expr::Expr, columns: &[ColumnDef]) {
-    use crate::expr::{Cmp, Expr, Func};
-    match e {
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            zero_dates_are_null(a, columns);
-            zero_dates_are_null(b, columns);
-        }
-        Expr::IsNull(x, false) => {
-            if let Expr::Col(i) = **x {
-                if let Some(zero) = zero_date_of(columns.get(i)) {
-                    *e = Expr::Cmp(Cmp::Eq, Box::new(Expr::Col(i)), Box::new(Expr::Const(zero)));
-                }
-            }
-        }
-        Expr::Func(Func::IsNull, args) => {
-            if let [Expr::Col(i)] = args.as_slice() {
-                let i = *i;
-                if let Some(zero) = zero_date_of(columns.get(i)) {
-                    *e = Expr::Cmp(Cmp::Eq, Box::new(Expr::Col(i)), Box::new(Expr::Const(zero)));
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-fn zero_date_of(c: Option<&ColumnDef>) -> Option<Value> {
-    let c = c?;
-    if c.nullable {
-        return None;
-    }
-    match c.ty {
-        SqlType::Date => Some(Value::Date(0)),
-        SqlType::DateTime { .. } => Some(Value::DateTime(0)),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn col(ty: SqlType, nullable: bool) -> ColumnDef {
-        ColumnDef {
-            name: "c".into(),
-            ty,
-            nullable,
-            default: None,
-            default_now: false,
-            auto_increment: false,
-        }
-    }
-
     fn conv(ty: SqlType, v: Value) -> (String, Vec<Issue>) {
-        let (v, i) = convert(v, &col(ty, false));
+        let (v, i) = convert(v, ty, false);
         (v.to_string_lossy().unwrap_or_else(|| "NULL".into()), i)
     }
 
@@ -1611,32 +1558,8 @@ mod tests {
             conv(SqlType::Date, Value::Null),
             ("0000-00-00".into(), vec![Issue::Null])
         );
-        let (v, i) = convert(Value::Null, &col(INT, true));
+        let (v, i) = convert(Value::Null, INT, true);
         assert!(v.is_null() && i.is_empty());
-    }
-
-    #[test]
-    fn is_null_finds_zero_dates_of_not_null_date_columns_in_where_terms() {
-        use crate::expr::{Cmp, Expr};
-        let cols = [
-            col(SqlType::Date, false),
-            col(SqlType::Date, true),
-            col(INT, false),
-        ];
-        let is_null = |i: usize| Expr::IsNull(Box::new(Expr::Col(i)), false);
-        let mut e = Expr::Or(Box::new(is_null(0)), Box::new(is_null(1)));
-        zero_dates_are_null(&mut e, &cols);
-        let Expr::Or(a, b) = &e else { panic!("{e:?}") };
-        assert!(matches!(&**a, Expr::Cmp(Cmp::Eq, c, z)
-            if matches!(**c, Expr::Col(0)) && matches!(**z, Expr::Const(Value::Date(0)))));
-        assert!(matches!(&**b, Expr::IsNull(..)));
-        // Under NOT it stays IS NULL; other types are left alone.
-        let mut e = Expr::Not(Box::new(is_null(0)));
-        zero_dates_are_null(&mut e, &cols);
-        assert!(matches!(&e, Expr::Not(x) if matches!(**x, Expr::IsNull(..))));
-        let mut e = is_null(2);
-        zero_dates_are_null(&mut e, &cols);
-        assert!(matches!(e, Expr::IsNull(..)));
     }
 
     #[test]

@@ -1,0 +1,58 @@
+//! SHOW STATUS's rows (also `information_schema.GLOBAL_STATUS`'s and `SESSION_STATUS`'s).
+
+use std::sync::atomic::Ordering;
+
+use crate::instance::session::Session;
+
+/// SHOW STATUS: server counters and every pool/store/codec counter of the storage core.
+pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
+    let inst = &sess.inst;
+    let c = &inst.counters;
+    let ld = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
+    let mut v: Vec<(String, String)> = vec![
+        (
+            "Uptime".into(),
+            inst.started.elapsed().as_secs().to_string(),
+        ),
+        ("Questions".into(), ld(&c.questions)),
+        ("Com_select".into(), ld(&c.com_select)),
+        ("Com_insert".into(), ld(&c.com_insert)),
+        ("Com_update".into(), ld(&c.com_update)),
+        ("Com_delete".into(), ld(&c.com_delete)),
+        ("Com_commit".into(), ld(&c.com_commit)),
+        ("Com_rollback".into(), ld(&c.com_rollback)),
+        ("Connections".into(), ld(&c.connections)),
+        ("Threads_connected".into(), ld(&c.threads_connected)),
+        ("Prepared_stmt_count".into(), ld(&c.prepared_count)),
+        (
+            "Zipdb_transactions_rolled_back_on_conflict".into(),
+            ld(&c.rolled_back_on_conflict),
+        ),
+    ];
+    let st = inst.db.stats();
+    // The storage core's counters, by their Debug field names (every one of them, so a new
+    // counter shows up without touching this list).
+    let mut push_debug = |prefix: &str, dbg: String| {
+        for part in dbg.split([',', '{', '}']) {
+            if let Some((k, val)) = part.split_once(':') {
+                let k = k.trim();
+                let val = val.trim();
+                if !k.is_empty()
+                    && val.chars().all(|ch| ch.is_ascii_digit() || ch == '.')
+                    && !val.is_empty()
+                {
+                    v.push((format!("Zipdb_{prefix}_{k}"), val.to_string()));
+                }
+            }
+        }
+    };
+    push_debug("pool", format!("{:?}", st.pool));
+    push_debug("store", format!("{:?}", st.store));
+    push_debug("wal", format!("{:?}", st.wal));
+    push_debug("mvcc", format!("{:?}", st.mvcc));
+    push_debug("locks", format!("{:?}", st.locks));
+    v.push(("Zipdb_file_bytes".into(), st.file_bytes.to_string()));
+    v.push(("Zipdb_free_bytes".into(), st.free_bytes.to_string()));
+    v.push(("Zipdb_page_size".into(), st.page_size.to_string()));
+    v
+}

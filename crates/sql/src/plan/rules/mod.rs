@@ -1,0 +1,3 @@
+//! Rewrites of compiled expressions and plans.
+
+pub(crate) mod zero_dates;
