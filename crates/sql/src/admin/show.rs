@@ -707,6 +707,7 @@ pub fn codec_name(c: zipdb_engine::Codec) -> &'static str {
         zipdb_engine::Codec::Lz4 => "lz4",
         zipdb_engine::Codec::Zstd(_) => "zstd",
         zipdb_engine::Codec::Zlib(_) => "zlib",
+        zipdb_engine::Codec::Trim => "trim",
     }
 }
 
