@@ -314,7 +314,8 @@ pub const TRIM_HEADER_LEN: usize = 8;
 ///
 /// Eight bytes at a time where it can: a word with no zero byte cannot start or extend a run,
 /// and a run goes on over whole zero words, so only words at a run's ends are looked at byte by
-/// byte. That keeps a 16 KiB scan near a microsecond, and Miri's interpretation of it short.
+/// byte. A 16 KiB page is then about two thousand word loads (around a microsecond, an
+/// estimate, not measured here), and short enough for Miri to interpret.
 pub fn longest_zero_run(p: &[u8]) -> (usize, usize) {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
