@@ -8,7 +8,7 @@
 //! ```text
 //! 0  u8 node format:   0 classic, 1 compact
 //! 1  u8 record codec:  0 none, 1 fsst
-//! 2  u8 image codec id (0 none, 1 lz4, 2 zstd, 3 zlib)
+//! 2  u8 image codec id (0 none, 1 lz4, 2 zstd, 3 zlib, 4 trim)
 //! 3  u8 image codec level byte (zstd level as i8, zlib level, 0 otherwise)
 //! 4  u8 cold codec id (same ids)
 //! 5  u8 cold codec level byte
@@ -228,6 +228,7 @@ pub(crate) fn all_formats() -> Vec<TreeFormat> {
         Codec::Zstd(-3),
         Codec::Zstd(19),
         Codec::Zlib(9),
+        Codec::Trim,
     ];
     let mut v = Vec::new();
     for nodes in [NodeFormat::Classic, NodeFormat::Compact] {
@@ -267,8 +268,8 @@ mod tests {
                 }
             }
         }
-        // Classic: 5 image codecs; compact: 2 record codecs × 5 × 5.
-        assert_eq!(valid, 5 + 50);
+        // Classic: 6 image codecs; compact: 2 record codecs × 6 × 6.
+        assert_eq!(valid, 6 + 72);
         assert_eq!(
             TreeFormat::classic(Codec::Zstd(1)).to_bytes(),
             [0, 0, 2, 1, 0, 0]
@@ -283,6 +284,11 @@ mod tests {
         let mut f = TreeFormat::compact(Codec::None);
         f.cold = Codec::Lz4;
         assert!(f.check_supported("t").is_err());
+        // Trim (image codec id 4, no level) is a valid image codec since issue 19 step 5.
+        let trim = TreeFormat::classic(Codec::Trim);
+        assert_eq!(trim.to_bytes(), [0, 0, 4, 0, 0, 0]);
+        assert_eq!(TreeFormat::from_bytes(&[0, 0, 4, 0, 0, 0]), Ok(trim));
+        assert!(trim.check_supported("t").is_ok());
     }
 
     #[test]
@@ -301,6 +307,13 @@ mod tests {
         };
         assert_eq!(with(0, 2), Err(FormatError::UnknownNodeFormat(2)));
         assert_eq!(with(1, 9), Err(FormatError::UnknownRecordCodec(9)));
+        assert_eq!(
+            with(2, 5),
+            Err(FormatError::UnknownCodec {
+                which: "image",
+                id: 5
+            })
+        );
         assert_eq!(
             with(2, 7),
             Err(FormatError::UnknownCodec {

@@ -53,7 +53,7 @@ use crossbeam_queue::ArrayQueue;
 use parking_lot::{Condvar, Mutex};
 
 use crate::arena::Arena;
-use crate::codec::Codec;
+use crate::codec::{self, Codec};
 use crate::error::{Result, StoreError};
 use crate::io::AlignedBuf;
 use crate::page::{self, LogicalHeader, PageId, PageType, TreeId, IMAGE_HEADER_LEN};
@@ -248,6 +248,23 @@ struct Counters {
     warm_loaded: AtomicU64,
     warm_skipped: AtomicU64,
     warm_done: AtomicU64,
+    /// Images encoded (by the codec the image ended up with, so a page stored raw because its
+    /// codec did not save a unit counts under none) and images decoded, by codec id.
+    encoded_by_codec: [AtomicU64; CODEC_IDS],
+    decoded_by_codec: [AtomicU64; CODEC_IDS],
+}
+
+/// Image codec ids counted per codec: 0 none ..= 4 trim.
+const CODEC_IDS: usize = codec::TRIM_ID as usize + 1;
+
+impl Counters {
+    /// Counts one image of codec `id` in `by` (ids past the table cannot come from a decoded or
+    /// encoded image; they are ignored rather than trusted as an index).
+    fn count_codec(by: &[AtomicU64; CODEC_IDS], id: u8) {
+        if let Some(c) = by.get(id as usize) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A snapshot of the pool's counters and tier sizes.
@@ -304,6 +321,19 @@ pub struct PoolStats {
     pub warm_pages_loaded: u64,
     pub warm_pages_skipped: u64,
     pub warm_load_done: u64,
+    /// Images encoded for write-back, by the codec each image ended up with (a page whose
+    /// codec did not save an allocation unit is stored raw and counts under none).
+    pub encodes_none: u64,
+    pub encodes_lz4: u64,
+    pub encodes_zstd: u64,
+    pub encodes_zlib: u64,
+    pub encodes_trim: u64,
+    /// Images decoded into frames (misses and compressed hits), by codec.
+    pub decodes_none: u64,
+    pub decodes_lz4: u64,
+    pub decodes_zstd: u64,
+    pub decodes_zlib: u64,
+    pub decodes_trim: u64,
 }
 
 /// The buffer pool.
@@ -762,9 +792,10 @@ impl BufferPool {
                 .decode_ns
                 .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
             self.counters.decodes.fetch_add(1, Ordering::Relaxed);
+            Counters::count_codec(&self.counters.decoded_by_codec, header.codec_id);
             slot.flags.fetch_or(REFERENCED, Ordering::Relaxed);
             slot.frame.store(frame as u32 + 1, Ordering::Release);
-            if from_log.is_none() && header.codec_id != Codec::None.id() && self.admit_image() {
+            if from_log.is_none() && self.admit_image(header.codec_id) {
                 self.log_append(id, slot, &s.image[..header.image_len()]);
             }
             Ok(frame)
@@ -950,11 +981,21 @@ impl BufferPool {
         self.target_log_bytes.store(t, Ordering::Relaxed);
     }
 
-    /// Whether an image read from disk or just written should be cached: only while the
-    /// policy wants a compressed tier and it is not over its target. Otherwise caching it would
-    /// push out a decoded page for a copy the policy does not want; even free frames are
-    /// better left to decoded pages (kept together in the arena, fewer TLB misses).
-    fn admit_image(&self) -> bool {
+    /// Whether an image of codec `codec_id` read from disk or just written should be cached.
+    ///
+    /// Never raw (codec none) or Trim images: they are the page itself, or the page minus its
+    /// zeros, so a log copy would cost nearly a frame to save only a read, and decoding it
+    /// gains nothing over keeping the page decoded. (Admitting Trim images of half-full pages
+    /// is a later option, to be measured first: issue 19 design §2.6.)
+    ///
+    /// Other images only while the policy wants a compressed tier and it is not over its
+    /// target. Otherwise caching it would push out a decoded page for a copy the policy does
+    /// not want; even free frames are better left to decoded pages (kept together in the arena,
+    /// fewer TLB misses).
+    fn admit_image(&self, codec_id: u8) -> bool {
+        if codec_id == Codec::None.id() || codec_id == codec::TRIM_ID {
+            return false;
+        }
         let target = self.target_log_bytes.load(Ordering::Relaxed);
         // At the target an image is still taken: the log then reclaims its oldest frame,
         // dropping the images nobody used (and the stale ones write-backs left behind).
@@ -1394,6 +1435,8 @@ impl BufferPool {
             .encode_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.counters.encodes.fetch_add(1, Ordering::Relaxed);
+        // Byte 7 of the image: the codec it was encoded with (none when compressing did not pay).
+        Counters::count_codec(&self.counters.encoded_by_codec, out[7]);
         n
     }
 
@@ -1421,7 +1464,7 @@ impl BufferPool {
             if slot.flags.fetch_and(!DIRTY, Ordering::AcqRel) & DIRTY != 0 {
                 self.dirty_count.fetch_sub(1, Ordering::Relaxed);
             }
-            if s.image[7] != Codec::None.id() && self.admit_image() {
+            if self.admit_image(s.image[7]) {
                 self.log_append(id, slot, &s.image[..n]);
             } else {
                 let _log = self.logs[Self::shard(id)].lock();
@@ -1702,6 +1745,16 @@ impl BufferPool {
             warm_pages_loaded: l(&c.warm_loaded),
             warm_pages_skipped: l(&c.warm_skipped),
             warm_load_done: l(&c.warm_done),
+            encodes_none: l(&c.encoded_by_codec[0]),
+            encodes_lz4: l(&c.encoded_by_codec[1]),
+            encodes_zstd: l(&c.encoded_by_codec[2]),
+            encodes_zlib: l(&c.encoded_by_codec[3]),
+            encodes_trim: l(&c.encoded_by_codec[4]),
+            decodes_none: l(&c.decoded_by_codec[0]),
+            decodes_lz4: l(&c.decoded_by_codec[1]),
+            decodes_zstd: l(&c.decoded_by_codec[2]),
+            decodes_zlib: l(&c.decoded_by_codec[3]),
+            decodes_trim: l(&c.decoded_by_codec[4]),
         }
     }
 
@@ -2067,13 +2120,42 @@ mod tests {
             .collect()
     }
 
+    /// Fills a page as a compact leaf would look: digits, then a zeroed gap whose length
+    /// depends on (id, version), then a 64-byte "slot directory" of digits at the end. One
+    /// version in 8 has a 16-byte gap, too short for Trim to save a unit: written raw.
+    fn fill_gapped(p: &mut [u8], id: PageId, version: u64) {
+        fill(p, id, version);
+        let gap = if (id.0 + version).is_multiple_of(8) {
+            16
+        } else {
+            64 + (id.0.wrapping_mul(37) ^ version.wrapping_mul(101)) as usize % (p.len() / 2)
+        };
+        let end = p.len() - 64;
+        p[end - gap..end].fill(0);
+    }
+
+    /// Checks a page filled by [`fill`] or, for Trim pages, by [`fill_gapped`]; returns its
+    /// version.
     fn check(p: &[u8], id: PageId) -> u64 {
         let version = u64::from_le_bytes(p[24..32].try_into().unwrap());
         let mut want = vec![0u8; p.len()];
         want[..16].copy_from_slice(&p[..16]);
-        fill(&mut want, id, version);
+        if LogicalHeader::codec(p) == Codec::Trim {
+            fill_gapped(&mut want, id, version);
+        } else {
+            fill(&mut want, id, version);
+        }
         assert!(p == &want[..], "page {id} content wrong");
         version
+    }
+
+    /// Refills a page checked by [`check`] at `version`, in its own style.
+    fn refill(p: &mut [u8], id: PageId, version: u64) {
+        if LogicalHeader::codec(p) == Codec::Trim {
+            fill_gapped(p, id, version);
+        } else {
+            fill(p, id, version);
+        }
     }
 
     fn versions_after_crash(disk: &SimStorage, ids: &[PageId]) -> Vec<Option<u64>> {
@@ -2285,26 +2367,149 @@ mod tests {
         assert!(after.miss > before.miss, "{after:?}");
     }
 
+    /// Trim pages next to zstd pages under pressure: reads after eviction return identical
+    /// bytes, Trim write-backs and decodes are counted, and no Trim image ever enters a
+    /// compressed log (the zstd pages show that the logs were in use meanwhile).
+    #[test]
+    fn trim_pages_survive_eviction_and_stay_out_of_the_logs() {
+        let pool = pool(80);
+        pool.fix_costs_for_testing(100_000, 10_000);
+        let zstd = allocate_filled(&pool, 150, Codec::Zstd(1), 1);
+        let trim: Vec<PageId> = (0..250)
+            .map(|_| {
+                let mut g = pool
+                    .allocate(PageType::Leaf, TreeId(2), Codec::Trim)
+                    .unwrap();
+                let id = g.id();
+                fill_gapped(&mut g, id, 1);
+                id
+            })
+            .collect();
+        let not_logged = |ids: &[PageId]| {
+            for &id in ids {
+                let cpos = pool.slots.get(id.0).unwrap().cpos.load(Ordering::Acquire);
+                assert_eq!(cpos, 0, "Trim page {id} has an image in a compressed log");
+            }
+        };
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(19);
+        for i in 0..6000 {
+            let ids = if rng.gen_bool(0.5) { &zstd } else { &trim };
+            let id = ids[rng.gen_range(0..ids.len())];
+            if rng.gen_bool(0.2) {
+                let mut g = pool.write(id).unwrap();
+                let v = check(&g, id);
+                refill(&mut g, id, v + 1);
+            } else {
+                check(&pool.read(id).unwrap(), id);
+            }
+            if i % 500 == 0 {
+                not_logged(&trim);
+            }
+        }
+        pool.verify().unwrap();
+        not_logged(&trim);
+        let s = pool.stats();
+        eprintln!("{s:#?}");
+        assert!(
+            s.evictions > 0 && s.miss > 0 && s.hit_compressed > 0,
+            "{s:?}"
+        );
+        assert!(s.encodes_trim > 0 && s.decodes_trim > 0, "{s:?}");
+        // Gaps too short to save a unit: those pages went out raw, and came back raw.
+        assert!(s.encodes_none > 0 && s.decodes_none > 0, "{s:?}");
+        assert_eq!(
+            s.encodes_lz4 + s.encodes_zlib + s.decodes_lz4 + s.decodes_zlib,
+            0
+        );
+        assert_eq!(
+            s.encodes,
+            s.encodes_none + s.encodes_zstd + s.encodes_trim,
+            "{s:?}"
+        );
+        assert_eq!(
+            s.decodes,
+            s.decodes_none + s.decodes_zstd + s.decodes_trim,
+            "{s:?}"
+        );
+        pool.flush_all().unwrap();
+        not_logged(&trim);
+        // Every page, read back after the pool let most of them go, is what was written.
+        for &id in zstd.iter().chain(&trim) {
+            check(&pool.read(id).unwrap(), id);
+        }
+        pool.verify().unwrap();
+    }
+
+    /// Trim pages alone: nothing is ever cached compressed, so the pool keeps no logs at all
+    /// and every page that leaves memory is evicted (never demoted).
+    #[test]
+    fn trim_only_pool_keeps_no_compressed_tier() {
+        let pool = pool(64);
+        pool.fix_costs_for_testing(100_000, 10_000);
+        let ids: Vec<PageId> = (0..300)
+            .map(|_| {
+                let mut g = pool
+                    .allocate(PageType::Leaf, TreeId(2), Codec::Trim)
+                    .unwrap();
+                let id = g.id();
+                fill_gapped(&mut g, id, 0);
+                id
+            })
+            .collect();
+        for round in 1..4 {
+            for &id in &ids {
+                let mut g = pool.write(id).unwrap();
+                let v = check(&g, id);
+                assert_eq!(v, round - 1);
+                refill(&mut g, id, round);
+            }
+        }
+        pool.flush_all().unwrap();
+        for &id in &ids {
+            assert_eq!(check(&pool.read(id).unwrap(), id), 3);
+        }
+        pool.verify().unwrap();
+        let s = pool.stats();
+        assert!(s.evictions > 0 && s.miss > 0 && s.encodes_trim > 0, "{s:?}");
+        assert_eq!((s.hit_compressed, s.demotions), (0, 0), "{s:?}");
+        assert_eq!((s.compressed_frames, s.compressed_bytes), (0, 0), "{s:?}");
+    }
+
     #[test]
     fn hot_pages_are_compressed_once_not_per_change() {
         // 40 pages in 100 frames: no eviction pressure and under the dirty limit, so the
-        // writer must leave them alone however often they change.
-        let pool = pool(100);
-        let ids = allocate_filled(&pool, 40, Codec::Zstd(1), 0);
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
-        for i in 0..2000u64 {
-            let id = ids[rng.gen_range(0..ids.len())];
-            let mut g = pool.write(id).unwrap();
-            fill(&mut g, id, i + 1);
-        }
-        // Give the background writer several of its 20 ms rounds.
-        std::thread::sleep(Duration::from_millis(100));
-        assert_eq!(pool.stats().encodes, 0, "{:?}", pool.stats());
-        pool.flush_all().unwrap();
-        let s = pool.stats();
-        assert_eq!((s.encodes, s.dirty_pages), (40, 0), "{s:?}");
-        for &id in &ids {
-            check(&pool.read(id).unwrap(), id);
+        // writer must leave them alone however often they change. The same for Trim pages,
+        // whose write-back is cheap but still must not run per change.
+        for codec in [Codec::Zstd(1), Codec::Trim] {
+            let pool = pool(100);
+            let ids: Vec<PageId> = (0..40)
+                .map(|_| {
+                    let mut g = pool.allocate(PageType::Leaf, TreeId(1), codec).unwrap();
+                    let id = g.id();
+                    refill(&mut g, id, 0);
+                    id
+                })
+                .collect();
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+            for i in 0..2000u64 {
+                let id = ids[rng.gen_range(0..ids.len())];
+                let mut g = pool.write(id).unwrap();
+                refill(&mut g, id, i + 1);
+            }
+            // Give the background writer several of its 20 ms rounds.
+            std::thread::sleep(Duration::from_millis(100));
+            assert_eq!(pool.stats().encodes, 0, "{codec}: {:?}", pool.stats());
+            pool.flush_all().unwrap();
+            let s = pool.stats();
+            assert_eq!((s.encodes, s.dirty_pages), (40, 0), "{codec}: {s:?}");
+            let by_codec = match codec {
+                Codec::Trim => s.encodes_trim + s.encodes_none,
+                _ => s.encodes_zstd,
+            };
+            assert_eq!(by_codec, 40, "{codec}: {s:?}");
+            for &id in &ids {
+                check(&pool.read(id).unwrap(), id);
+            }
         }
     }
 

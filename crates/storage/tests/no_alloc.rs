@@ -1,5 +1,6 @@
 //! Proves that the buffer pool's hit, miss, decode and write-back paths do not allocate: a
-//! counting global allocator counts this thread's allocations around each path.
+//! counting global allocator counts this thread's allocations around each path. Once with zstd
+//! pages (compressed tier in use), once with Trim pages (no compressed tier, no codec context).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -141,6 +142,83 @@ fn hot_paths_do_not_allocate() {
     let n = count(|| pool.flush_all().unwrap());
     assert!(pool.stats().writebacks > s1.writebacks);
     assert_eq!(n, 0, "write-back path allocated {n} times");
+    drop(pool);
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A page as a compact leaf keeps it: digits, a zeroed gap, digits at the end.
+fn fill_gapped(p: &mut [u8], seed: u64) {
+    fill(p, seed);
+    let gap = 512 + (seed as usize * 97) % (PS / 2);
+    p[PS - 64 - gap..PS - 64].fill(0);
+}
+
+#[test]
+fn trim_paths_do_not_allocate() {
+    let dir = std::env::temp_dir().join(format!("zipdb-noalloc-trim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("data");
+    let _ = std::fs::remove_file(&path);
+    let disk = FileStorage::open(&path, false).unwrap();
+    let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
+    let pool = BufferPool::new(
+        store.clone(),
+        PoolConfig {
+            budget_bytes: 128 * PS,
+        },
+    )
+    .unwrap();
+    pool.fix_costs_for_testing(100_000, 10_000);
+    let ids: Vec<PageId> = (0..400)
+        .map(|i| {
+            let mut g = pool
+                .allocate(PageType::Leaf, TreeId(1), Codec::Trim)
+                .unwrap();
+            fill_gapped(&mut g, i);
+            g.id()
+        })
+        .collect();
+    pool.flush_all().unwrap();
+    store.checkpoint(&[]).unwrap();
+    for round in 0..3 {
+        for &id in &ids {
+            drop(pool.read(id).unwrap());
+        }
+        for &id in ids.iter().step_by(3) {
+            let mut g = pool.write(id).unwrap();
+            fill_gapped(&mut g, id.0 + round);
+        }
+        pool.flush_all().unwrap();
+        store.checkpoint(&[]).unwrap();
+    }
+    let s0 = pool.stats();
+    let hot = ids[7];
+    drop(pool.read(hot).unwrap());
+    assert_eq!(
+        count(|| drop(pool.read(hot).unwrap())),
+        0,
+        "decoded hit allocated"
+    );
+    // Misses: storage read, verify, Trim decode, and the evictions they cause.
+    let n = count(|| {
+        for &id in &ids {
+            drop(pool.read(id).unwrap());
+        }
+    });
+    let s1 = pool.stats();
+    assert!(s1.decodes_trim > s0.decodes_trim, "no Trim decode: {s1:?}");
+    assert_eq!(n, 0, "Trim miss/decode/eviction path allocated {n} times");
+    // Write-back: Trim encode, out-of-place write, no log admission.
+    for &id in ids.iter().take(40) {
+        let mut g = pool.write(id).unwrap();
+        fill_gapped(&mut g, id.0 + 99);
+    }
+    let n = count(|| pool.flush_all().unwrap());
+    let s2 = pool.stats();
+    assert!(s2.encodes_trim >= s1.encodes_trim + 40, "{s2:?}");
+    assert_eq!(n, 0, "Trim write-back path allocated {n} times");
+    assert_eq!(s2.compressed_frames, 0, "a Trim image was cached: {s2:?}");
     drop(pool);
     drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
