@@ -29,7 +29,7 @@
 
 use std::hint::black_box;
 use std::mem::MaybeUninit;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
@@ -40,7 +40,7 @@ use zipdb_storage::fsst::SymbolTable;
 
 use crate::db::Result;
 use crate::report::{opt2, r3, Out};
-use crate::sbtest;
+use crate::{datasets, sbtest};
 
 #[derive(Args, Debug, Clone)]
 pub struct CodecsArgs {
@@ -70,7 +70,7 @@ pub struct CodecsArgs {
     #[arg(long)]
     pub repeat: Option<usize>,
     /// The debian_docs.py script (run with python3 when --text-file does not exist yet).
-    #[arg(long, default_value = "../shared/datasets/debian_docs.py")]
+    #[arg(long, default_value = datasets::DEBIAN_DOCS_SCRIPT)]
     pub text_script: PathBuf,
     /// The JSON-lines output of debian_docs.py [default:
     /// target/zipdb-bench-data/debian_docs-<records>-seed7.jsonl, made when absent].
@@ -271,22 +271,9 @@ fn load(name: &str, args: &CodecsArgs) -> Result<Records> {
         }
         "debian_docs" => {
             let n = default_n(200_000);
-            let path = args.text_file.clone().unwrap_or_else(|| {
-                PathBuf::from(format!(
-                    "target/zipdb-bench-data/debian_docs-{n}-seed7.jsonl"
-                ))
-            });
-            if !path.exists() {
-                make_text_file(&args.text_script, n, &path)?;
-            }
-            let text = std::fs::read_to_string(&path)?;
-            for line in text.lines().take(n) {
-                let row: serde_json::Value = serde_json::from_str(line)?;
-                let para = row.get(2).and_then(|p| p.as_str()).ok_or_else(|| {
-                    format!("{}: not a [pkg, file, paragraph] row", path.display())
-                })?;
-                records.push(para.as_bytes());
-            }
+            datasets::debian_docs(&args.text_script, args.text_file.as_deref(), n, |p| {
+                records.push(p.as_bytes())
+            })?;
         }
         other => {
             return Err(
@@ -308,26 +295,6 @@ fn index_key(k: i64, id: i64) -> [u8; 18] {
     key[9] = 1;
     key[10..].copy_from_slice(&((id as u64) ^ (1 << 63)).to_be_bytes());
     key
-}
-
-/// Runs debian_docs.py (seed 7, its default) into `path`.
-fn make_text_file(script: &Path, rows: usize, path: &Path) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension("tmp");
-    let file = std::fs::File::create(&tmp)?;
-    let status = std::process::Command::new("python3")
-        .arg(script)
-        .args(["--rows", &rows.to_string(), "--seed", "7"])
-        .stdout(file)
-        .status()
-        .map_err(|e| format!("python3 {}: {e}", script.display()))?;
-    if !status.success() {
-        return Err(format!("python3 {} failed: {status}", script.display()).into());
-    }
-    std::fs::rename(&tmp, path)?;
-    Ok(())
 }
 
 /// `count` records drawn at random (with replacement), the same for every codec.

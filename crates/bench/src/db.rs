@@ -200,3 +200,51 @@ impl Table {
         Ok(n)
     }
 }
+
+/// Counter deltas over the measured interval.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Delta {
+    pub hit_decoded: u64,
+    pub hit_compressed: u64,
+    pub miss: u64,
+    pub decodes: Option<u64>,
+    pub decode_ns: Option<u64>,
+    pub encodes: u64,
+    pub encode_ns: u64,
+    pub demotions: u64,
+    pub evictions: u64,
+    pub writebacks: u64,
+    pub reads: u64,
+    pub read_bytes: u64,
+    pub read_ns: u64,
+    pub writes: u64,
+    pub write_bytes: u64,
+}
+
+impl Delta {
+    pub fn between(a: &Counters, b: &Counters) -> Delta {
+        let sub = |x: u64, y: u64| y.saturating_sub(x);
+        let osub = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?));
+        Delta {
+            hit_decoded: sub(a.hit_decoded, b.hit_decoded),
+            hit_compressed: sub(a.hit_compressed, b.hit_compressed),
+            miss: sub(a.miss, b.miss),
+            decodes: osub(a.decodes, b.decodes),
+            decode_ns: osub(a.decode_ns, b.decode_ns),
+            encodes: sub(a.encodes, b.encodes),
+            encode_ns: sub(a.encode_ns, b.encode_ns),
+            demotions: sub(a.demotions, b.demotions),
+            evictions: sub(a.evictions, b.evictions),
+            writebacks: sub(a.writebacks, b.writebacks),
+            reads: sub(a.reads, b.reads),
+            read_bytes: sub(a.read_bytes, b.read_bytes),
+            read_ns: sub(a.read_ns, b.read_ns),
+            writes: sub(a.writes, b.writes),
+            write_bytes: sub(a.write_bytes, b.write_bytes),
+        }
+    }
+
+    pub fn accesses(&self) -> u64 {
+        self.hit_decoded + self.hit_compressed + self.miss
+    }
+}

@@ -1,8 +1,8 @@
 //! zipdb benchmark drivers.
 //!
-//! `zipdb-bench storage [--quick] [--json]`: the storage benchmark (sysbench-shaped trees, codecs
-//! none / lz4 / zstd, memory budgets that fit the data decoded, only compressed, or neither, on a
-//! RAM disk and a real disk). See `zipdb-bench storage --help` and docs/BENCHMARKS.md.
+//! `zipdb-bench storage [--quick] [--json] [--shape sbtest|debian_docs]`: the storage benchmark
+//! (sysbench-shaped or real-text trees, see shape.rs; codecs none / lz4 / zstd, memory budgets
+//! that fit the data decoded, only compressed, or neither, on a RAM disk and a real disk). See `zipdb-bench storage --help` and docs/BENCHMARKS.md.
 //!
 //! `zipdb-bench crash --cycles N [--json]`: kills a writing child process at random moments and
 //! checks that no acknowledged commit is lost, no transaction survives in part and the data's
@@ -20,9 +20,11 @@
 mod codecs;
 mod commit;
 mod crash;
+mod datasets;
 mod db;
 mod report;
 mod sbtest;
+mod shape;
 mod storage;
 
 use clap::{Parser, Subcommand};

@@ -1,7 +1,8 @@
 //! The storage benchmark: sysbench-shaped trees on the embedded engine.
 //!
 //! For each disk (a RAM disk, and a directory on a real disk opened with O_DIRECT) and each codec,
-//! load `tables` trees of `rows` sbtest rows and checkpoint. Size three memory budgets from the
+//! load `tables` trees of `rows` rows of the chosen shape (sbtest rows, or real-text paragraphs:
+//! see shape.rs) and checkpoint. Size three memory budgets from the
 //! measured sizes: the data fits decoded, fits only compressed, or fits in neither. Then for each
 //! budget, workload, thread count and codec: reopen the database from its checkpointed file with
 //! that budget (a cold pool), warm up (one sequential scan of every tree, then a short spell of
@@ -25,9 +26,10 @@ use rand::{Rng, SeedableRng};
 use serde_json::json;
 use zipdb_storage::Codec;
 
-use crate::db::{Counters, Db, DbOptions, Result, Space, Table};
+use crate::db::{Db, DbOptions, Delta, Result, Space, Table};
 use crate::report::{mb, opt2, opt3, pct, r3, thousands, Out};
 use crate::sbtest;
+use crate::shape::{Shape, ShapeArgs};
 
 #[derive(Args, Debug, Clone)]
 pub struct StorageArgs {
@@ -94,6 +96,8 @@ pub struct StorageArgs {
     /// storage figures are compared under), `sync` (durable), `none` (in memory).
     #[arg(long, value_enum, default_value_t = Flush::Write)]
     pub flush_policy: Flush,
+    #[command(flatten)]
+    pub shape: ShapeArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -215,6 +219,7 @@ struct Plan {
     inmem_rows: u64,
     keep: bool,
     flush: Flush,
+    shape: Shape,
 }
 
 impl Plan {
@@ -323,6 +328,7 @@ impl Plan {
                 .unwrap_or(pick(mode, 5_000, 100_000, 1_000_000)),
             keep: a.keep,
             flush: a.flush_policy,
+            shape: Shape::new(&a.shape, a.smoke, a.page_size)?,
         })
     }
 
@@ -340,7 +346,7 @@ impl Plan {
 
     /// A pool that holds everything, for loading.
     fn big_pool(&self, rows: u64) -> usize {
-        let bytes = rows * (sbtest::KEY_LEN + sbtest::VALUE_LEN) as u64;
+        let bytes = rows * (sbtest::KEY_LEN + self.shape.avg_value_len()) as u64;
         (bytes * 3 + (64 << 20)) as usize
     }
 }
@@ -381,10 +387,11 @@ pub fn run(args: StorageArgs) -> Result<()> {
 
 fn run_plan(plan: &Plan, out: &Out) -> Result<()> {
     out.line(&format!(
-        "zipdb storage benchmark ({} mode): {} trees x {} sbtest rows, {} B pages, uniform ids, seed {}",
+        "zipdb storage benchmark ({} mode): {} trees x {} {} rows, {} B pages, uniform ids, seed {}",
         plan.mode,
         plan.tables,
         thousands(plan.rows),
+        plan.shape.name(),
         plan.page_size,
         plan.seed
     ));
@@ -400,6 +407,9 @@ fn run_plan(plan: &Plan, out: &Out) -> Result<()> {
             ""
         }
     ));
+    if let Some(note) = plan.shape.describe(plan.page_size) {
+        out.line(&note);
+    }
     for (d, dir) in &plan.disks {
         let how = if *d == Disk::Disk { ", O_DIRECT" } else { "" };
         out.line(&format!("disk {:<4} = {}{how}", d.name(), dir.display()));
@@ -466,7 +476,7 @@ fn load(
                     for (i, t) in trees.iter().enumerate().skip(w).step_by(workers) {
                         let mut rng = SmallRng::seed_from_u64(seed_for(plan.seed, 1, i as u64));
                         for id in 1..=rows {
-                            sbtest::random_value(&mut rng, rows, &mut v);
+                            plan.shape.load_value(&mut rng, i, id, rows, &mut v);
                             t.insert(&sbtest::encode_key(id as i64), &v)?;
                         }
                     }
@@ -559,7 +569,8 @@ fn run_disk(
             thousands(space.pages)
         ));
         out.record(&json!({
-            "bench": "storage", "workload": "load", "mode": plan.mode, "disk": disk.name(),
+            "bench": "storage", "workload": "load", "mode": plan.mode, "shape": plan.shape.name(),
+            "disk": disk.name(),
             "codec": codec.to_string(), "rows": plan.total_rows(), "tables": plan.tables,
             "page_size": plan.page_size, "seconds": r3(seconds),
             "rows_per_s": (plan.total_rows() as f64 / seconds).round(),
@@ -667,54 +678,6 @@ impl RunResult {
     }
 }
 
-/// Counter deltas over the measured interval.
-#[derive(Debug, Clone, Copy, Default)]
-struct Delta {
-    hit_decoded: u64,
-    hit_compressed: u64,
-    miss: u64,
-    decodes: Option<u64>,
-    decode_ns: Option<u64>,
-    encodes: u64,
-    encode_ns: u64,
-    demotions: u64,
-    evictions: u64,
-    writebacks: u64,
-    reads: u64,
-    read_bytes: u64,
-    read_ns: u64,
-    writes: u64,
-    write_bytes: u64,
-}
-
-impl Delta {
-    fn between(a: &Counters, b: &Counters) -> Delta {
-        let sub = |x: u64, y: u64| y.saturating_sub(x);
-        let osub = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?));
-        Delta {
-            hit_decoded: sub(a.hit_decoded, b.hit_decoded),
-            hit_compressed: sub(a.hit_compressed, b.hit_compressed),
-            miss: sub(a.miss, b.miss),
-            decodes: osub(a.decodes, b.decodes),
-            decode_ns: osub(a.decode_ns, b.decode_ns),
-            encodes: sub(a.encodes, b.encodes),
-            encode_ns: sub(a.encode_ns, b.encode_ns),
-            demotions: sub(a.demotions, b.demotions),
-            evictions: sub(a.evictions, b.evictions),
-            writebacks: sub(a.writebacks, b.writebacks),
-            reads: sub(a.reads, b.reads),
-            read_bytes: sub(a.read_bytes, b.read_bytes),
-            read_ns: sub(a.read_ns, b.read_ns),
-            writes: sub(a.writes, b.writes),
-            write_bytes: sub(a.write_bytes, b.write_bytes),
-        }
-    }
-
-    fn accesses(&self) -> u64 {
-        self.hit_decoded + self.hit_compressed + self.miss
-    }
-}
-
 #[allow(clippy::too_many_arguments)]
 fn report_run(
     plan: &Plan,
@@ -750,6 +713,7 @@ fn report_run(
     out.record(&json!({
         "bench": "storage",
         "mode": plan.mode,
+        "shape": plan.shape.name(),
         "disk": key.disk.name(),
         "budget": key.budget.name(),
         "mem_mb": r3(mb(pool_bytes)),
@@ -824,6 +788,7 @@ fn run_one(
     let preload_s = t0.elapsed().as_secs_f64();
     let mut r = measure(
         &db,
+        &plan.shape,
         &trees,
         plan.rows,
         workload,
@@ -848,6 +813,7 @@ const STOP: u8 = 2;
 #[allow(clippy::too_many_arguments)]
 fn measure(
     db: &Db,
+    shape: &Shape,
     trees: &[Table],
     rows: u64,
     workload: Workload,
@@ -862,7 +828,7 @@ fn measure(
             .map(|t| {
                 let phase = &phase;
                 s.spawn(move || -> Result<u64> {
-                    let mut w = Worker::new(trees, rows, seed_for(seed, 3, t as u64));
+                    let mut w = Worker::new(shape, trees, rows, seed_for(seed, 3, t as u64));
                     let mut ops = 0u64;
                     loop {
                         let p = phase.load(Ordering::Relaxed);
@@ -922,6 +888,7 @@ fn sleep_unless_finished<T>(handles: &[std::thread::ScopedJoinHandle<'_, T>], se
 
 /// One client thread: the sysbench statements, on the trees.
 struct Worker<'a> {
+    shape: &'a Shape,
     trees: &'a [Table],
     rows: u64,
     rng: SmallRng,
@@ -931,8 +898,9 @@ struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    fn new(trees: &'a [Table], rows: u64, seed: u64) -> Worker<'a> {
+    fn new(shape: &'a Shape, trees: &'a [Table], rows: u64, seed: u64) -> Worker<'a> {
         Worker {
+            shape,
             trees,
             rows,
             rng: SmallRng::seed_from_u64(seed),
@@ -972,9 +940,7 @@ impl<'a> Worker<'a> {
     fn point_get(&mut self) -> Result<()> {
         let (t, key) = self.pick();
         if self.trees[t].get(&key, &mut self.val)? {
-            if let Some(r) = sbtest::RowRef::decode(&self.val) {
-                self.sink = self.sink.wrapping_add(r.c.len() as u64 + r.c[0] as u64);
-            }
+            self.sink = self.sink.wrapping_add(self.shape.read(&self.val));
         }
         Ok(())
     }
@@ -995,8 +961,12 @@ impl<'a> Worker<'a> {
     /// Read the row, `k = k + 1` and a new `c`, write it back.
     fn update(&mut self) -> Result<()> {
         let (t, key) = self.pick();
-        if self.trees[t].get(&key, &mut self.val)? && sbtest::increment_k(&mut self.val) {
-            sbtest::with_new_c(&mut self.rng, &self.val, &mut self.val2);
+        if self.trees[t].get(&key, &mut self.val)?
+            && self.shape.bump(&mut self.rng, &mut self.val)
+            && self
+                .shape
+                .new_text(&mut self.rng, &self.val, &mut self.val2)
+        {
             self.trees[t].upsert(&key, &self.val2)?;
         }
         Ok(())
@@ -1005,7 +975,8 @@ impl<'a> Worker<'a> {
     /// `UPDATE sbtest SET k = k + 1 WHERE id = ?`
     fn update_k(&mut self) -> Result<()> {
         let (t, key) = self.pick();
-        if self.trees[t].get(&key, &mut self.val)? && sbtest::increment_k(&mut self.val) {
+        if self.trees[t].get(&key, &mut self.val)? && self.shape.bump(&mut self.rng, &mut self.val)
+        {
             self.trees[t].upsert(&key, &self.val)?;
         }
         Ok(())
@@ -1015,7 +986,9 @@ impl<'a> Worker<'a> {
     fn update_c(&mut self) -> Result<()> {
         let (t, key) = self.pick();
         if self.trees[t].get(&key, &mut self.val)?
-            && sbtest::with_new_c(&mut self.rng, &self.val, &mut self.val2)
+            && self
+                .shape
+                .new_text(&mut self.rng, &self.val, &mut self.val2)
         {
             self.trees[t].upsert(&key, &self.val2)?;
         }
@@ -1028,7 +1001,8 @@ impl<'a> Worker<'a> {
     fn delete_insert(&mut self) -> Result<()> {
         let (t, key) = self.pick();
         self.trees[t].delete(&key)?;
-        sbtest::random_value(&mut self.rng, self.rows, &mut self.val);
+        self.shape
+            .insert_value(&mut self.rng, self.rows, &mut self.val);
         self.trees[t].insert(&key, &self.val)?;
         Ok(())
     }
@@ -1084,6 +1058,7 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
         for &threads in &plan.threads {
             let r = measure(
                 &db,
+                &plan.shape,
                 trees,
                 rows,
                 Workload::PointGet,
@@ -1122,7 +1097,8 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
                 vs_none.map_or_else(String::new, |x| format!("  vs none {x:.2}")),
             ));
             out.record(&json!({
-                "bench": "storage", "mode": plan.mode, "workload": "point_get", "budget": "in_memory",
+                "bench": "storage", "mode": plan.mode, "shape": plan.shape.name(),
+                "workload": "point_get", "budget": "in_memory",
                 "disk": disk.name(), "codec": codec.to_string(), "threads": threads,
                 "rows": rows, "tables": 1, "page_size": plan.page_size, "levels": height,
                 "pages": space.pages, "load_seconds": r3(load_s),

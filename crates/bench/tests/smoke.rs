@@ -33,6 +33,7 @@ fn storage_smoke_run_emits_every_run() {
         .collect();
     let required = [
         "bench",
+        "shape",
         "codec",
         "mem_mb",
         "disk",
@@ -53,6 +54,7 @@ fn storage_smoke_run_emits_every_run() {
     ];
     for r in &runs {
         assert_eq!(r["bench"], "storage");
+        assert_eq!(r["shape"], "sbtest");
         for f in required {
             assert!(r.get(f).is_some(), "field {f} missing in {r}");
         }
@@ -80,5 +82,69 @@ fn storage_smoke_run_emits_every_run() {
         .any(|r| r["budget"] == "in_memory" && r["ns_per_op"].as_f64().is_some()));
     assert!(records.iter().any(|r| r["workload"] == "load"));
     assert!(stderr.contains("ops/s"), "no table on stderr:\n{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The debian_docs shape on a small text file written here (no python3 or /usr/share/doc needed),
+/// with one paragraph longer than a value may be; and the error when the data set is missing.
+#[test]
+fn storage_smoke_run_with_text_rows() {
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let text = tmp.join("smoke-text.jsonl");
+    let mut lines = String::new();
+    for i in 0..300 {
+        let para = format!("Paragraph {i}: the quick brown fox jumps over the lazy dog. ");
+        let para = if i == 7 { para.repeat(200) } else { para };
+        lines += &serde_json::json!(["pkg", "copyright", para]).to_string();
+        lines.push('\n');
+    }
+    std::fs::write(&text, lines).unwrap();
+    let dir = tmp.join("smoke-text-disk");
+    let run = |file: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_zipdb-bench"))
+            .args(["storage", "--smoke", "--json", "--shape", "debian_docs"])
+            .args(["--rows", "200", "--inmem-rows", "1000", "--tables", "2"])
+            .args([
+                "--workloads",
+                "point_get,update,insert_delete",
+                "--text-file",
+            ])
+            .arg(file)
+            .arg("--dir")
+            .arg(&dir)
+            .output()
+            .expect("run zipdb-bench")
+    };
+    let out = run(&text);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "zipdb-bench failed:\n{stderr}");
+    assert!(stderr.contains("1 split at 3840 B"), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let records: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(records.iter().all(|r| r["shape"] == "debian_docs"));
+    assert!(records
+        .iter()
+        .any(|r| r["workload"] == "load" && r["physical_mb"].as_f64().is_some()));
+    assert!(records.iter().any(|r| r["workload"] == "insert_delete"));
+    let missing = tmp.join("no-such-text.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_zipdb-bench"))
+        .args(["storage", "--smoke", "--shape", "debian_docs"])
+        .args([
+            "--text-script",
+            "/nonexistent/debian_docs.py",
+            "--text-file",
+        ])
+        .arg(&missing)
+        .output()
+        .expect("run zipdb-bench");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("/nonexistent/debian_docs.py") && stderr.contains("no-such-text.jsonl"),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
