@@ -44,6 +44,7 @@ pub mod compact;
 mod compact_tree;
 pub mod cursor;
 pub mod node;
+pub mod symtab;
 mod verify;
 
 use std::cell::RefCell;
@@ -82,6 +83,8 @@ pub struct BTree {
     /// Fixed at creation; `format.image` is the codec every page of the tree gets.
     format: TreeFormat,
     limits: Limits,
+    /// FSST symbol tables; empty unless `format.records` is FSST (issue 19 step 4).
+    tables: symtab::SymbolTables,
 }
 
 impl std::fmt::Debug for BTree {
@@ -178,7 +181,31 @@ impl BTree {
             root,
             format,
             limits,
+            tables: symtab::SymbolTables::new(tree),
         }
+    }
+
+    /// Loads the symbol-table versions saved in the tree's catalog entry; called once, before
+    /// the tree is shared.
+    pub fn load_tables(&mut self, versions: &[crate::catalog::SymbolTableVersion]) -> Result<()> {
+        assert!(
+            self.tables.is_empty(),
+            "tree {:?}: tables loaded twice",
+            self.tree
+        );
+        if !versions.is_empty() && self.format.records != crate::format::RecordCodec::Fsst {
+            return Err(Error::CorruptCatalog(format!(
+                "tree {:?}: symbol tables, but its records are not FSST ({})",
+                self.tree, self.format
+            )));
+        }
+        self.tables = symtab::SymbolTables::from_catalog(self.tree, versions)?;
+        Ok(())
+    }
+
+    /// The tree's FSST symbol tables (what a checkpoint saves in the catalog).
+    pub fn symbol_tables(&self) -> &symtab::SymbolTables {
+        &self.tables
     }
 
     pub fn tree_id(&self) -> TreeId {

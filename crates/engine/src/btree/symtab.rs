@@ -1,0 +1,387 @@
+//! A tree's FSST symbol tables (issue 19 step 4, design §2.5).
+//!
+//! A tree whose records are FSST-encoded names, in each compact leaf, the one table version its
+//! FSST cells use. [`SymbolTables`] maps versions to tables for that tree:
+//!
+//! - **Hot path.** [`SymbolTables::get`] is a slot load and a tag compare: the slots are a fixed
+//!   array of [`OnceLock`]s indexed by `version % SLOTS`, so a get takes no lock and touches no
+//!   reference count. A [`SymbolTable`] is both the decoder and the encoder.
+//! - **Install.** [`SymbolTables::install`] fills a free slot and only then makes the version
+//!   current. The caller holds the database's checkpoint gate shared while it installs and
+//!   until the first record uses the version; a checkpoint captures [`SymbolTables::snapshot`]
+//!   under the gate held exclusively, so the pages of a checkpoint name only versions in that
+//!   checkpoint's catalog (design §4 "Recovery"). No WAL record is needed: after a crash, replay
+//!   encodes with whatever versions the reopened tree has.
+//! - **Page counts** per version are atomics, moved only by page allocation, free and rebuild
+//!   (under the gate); `verify` recounts them.
+//!
+//! Slots are never emptied: a version's table lives as long as the in-memory tree. Installing
+//! a version whose slot still holds an older one fails ([`SymbolTables::install`] returns
+//! `None`), so one tree object holds at most [`SLOTS`] versions over its life. Retraining
+//! (step 7) is where slot reuse must be added (it needs a grace period for readers still
+//! holding a `&SymbolTable`); until then only first training installs a version.
+
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use zipdb_storage::fsst::SymbolTable;
+use zipdb_storage::TreeId;
+
+use crate::catalog::{PerMille, SymbolTableVersion, TableVersion, TABLE_VERSIONS_MAX};
+use crate::error::{Error, Result};
+
+/// Slots per tree. Twice the live-version cap, so that a tree reopened with versions
+/// `v-3 ..= v` (any `v`) and then one retrain still finds every version in its own slot.
+pub const SLOTS: usize = 8;
+const _: () = assert!(SLOTS >= 2 * TABLE_VERSIONS_MAX);
+
+/// One installed version.
+#[derive(Debug)]
+pub struct Installed {
+    pub version: TableVersion,
+    pub table: SymbolTable,
+    pub trained_ratio: PerMille,
+    /// Pages whose FSST cells use this version.
+    pages: AtomicU64,
+}
+
+impl Installed {
+    pub fn pages(&self) -> u64 {
+        self.pages.load(Ordering::Relaxed)
+    }
+}
+
+/// The symbol-table versions of one tree (empty for trees whose records are not FSST).
+#[derive(Debug)]
+pub struct SymbolTables {
+    tree: TreeId,
+    slots: [OnceLock<Installed>; SLOTS],
+    /// The version new records are encoded with; 0 while the tree has none.
+    current: AtomicU16,
+}
+
+fn slot_of(v: TableVersion) -> usize {
+    usize::from(v.0) % SLOTS
+}
+
+impl SymbolTables {
+    pub fn new(tree: TreeId) -> SymbolTables {
+        SymbolTables {
+            tree,
+            slots: std::array::from_fn(|_| OnceLock::new()),
+            current: AtomicU16::new(0),
+        }
+    }
+
+    /// The set saved in a catalog entry (oldest first; the last one is current).
+    pub fn from_catalog(tree: TreeId, versions: &[SymbolTableVersion]) -> Result<SymbolTables> {
+        let set = SymbolTables::new(tree);
+        let bad = |detail: String| Error::CorruptCatalog(format!("tree {tree:?}: {detail}"));
+        if versions.len() > TABLE_VERSIONS_MAX {
+            return Err(bad(format!(
+                "{} symbol-table versions (at most {TABLE_VERSIONS_MAX})",
+                versions.len()
+            )));
+        }
+        let mut last = 0u16;
+        for v in versions {
+            // Oldest first, so the last one is the newest; the catalog decoder checks
+            // uniqueness, the order is checked here because `current` relies on it.
+            if v.version.0 <= last {
+                return Err(bad(format!(
+                    "symbol-table version {} follows {last}: versions must ascend",
+                    v.version.0
+                )));
+            }
+            last = v.version.0;
+            let installed = Installed {
+                version: v.version,
+                table: v.table.clone(),
+                trained_ratio: v.trained_ratio,
+                pages: AtomicU64::new(v.pages),
+            };
+            if set.slots[slot_of(v.version)].set(installed).is_err() {
+                return Err(bad(format!(
+                    "symbol-table versions {} apart share a slot",
+                    SLOTS
+                )));
+            }
+        }
+        set.current.store(last, Ordering::Release);
+        Ok(set)
+    }
+
+    pub fn tree(&self) -> TreeId {
+        self.tree
+    }
+
+    /// The table of `version`, if installed. No lock, no reference count.
+    #[inline]
+    pub fn get(&self, version: TableVersion) -> Option<&Installed> {
+        self.slots[slot_of(version)]
+            .get()
+            .filter(|s| s.version == version && version.0 != 0)
+    }
+
+    /// The version new records are encoded with, if any.
+    #[inline]
+    pub fn current(&self) -> Option<&Installed> {
+        let v = self.current.load(Ordering::Acquire);
+        if v == 0 {
+            return None;
+        }
+        let s = self.get(TableVersion(v));
+        debug_assert!(s.is_some(), "current version {v} is not installed");
+        s
+    }
+
+    /// Installs `table` as the next version and makes it current. The caller holds the
+    /// checkpoint gate shared (module docs). Returns `None` when the next version's slot is
+    /// still taken or versions are exhausted; the tree then keeps encoding with the current one.
+    pub fn install(&self, table: SymbolTable, trained_ratio: PerMille) -> Option<TableVersion> {
+        let cur = self.current.load(Ordering::Acquire);
+        let next = TableVersion(cur.checked_add(1)?);
+        let installed = Installed {
+            version: next,
+            table,
+            trained_ratio,
+            pages: AtomicU64::new(0),
+        };
+        self.slots[slot_of(next)].set(installed).ok()?;
+        // Two installers racing would both see `cur`; the slot's `set` lets only one win, and
+        // the winner moves `current` exactly once.
+        let moved = self
+            .current
+            .compare_exchange(cur, next.0, Ordering::AcqRel, Ordering::Acquire);
+        assert!(
+            moved.is_ok(),
+            "symbol-table version {} installed twice",
+            next.0
+        );
+        Some(next)
+    }
+
+    /// A page now uses `version`'s table (allocated or rebuilt on it).
+    pub fn page_added(&self, version: TableVersion) {
+        if let Some(s) = self.get(version) {
+            s.pages.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A page no longer uses `version`'s table (freed or rebuilt on another).
+    pub fn page_removed(&self, version: TableVersion) {
+        if let Some(s) = self.get(version) {
+            // Saturating: counts from an older catalog may be off until `verify` recounts.
+            let _ = s
+                .pages
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
+    }
+
+    /// Overwrites the page counts with a recount (`verify`); versions absent from `counts`
+    /// get 0.
+    pub fn set_page_counts(&self, counts: &[(TableVersion, u64)]) {
+        for s in self.slots.iter().filter_map(OnceLock::get) {
+            let n = counts
+                .iter()
+                .find(|(v, _)| *v == s.version)
+                .map_or(0, |&(_, n)| n);
+            s.pages.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The live versions, oldest first, as a catalog entry lists them.
+    pub fn snapshot(&self) -> Vec<SymbolTableVersion> {
+        let mut out: Vec<SymbolTableVersion> = self
+            .slots
+            .iter()
+            .filter_map(OnceLock::get)
+            .map(|s| SymbolTableVersion {
+                version: s.version,
+                table: s.table.clone(),
+                trained_ratio: s.trained_ratio,
+                pages: s.pages(),
+            })
+            .collect();
+        out.sort_by_key(|s| s.version);
+        // Retirement (step 7) drops versions with no pages; until then a tree installs at most
+        // one version per training and keeps it, so the list stays within the catalog's cap.
+        let keep = out.len().saturating_sub(TABLE_VERSIONS_MAX);
+        out.drain(..keep);
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.current.load(Ordering::Acquire) == 0
+    }
+}
+
+/// Trains a table on `samples` and measures it on them: the ratio is encoded/raw in
+/// thousandths (drift, step 7, compares against it).
+pub fn train<S: AsRef<[u8]>>(samples: &[S]) -> (SymbolTable, PerMille) {
+    let table = SymbolTable::train(samples);
+    let (mut raw, mut enc) = (0usize, 0usize);
+    let mut buf = Vec::new();
+    for s in samples {
+        let s = s.as_ref();
+        buf.clear();
+        raw += s.len();
+        // A value is stored FSST only when shorter, so the stored size is the minimum.
+        enc += table.encode(s, &mut buf).min(s.len());
+    }
+    // An empty sample stores everything raw: ratio 1.
+    let ratio = enc
+        .saturating_mul(1000)
+        .checked_div(raw)
+        .map_or(1000, |r| r.min(usize::from(u16::MAX)) as u16);
+    (table, PerMille(ratio))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Catalog, CatalogEntry, CATALOG_VERSION};
+    use crate::format::{RecordCodec, TreeFormat};
+    use zipdb_storage::PageId;
+
+    fn sbtest_value(i: u64) -> Vec<u8> {
+        let mut s = String::new();
+        let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        for g in 0..10 {
+            if g > 0 {
+                s.push('-');
+            }
+            for _ in 0..11 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.push(char::from(b'0' + (x % 10) as u8));
+            }
+        }
+        s.into_bytes()
+    }
+
+    fn trained() -> (SymbolTable, PerMille) {
+        let samples: Vec<Vec<u8>> = (0..200).map(sbtest_value).collect();
+        train(&samples)
+    }
+
+    #[test]
+    fn install_get_and_current() {
+        let set = SymbolTables::new(TreeId(7));
+        assert!(set.is_empty());
+        assert!(set.current().is_none());
+        assert!(set.get(TableVersion(0)).is_none());
+        let (t, ratio) = trained();
+        assert!(
+            ratio.0 < 600,
+            "digit groups should train below 0.6, got {}",
+            ratio.0
+        );
+        let v1 = set.install(t.clone(), ratio).unwrap();
+        assert_eq!(v1, TableVersion(1));
+        assert_eq!(set.current().unwrap().version, v1);
+        assert_eq!(set.get(v1).unwrap().table, t);
+        // A version in the same slot but not installed is refused by the tag.
+        assert!(set.get(TableVersion(1 + SLOTS as u16)).is_none());
+        let v2 = set.install(t.clone(), ratio).unwrap();
+        assert_eq!(v2, TableVersion(2));
+        assert_eq!(set.current().unwrap().version, v2);
+        assert!(set.get(v1).is_some(), "older versions stay readable");
+    }
+
+    #[test]
+    fn slots_are_not_reused_yet() {
+        let set = SymbolTables::new(TreeId(1));
+        let (t, r) = trained();
+        for v in 1..=SLOTS as u16 {
+            assert_eq!(set.install(t.clone(), r), Some(TableVersion(v)));
+        }
+        assert_eq!(
+            set.install(t.clone(), r),
+            None,
+            "slot of version 1 is still held"
+        );
+        assert_eq!(set.current().unwrap().version, TableVersion(SLOTS as u16));
+        // The catalog keeps the newest four.
+        let snap = set.snapshot();
+        assert_eq!(snap.len(), TABLE_VERSIONS_MAX);
+        assert_eq!(snap.last().unwrap().version, TableVersion(SLOTS as u16));
+    }
+
+    #[test]
+    fn page_counts_move_and_recount() {
+        let set = SymbolTables::new(TreeId(1));
+        let (t, r) = trained();
+        let v = set.install(t, r).unwrap();
+        set.page_added(v);
+        set.page_added(v);
+        set.page_removed(v);
+        assert_eq!(set.get(v).unwrap().pages(), 1);
+        set.page_removed(v);
+        set.page_removed(v);
+        assert_eq!(set.get(v).unwrap().pages(), 0, "never below zero");
+        set.set_page_counts(&[(v, 5)]);
+        assert_eq!(set.get(v).unwrap().pages(), 5);
+        set.set_page_counts(&[]);
+        assert_eq!(set.get(v).unwrap().pages(), 0);
+    }
+
+    #[test]
+    fn catalog_round_trip_keeps_versions_and_decodes() {
+        let set = SymbolTables::new(TreeId(3));
+        let (t, r) = trained();
+        let v1 = set.install(t.clone(), r).unwrap();
+        let v2 = set.install(t, r).unwrap();
+        set.page_added(v2);
+        let value = sbtest_value(12345);
+        let mut enc = Vec::new();
+        set.current().unwrap().table.encode(&value, &mut enc);
+
+        let format = TreeFormat {
+            records: RecordCodec::Fsst,
+            ..TreeFormat::compact(zipdb_storage::Codec::None)
+        };
+        let cat = Catalog {
+            next_tree_id: 4,
+            redo_lsn: 0,
+            wal_id: 1,
+            entries: vec![CatalogEntry {
+                name: "t".into(),
+                id: TreeId(3),
+                root: PageId(2),
+                format,
+                tables: set.snapshot(),
+            }],
+        };
+        let bytes = cat.encode();
+        assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), CATALOG_VERSION);
+        let back = Catalog::decode(&bytes).unwrap();
+        let again = SymbolTables::from_catalog(TreeId(3), &back.entries[0].tables).unwrap();
+        assert_eq!(again.current().unwrap().version, v2);
+        assert_eq!(again.get(v2).unwrap().pages(), 1);
+        assert_eq!(again.get(v1).unwrap().pages(), 0);
+        let mut dec = Vec::new();
+        again.get(v2).unwrap().table.decode(&enc, &mut dec).unwrap();
+        assert_eq!(dec, value);
+        // The next install continues after the loaded versions.
+        let (t, r) = trained();
+        assert_eq!(again.install(t, r), Some(TableVersion(3)));
+    }
+
+    #[test]
+    fn from_catalog_refuses_descending_versions() {
+        let (t, r) = trained();
+        let v = |n| SymbolTableVersion {
+            version: TableVersion(n),
+            table: t.clone(),
+            trained_ratio: r,
+            pages: 0,
+        };
+        let err = SymbolTables::from_catalog(TreeId(1), &[v(2), v(1)]).unwrap_err();
+        assert!(err.to_string().contains("must ascend"), "{err}");
+        assert!(SymbolTables::from_catalog(TreeId(1), &[])
+            .unwrap()
+            .is_empty());
+    }
+}
