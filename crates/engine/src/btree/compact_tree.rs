@@ -19,6 +19,7 @@
 //! Inner-node splits, merges and redistributions only move separators between levels, never
 //! change their sequence, so the fences of the leaves below stay equal to their neighbours.
 
+use zipdb_storage::fsst::SymbolTable;
 use zipdb_storage::page::LogicalHeader;
 use zipdb_storage::pool::PageWriteGuard;
 use zipdb_storage::{PageId, PageType};
@@ -32,6 +33,7 @@ use super::node::{
     LeafValue, Node, INNER_CELL_HDR, OFF_LEVEL, SLOT_LEN,
 };
 use super::{BTree, DelOutcome, Path, PutMode, PutOutcome};
+use crate::catalog::TableVersion;
 use crate::error::{Error, Result};
 use crate::format::{NodeFormat, RecordCodec};
 
@@ -198,21 +200,52 @@ impl BTree {
         CompactLimits::new(self.limits.page_size)
     }
 
-    /// Parses a compact leaf latched by this thread and checks its tree and its (empty)
-    /// symbol-table version: this build stores raw values only.
+    /// Parses a compact leaf latched by this thread and checks its tree and its symbol-table
+    /// version: 0 in trees without a record codec, 0 or an installed version in FSST trees.
     pub(super) fn cleaf<'a>(&self, id: PageId, p: &'a [u8]) -> Result<CompactLeaf<'a>> {
         self.check_tree(id, p)?;
         let l = CompactLeaf::parse(id, p)?;
-        if self.format.records == RecordCodec::None && l.symtab_version() != 0 {
-            return Err(Error::corrupt(
-                id,
-                format!(
-                    "compact leaf names symbol-table version {} in a tree without a record codec",
-                    l.symtab_version()
-                ),
-            ));
+        let v = l.symtab_version();
+        if v != 0 {
+            if self.format.records != RecordCodec::Fsst {
+                return Err(Error::corrupt(
+                    id,
+                    format!(
+                        "compact leaf of tree {:?} names symbol-table version {v} in a tree \
+                         without a record codec",
+                        self.tree
+                    ),
+                ));
+            }
+            if self.tables.get(TableVersion(v)).is_none() {
+                return Err(Error::corrupt(
+                    id,
+                    format!(
+                        "compact leaf of tree {:?} names symbol-table version {v}, which the \
+                         tree does not have",
+                        self.tree
+                    ),
+                ));
+            }
         }
         Ok(l)
+    }
+
+    /// The table of version `v` named by leaf `leaf` (checked by [`BTree::cleaf`], so a miss
+    /// here is a leaf with FSST cells and version 0).
+    pub(super) fn fsst_table(&self, leaf: PageId, v: u16) -> Result<&SymbolTable> {
+        self.tables
+            .get(TableVersion(v))
+            .map(|s| &s.table)
+            .ok_or_else(|| {
+                Error::corrupt(
+                    leaf,
+                    format!(
+                        "FSST value in a leaf of tree {:?} with symbol-table version {v}",
+                        self.tree
+                    ),
+                )
+            })
     }
 
     /// Parses any node of this tree: compact trees' leaves (level byte 0) as compact leaves.
@@ -261,21 +294,38 @@ impl BTree {
         worst <= self.compact_limits().max_cell
     }
 
-    /// Appends a stored value to `out` (reading its overflow chain if needed).
+    /// Appends a stored value of a leaf on symbol-table version `version` to `out` (decoding
+    /// FSST codes, or reading its overflow chain). `out` grows only while it is smaller than
+    /// a value, so a reused buffer makes this allocation-free.
     pub(super) fn read_stored(
         &self,
         leaf: PageId,
+        version: u16,
         v: StoredValue<'_>,
         out: &mut Vec<u8>,
     ) -> Result<()> {
         match v {
             StoredValue::Raw(b) => out.extend_from_slice(b),
             StoredValue::Overflow { first, len } => self.read_chain(leaf, first, len, out)?,
-            StoredValue::Fsst { .. } => {
-                return Err(Error::corrupt(
-                    leaf,
-                    "FSST value in a tree without a record codec",
-                ))
+            StoredValue::Fsst { bytes, len } => {
+                let table = self.fsst_table(leaf, version)?;
+                let start = out.len();
+                let n = table.decode(bytes, out).map_err(|e| {
+                    Error::corrupt(
+                        leaf,
+                        format!("tree {:?}: FSST value (version {version}): {e}", self.tree),
+                    )
+                })?;
+                if n != len {
+                    out.truncate(start);
+                    return Err(Error::corrupt(
+                        leaf,
+                        format!(
+                            "tree {:?}: FSST value decodes to {n} bytes, its cell says {len}",
+                            self.tree
+                        ),
+                    ));
+                }
             }
         }
         Ok(())
@@ -292,7 +342,7 @@ impl BTree {
         let l = self.cleaf(id, p)?;
         match l.search(key)? {
             Ok(i) => {
-                self.read_stored(id, l.value(i)?, out)?;
+                self.read_stored(id, l.symtab_version(), l.value(i)?, out)?;
                 Ok(true)
             }
             Err(_) => Ok(false),

@@ -245,6 +245,7 @@ impl BTree {
         w.report.leaves += 1;
         w.leaves.push((id, l.link()));
         let mut chains = Vec::new();
+        let mut scratch = Vec::new();
         for i in 0..l.count() {
             let klen = l.key_len(i)?;
             w.report.entries += 1;
@@ -255,11 +256,13 @@ impl BTree {
                     chains.push((first, len));
                     (len, false)
                 }
-                StoredValue::Fsst { .. } => {
-                    return Err(Error::corrupt(
-                        id,
-                        format!("cell {i}: FSST value in a tree without a record codec"),
-                    ))
+                v @ StoredValue::Fsst { len, .. } => {
+                    // Decodes to exactly its length with a version the tree has
+                    // (`read_stored` checks both; `cleaf` checked the version exists).
+                    scratch.clear();
+                    self.read_stored(id, l.symtab_version(), v, &mut scratch)
+                        .map_err(|e| Error::corrupt(id, format!("cell {i}: {e}")))?;
+                    (len, true)
                 }
             };
             if self.inline_value(klen, len) != inline {
