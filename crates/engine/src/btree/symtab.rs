@@ -24,6 +24,8 @@
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
+use parking_lot::Mutex;
+
 use zipdb_storage::fsst::SymbolTable;
 use zipdb_storage::TreeId;
 
@@ -34,6 +36,10 @@ use crate::error::{Error, Result};
 /// `v-3 ..= v` (any `v`) and then one retrain still finds every version in its own slot.
 pub const SLOTS: usize = 8;
 const _: () = assert!(SLOTS >= 2 * TABLE_VERSIONS_MAX);
+
+/// Raw value bytes a table-less tree collects before its first training: the trainer's
+/// sample budget (the FSST paper's 16 KB).
+pub const FIRST_TRAINING_BYTES: usize = zipdb_storage::fsst::SAMPLE_BYTES;
 
 /// One installed version.
 #[derive(Debug)]
@@ -58,6 +64,9 @@ pub struct SymbolTables {
     slots: [OnceLock<Installed>; SLOTS],
     /// The version new records are encoded with; 0 while the tree has none.
     current: AtomicU16,
+    /// Raw values written while the tree has no table, for its first training; `None`
+    /// once handed to training.
+    sample: Mutex<Option<(usize, Vec<Vec<u8>>)>>,
 }
 
 fn slot_of(v: TableVersion) -> usize {
@@ -70,6 +79,7 @@ impl SymbolTables {
             tree,
             slots: std::array::from_fn(|_| OnceLock::new()),
             current: AtomicU16::new(0),
+            sample: Mutex::new(Some((0, Vec::new()))),
         }
     }
 
@@ -209,6 +219,41 @@ impl SymbolTables {
         let keep = out.len().saturating_sub(TABLE_VERSIONS_MAX);
         out.drain(..keep);
         out
+    }
+
+    /// First training (design §2.5): keeps `value` while the tree has no table, and once
+    /// [`FIRST_TRAINING_BYTES`] are kept, trains on them and installs version 1. The caller
+    /// holds no latch (training takes about a millisecond) and holds the checkpoint gate
+    /// shared (module docs). Earlier records stay raw until their leaf is rebuilt.
+    ///
+    /// Why a byte count rather than the first leaf split: the values are at hand in `put`
+    /// without reading a latched leaf, the sample size is the trainer's own budget whatever
+    /// the page size, and a tree of long overflow values (never sampled) is never trained.
+    pub fn note_raw_for_training(&self, value: &[u8]) {
+        let samples = {
+            let mut g = self.sample.lock();
+            let Some((bytes, vals)) = g.as_mut() else {
+                return;
+            };
+            *bytes += value.len();
+            vals.push(value.to_vec());
+            if *bytes < FIRST_TRAINING_BYTES {
+                return;
+            }
+            g.take().map(|(_, v)| v).unwrap_or_default()
+        };
+        if !self.is_empty() {
+            return;
+        }
+        let (table, ratio) = train(&samples);
+        let v = self.install(table, ratio);
+        // Only this thread took the sample, and nothing else installs in this build.
+        assert_eq!(
+            v,
+            Some(TableVersion(1)),
+            "tree {:?}: first training",
+            self.tree
+        );
     }
 
     pub fn is_empty(&self) -> bool {
@@ -410,26 +455,153 @@ mod tree_tests {
     use crate::format::{RecordCodec, TreeFormat};
     use crate::Error;
 
-    fn fsst_tree() -> BTree {
+    fn tree_with(page: usize, pool_pages: usize, format: TreeFormat) -> BTree {
         let store = Arc::new(
             PageStore::create(
                 Box::new(SimStorage::new("symtab")),
-                StoreConfig { page_size: 16384 },
+                StoreConfig { page_size: page },
             )
             .unwrap(),
         );
         let pool = BufferPool::new(
             store,
             PoolConfig {
-                budget_bytes: 64 * 16384,
+                budget_bytes: pool_pages * page,
             },
         )
         .unwrap();
-        let format = TreeFormat {
-            records: RecordCodec::Fsst,
-            ..TreeFormat::compact(Codec::None)
-        };
         BTree::create(pool, TreeId(1), format).unwrap()
+    }
+
+    const FSST: TreeFormat = TreeFormat {
+        records: RecordCodec::Fsst,
+        ..TreeFormat::compact(Codec::None)
+    };
+
+    fn fsst_tree() -> BTree {
+        tree_with(16384, 64, FSST)
+    }
+
+    /// A 184-byte value shaped like the storage bench's sbtest row: sysbench's `c` (ten
+    /// 11-digit groups joined by '-'), a space, `pad` (five groups), then 6 digits of `k` (184 bytes).
+    fn sbtest184(i: u64) -> Vec<u8> {
+        let mut v = sbtest_value(i);
+        v.push(b' ');
+        v.extend_from_slice(&sbtest_value(i ^ 0x5555)[..58]);
+        v.extend(format!("{:06}", i % 1_000_000).bytes());
+        assert_eq!(v.len(), 184);
+        v
+    }
+
+    /// Text values of a few hundred bytes.
+    fn text(i: u64) -> Vec<u8> {
+        const WORDS: [&str; 12] = [
+            "the",
+            "package",
+            "debian",
+            "install",
+            "configuration",
+            "file",
+            "system",
+            "service",
+            "default",
+            "options",
+            "manual",
+            "network",
+        ];
+        let n = 5 + (i % 60) as usize;
+        let mut s = String::new();
+        let mut x = i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            s.push_str(WORDS[(x % 12) as usize]);
+            s.push(' ');
+        }
+        s.into_bytes()
+    }
+
+    /// Random inserts, updates and deletes of sbtest-shaped and text values (plus the odd
+    /// overflow value) against a `BTreeMap`, with a pool far smaller than the tree, so leaves
+    /// are evicted and re-read; the tree trains after its first 16 KB of values.
+    fn model_fsst(page: usize, ops: u64, seed: u64) {
+        use rand::rngs::SmallRng;
+        use rand::{Rng, SeedableRng};
+        let bt = tree_with(page, 64, FSST);
+        let mut model = std::collections::BTreeMap::new();
+        let mut rng = SmallRng::seed_from_u64(seed);
+        for n in 0..ops {
+            let id: u64 = rng.gen_range(0..ops / 2);
+            let key = id.to_be_bytes().to_vec();
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    let v = sbtest184(n);
+                    assert_eq!(bt.upsert(&key, &v).unwrap(), model.insert(key, v).is_some());
+                }
+                6 => {
+                    let v = if n % 50 == 0 {
+                        text(n).repeat(40)
+                    } else {
+                        text(n)
+                    };
+                    assert_eq!(bt.upsert(&key, &v).unwrap(), model.insert(key, v).is_some());
+                }
+                7 | 8 => {
+                    assert_eq!(bt.delete(&key).unwrap(), model.remove(&key).is_some());
+                }
+                _ => {
+                    assert_eq!(bt.get(&key).unwrap().as_ref(), model.get(&key));
+                }
+            }
+        }
+        assert!(!bt.symbol_tables().is_empty(), "the tree trained");
+        let rep = bt.verify().unwrap();
+        assert_eq!(rep.entries, model.len() as u64);
+        for (k, v) in &model {
+            assert_eq!(bt.get(k).unwrap().as_ref(), Some(v));
+        }
+        let all: Vec<(Vec<u8>, Vec<u8>)> = bt
+            .range::<std::ops::RangeFull>(..)
+            .collect::<crate::Result<_>>()
+            .unwrap();
+        assert!(all.iter().map(|(k, v)| (k, v)).eq(model.iter()));
+    }
+
+    #[test]
+    fn model_16k_fsst() {
+        model_fsst(16384, 20_000, 1);
+    }
+
+    #[test]
+    fn model_4k_fsst() {
+        model_fsst(4096, 12_000, 2);
+    }
+
+    /// 10k sbtest-shaped rows (8-byte key, 184-byte value) in key order: an FSST tree needs
+    /// at most 0.6x the leaves of a classic one.
+    #[test]
+    fn fsst_leaves_against_classic() {
+        let classic = tree_with(16384, 64, TreeFormat::classic(Codec::None));
+        let fsst = fsst_tree();
+        for i in 0..10_000u64 {
+            let (k, v) = (i.to_be_bytes(), sbtest184(i));
+            assert!(classic.insert(&k, &v).unwrap());
+            assert!(fsst.insert(&k, &v).unwrap());
+        }
+        let (c, f) = (classic.verify().unwrap(), fsst.verify().unwrap());
+        assert_eq!((c.entries, c.value_bytes), (f.entries, f.value_bytes));
+        let ratio = f.leaves as f64 / c.leaves as f64;
+        eprintln!(
+            "leaves: classic {} fsst {} ratio {ratio:.3}",
+            c.leaves, f.leaves
+        );
+        assert!(
+            ratio <= 0.6,
+            "fsst {} / classic {} leaves",
+            f.leaves,
+            c.leaves
+        );
     }
 
     /// Rewrites the root leaf with rows `0..n`: even ids FSST-encoded, odd ones raw.
