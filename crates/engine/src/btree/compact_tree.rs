@@ -345,6 +345,21 @@ impl BTree {
         Ok(())
     }
 
+    /// The FSST codes of inline value `v` under the tree's current version, in `buf`, when
+    /// the tree has one and they are shorter than `v` (else the value is stored raw).
+    pub(super) fn encode_value<'b>(&self, v: &[u8], buf: &'b mut Vec<u8>) -> Option<Encoded<'b>> {
+        if !self.is_compact() {
+            return None;
+        }
+        let t = self.tables.current()?;
+        buf.clear();
+        let n = t.table.encode(v, buf);
+        (n < v.len()).then_some(Encoded {
+            codes: &buf[..n],
+            version: t.version.0,
+        })
+    }
+
     /// How a value is stored in leaf `l`, and the leaf's version afterwards: FSST when encoded
     /// and the leaf is on that version or on none yet, raw (or overflow) otherwise. Raw is
     /// valid in every leaf, so a leaf on another version never needs a rebuild to take a
@@ -837,30 +852,45 @@ impl BTree {
         let l = self.cleaf(id, g)?;
         match (value, l.search(key)?) {
             (Some(v), found) => {
-                let sv = StoredValue::Raw(v);
+                // Replay (the only caller, single-threaded at open) encodes with whatever
+                // version the tree has; under the latch, since nothing else waits for it.
+                let mut buf = super::ENC_BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+                let enc = self.encode_value(v, &mut buf);
+                let (sv, version) = self.choose(&l, LeafValue::Inline(v), enc);
+                let set_version = version != l.symtab_version();
+                // (An error below drops `buf`: the next put on this thread allocates anew.)
                 let len = self.cell_len_in(&l, key, sv)?;
-                let pos = match found {
-                    Ok(i) => {
-                        if l.free_space() + l.cell_len(i)? < len {
-                            return Ok(false);
+                let done = 'w: {
+                    let pos = match found {
+                        Ok(i) => {
+                            if l.free_space() + l.cell_len(i)? < len {
+                                break 'w false;
+                            }
+                            chains.extend(stored_chain(l.value(i)?));
+                            if replace_if_not_longer(id, g, i, sv)? {
+                                break 'w true;
+                            }
+                            remove_cell(id, g, i)?;
+                            i
                         }
-                        chains.extend(stored_chain(l.value(i)?));
-                        if replace_if_not_longer(id, g, i, sv)? {
-                            return Ok(true);
+                        Err(pos) => {
+                            if l.free_space() < len + SLOT_LEN {
+                                break 'w false;
+                            }
+                            pos
                         }
-                        remove_cell(id, g, i)?;
-                        i
+                    };
+                    if !insert_cell(id, g, pos, key, sv)? {
+                        return Err(Error::corrupt(id, "cell did not fit"));
                     }
-                    Err(pos) => {
-                        if l.free_space() < len + SLOT_LEN {
-                            return Ok(false);
-                        }
-                        pos
-                    }
+                    true
                 };
-                if !insert_cell(id, g, pos, key, sv)? {
-                    return Err(Error::corrupt(id, "cell did not fit"));
+                if done && set_version {
+                    set_symtab_version(g, version);
                 }
+                let r = Ok(done);
+                super::ENC_BUF.with(|b| *b.borrow_mut() = buf);
+                return r;
             }
             (None, Err(_)) => {}
             (None, Ok(i)) => {

@@ -74,7 +74,7 @@ thread_local! {
     /// Reused buffer for `get_with`, so a point lookup does not allocate.
     static VALUE_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// FSST codes of the value a `put` on this thread is writing (encoded before latches).
-    static ENC_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    pub(super) static ENC_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// One B+tree.
@@ -596,16 +596,9 @@ impl BTree {
         // into a per-thread buffer; it is stored encoded only when shorter (`choose`).
         // Taken out of the thread-local (not borrowed across the put), as `get_with` does.
         let mut buf = ENC_BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
-        let enc = match (val, self.tables.current()) {
-            (LeafValue::Inline(v), Some(t)) if self.is_compact() => {
-                buf.clear();
-                let n = t.table.encode(v, &mut buf);
-                (n < v.len()).then_some(compact_tree::Encoded {
-                    codes: &buf[..n],
-                    version: t.version.0,
-                })
-            }
-            _ => None,
+        let enc = match val {
+            LeafValue::Inline(v) => self.encode_value(v, &mut buf),
+            LeafValue::Overflow { .. } => None,
         };
         let outcome = self.put_dispatch(key, val, enc, cell_len, mode);
         ENC_BUF.with(|b| *b.borrow_mut() = buf);
