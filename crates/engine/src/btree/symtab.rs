@@ -557,6 +557,13 @@ mod tree_tests {
         }
         assert!(!bt.symbol_tables().is_empty(), "the tree trained");
         let rep = bt.verify().unwrap();
+        // `verify` recounted the leaves on version 1.
+        let pages = bt.symbol_tables().current().unwrap().pages();
+        assert!(
+            pages > 0 && pages <= rep.leaves,
+            "{pages} of {} leaves",
+            rep.leaves
+        );
         assert_eq!(rep.entries, model.len() as u64);
         for (k, v) in &model {
             assert_eq!(bt.get(k).unwrap().as_ref(), Some(v));
