@@ -458,6 +458,15 @@ fn compact_tree(name: &str) -> bool {
         .is_some_and(|n| n % 2 == 1)
 }
 
+/// Of the compact trees, `t1`, `t5`, `t9`, ... store FSST values (issue 19 step 4): they train
+/// after 16 KB of values, so crashes land before and after training and before and after the
+/// checkpoint that saves the table.
+fn fsst_tree(name: &str) -> bool {
+    name.strip_prefix('t')
+        .and_then(|n| n.parse::<u32>().ok())
+        .is_some_and(|n| n % 4 == 1)
+}
+
 /// The workloads do create compact trees, and write into them (else the crash tests above
 /// would cover classic trees only).
 #[test]
@@ -482,6 +491,38 @@ fn workloads_cover_compact_trees() {
     );
 }
 
+/// Some workloads write enough inline values into an FSST tree to train it (the crash
+/// points then fall before and after training).
+#[test]
+fn workloads_train_fsst_trees() {
+    let trained = (0..20u64)
+        .filter(|&seed| {
+            let s = shape(seed);
+            let mut bytes = std::collections::HashMap::<String, usize>::new();
+            let steps = workload(seed, &s);
+            let mut note = |t: &str, v: &Option<Vec<u8>>| {
+                if let Some(v) = v.as_ref().filter(|v| v.len() <= s.page_size / 4) {
+                    *bytes.entry(t.to_string()).or_default() += v.len();
+                }
+            };
+            for st in &steps {
+                match st {
+                    Step::Auto(t, _, v) if fsst_tree(t) => note(t, v),
+                    Step::Txn(ops) => ops
+                        .iter()
+                        .filter(|(t, ..)| fsst_tree(t))
+                        .for_each(|(t, _, v)| note(t, v)),
+                    _ => {}
+                }
+            }
+            bytes
+                .values()
+                .any(|&b| b >= crate::btree::symtab::FIRST_TRAINING_BYTES)
+        })
+        .count();
+    assert!(trained >= 5, "{trained} of 20 seeds train an FSST tree");
+}
+
 fn exec(db: &Database, step: &Step) -> Result<()> {
     match step {
         Step::Txn(ops) => {
@@ -502,9 +543,13 @@ fn exec(db: &Database, step: &Step) -> Result<()> {
                 None => tree.delete(k).map(drop),
             }
         }
-        Step::Create(t, codec) if compact_tree(t) => db
-            .create_tree_with(t, TreeFormat::compact(codec.unwrap_or(Codec::None)))
-            .map(drop),
+        Step::Create(t, codec) if compact_tree(t) => {
+            let mut f = TreeFormat::compact(codec.unwrap_or(Codec::None));
+            if fsst_tree(t) {
+                f.records = crate::format::RecordCodec::Fsst;
+            }
+            db.create_tree_with(t, f).map(drop)
+        }
         Step::Create(t, codec) => db.create_tree(t, *codec).map(drop),
         Step::Drop(t) => db.drop_tree(t),
         Step::Checkpoint => db.checkpoint(),

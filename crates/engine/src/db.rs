@@ -420,7 +420,8 @@ impl Database {
             // Refused before any page is read: a later build's compact leaves would otherwise
             // surface as "bad node header" errors deep inside the first lookup.
             e.format.check_supported(&e.name)?;
-            let btree = BTree::open(pool.clone(), e.id, e.root, e.format);
+            let mut btree = BTree::open(pool.clone(), e.id, e.root, e.format);
+            btree.load_tables(&e.tables)?;
             trees.insert(
                 e.name.clone(),
                 Arc::new(TreeShared {
@@ -1020,8 +1021,9 @@ impl DbInner {
                         id: t.btree.tree_id(),
                         root: t.btree.root(),
                         format: t.btree.format(),
-                        // No tree has FSST records before issue 19 step 4.
-                        tables: Vec::new(),
+                        // Under the gate: a version is installed under `gate.read()` before
+                        // any page uses it, so these pages name only versions listed here.
+                        tables: t.btree.symbol_tables().snapshot(),
                     })
                     .collect(),
             };

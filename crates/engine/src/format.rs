@@ -183,13 +183,13 @@ impl TreeFormat {
     }
 
     /// Whether this build can create and open trees of this format: classic trees, and
-    /// compact trees with raw values and no cold layer (issue 19 step 3b). FSST records need
-    /// symbol tables (step 4), the cold layer a write-back path (step 8); until then such
-    /// trees are refused when created and when a catalog or log names them.
+    /// compact trees with raw or FSST values (issue 19 steps 3b, 4) and no cold layer. The
+    /// cold layer needs a write-back path (step 8); until then such trees are refused when
+    /// created and when a catalog or log names them.
     pub fn check_supported(&self, tree: &str) -> crate::Result<()> {
         let supported = match self.nodes {
             NodeFormat::Classic => true,
-            NodeFormat::Compact => self.records == RecordCodec::None && self.cold == Codec::None,
+            NodeFormat::Compact => self.cold == Codec::None,
         };
         if supported && self.validate().is_ok() {
             return Ok(());
@@ -280,7 +280,10 @@ mod tests {
             .is_ok());
         let mut f = TreeFormat::compact(Codec::None);
         f.records = RecordCodec::Fsst;
-        assert!(f.check_supported("t").is_err());
+        assert!(
+            f.check_supported("t").is_ok(),
+            "FSST records since issue 19 step 4"
+        );
         let mut f = TreeFormat::compact(Codec::None);
         f.cold = Codec::Lz4;
         assert!(f.check_supported("t").is_err());

@@ -1,4 +1,4 @@
-//! Point lookups do not allocate, in classic and in compact trees (issue 19 step 3b: a
+//! Point lookups do not allocate, in classic, compact and compact FSST trees (issue 19 step 3b: a
 //! compact leaf rebuilds no key and copies the value straight into `get_with`'s reused
 //! buffer): a counting global allocator counts this thread's allocations around warm gets.
 
@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use zipdb_engine::storage::io::SimStorage;
-use zipdb_engine::{Codec, Database, Options, TreeFormat};
+use zipdb_engine::{Codec, Database, Options, RecordCodec, TreeFormat};
 
 struct Counting;
 
@@ -55,14 +55,41 @@ fn warm_point_gets_do_not_allocate() {
     let compact = db
         .create_tree_with("compact", TreeFormat::compact(Codec::None))
         .unwrap();
+    // Compact leaves with FSST values (issue 19 step 4): a get decodes into the same buffer.
+    let fsst = db
+        .create_tree_with(
+            "fsst",
+            TreeFormat {
+                records: RecordCodec::Fsst,
+                ..TreeFormat::compact(Codec::None)
+            },
+        )
+        .unwrap();
     let key = |i: u64| i.to_be_bytes();
-    let value = |i: u64| vec![b'a' + (i % 26) as u8; 184];
+    let value = |i: u64| {
+        let mut v = vec![b'a' + (i % 26) as u8; 184];
+        // Digit groups, so the FSST tree stores most values encoded.
+        for (j, b) in v.iter_mut().enumerate().skip(8) {
+            *b = b'0' + ((i as usize * 7 + j * 3) % 10) as u8;
+        }
+        v
+    };
     for i in 0..5000u64 {
         classic.insert(&key(i), &value(i)).unwrap();
         compact.insert(&key(i), &value(i)).unwrap();
+        fsst.insert(&key(i), &value(i)).unwrap();
     }
     assert!(compact.verify().unwrap().depth >= 2);
-    for (name, t) in [("classic", &classic), ("compact", &compact)] {
+    assert!(fsst.verify().unwrap().depth >= 2);
+    assert!(
+        fsst.verify().unwrap().leaves < compact.verify().unwrap().leaves,
+        "the FSST tree stores encoded values"
+    );
+    for (name, t) in [
+        ("classic", &classic),
+        ("compact", &compact),
+        ("fsst", &fsst),
+    ] {
         // Warm: pages decoded, the per-thread buffer grown.
         for i in 0..5000u64 {
             t.btree().get_with(&key(i), |v| v.len()).unwrap();

@@ -19,6 +19,7 @@
 //! Inner-node splits, merges and redistributions only move separators between levels, never
 //! change their sequence, so the fences of the leaves below stay equal to their neighbours.
 
+use zipdb_storage::fsst::SymbolTable;
 use zipdb_storage::page::LogicalHeader;
 use zipdb_storage::pool::PageWriteGuard;
 use zipdb_storage::{PageId, PageType};
@@ -32,6 +33,13 @@ use super::node::{
     LeafValue, Node, INNER_CELL_HDR, OFF_LEVEL, SLOT_LEN,
 };
 use super::{BTree, DelOutcome, Path, PutMode, PutOutcome};
+
+/// Sets a compact leaf's symbol-table version when its first FSST cell lands (the node
+/// header's `symtab_version`, FORMAT.md "Compact leaf node").
+fn set_symtab_version(p: &mut [u8], version: u16) {
+    node::wr_u16(p, super::compact::OFF_SYMTAB, usize::from(version));
+}
+use crate::catalog::TableVersion;
 use crate::error::{Error, Result};
 use crate::format::{NodeFormat, RecordCodec};
 
@@ -65,6 +73,14 @@ fn stored(v: LeafValue<'_>) -> StoredValue<'_> {
         LeafValue::Inline(b) => StoredValue::Raw(b),
         LeafValue::Overflow { first, len } => StoredValue::Overflow { first, len },
     }
+}
+
+/// The FSST form of a value being written: its codes under the tree's current version,
+/// encoded before any latch (`put`), or `None` when it is stored raw or in an overflow chain.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Encoded<'a> {
+    pub codes: &'a [u8],
+    pub version: u16,
 }
 
 /// Bytes for slots and cells of a compact leaf with `fences` in a page of `page` bytes.
@@ -198,21 +214,52 @@ impl BTree {
         CompactLimits::new(self.limits.page_size)
     }
 
-    /// Parses a compact leaf latched by this thread and checks its tree and its (empty)
-    /// symbol-table version: this build stores raw values only.
+    /// Parses a compact leaf latched by this thread and checks its tree and its symbol-table
+    /// version: 0 in trees without a record codec, 0 or an installed version in FSST trees.
     pub(super) fn cleaf<'a>(&self, id: PageId, p: &'a [u8]) -> Result<CompactLeaf<'a>> {
         self.check_tree(id, p)?;
         let l = CompactLeaf::parse(id, p)?;
-        if self.format.records == RecordCodec::None && l.symtab_version() != 0 {
-            return Err(Error::corrupt(
-                id,
-                format!(
-                    "compact leaf names symbol-table version {} in a tree without a record codec",
-                    l.symtab_version()
-                ),
-            ));
+        let v = l.symtab_version();
+        if v != 0 {
+            if self.format.records != RecordCodec::Fsst {
+                return Err(Error::corrupt(
+                    id,
+                    format!(
+                        "compact leaf of tree {:?} names symbol-table version {v} in a tree \
+                         without a record codec",
+                        self.tree
+                    ),
+                ));
+            }
+            if self.tables.get(TableVersion(v)).is_none() {
+                return Err(Error::corrupt(
+                    id,
+                    format!(
+                        "compact leaf of tree {:?} names symbol-table version {v}, which the \
+                         tree does not have",
+                        self.tree
+                    ),
+                ));
+            }
         }
         Ok(l)
+    }
+
+    /// The table of version `v` named by leaf `leaf` (checked by [`BTree::cleaf`], so a miss
+    /// here is a leaf with FSST cells and version 0).
+    pub(super) fn fsst_table(&self, leaf: PageId, v: u16) -> Result<&SymbolTable> {
+        self.tables
+            .get(TableVersion(v))
+            .map(|s| &s.table)
+            .ok_or_else(|| {
+                Error::corrupt(
+                    leaf,
+                    format!(
+                        "FSST value in a leaf of tree {:?} with symbol-table version {v}",
+                        self.tree
+                    ),
+                )
+            })
     }
 
     /// Parses any node of this tree: compact trees' leaves (level byte 0) as compact leaves.
@@ -261,24 +308,97 @@ impl BTree {
         worst <= self.compact_limits().max_cell
     }
 
-    /// Appends a stored value to `out` (reading its overflow chain if needed).
+    /// Appends a stored value of a leaf on symbol-table version `version` to `out` (decoding
+    /// FSST codes, or reading its overflow chain). `out` grows only while it is smaller than
+    /// a value, so a reused buffer makes this allocation-free.
     pub(super) fn read_stored(
         &self,
         leaf: PageId,
+        version: u16,
         v: StoredValue<'_>,
         out: &mut Vec<u8>,
     ) -> Result<()> {
         match v {
             StoredValue::Raw(b) => out.extend_from_slice(b),
             StoredValue::Overflow { first, len } => self.read_chain(leaf, first, len, out)?,
-            StoredValue::Fsst { .. } => {
-                return Err(Error::corrupt(
-                    leaf,
-                    "FSST value in a tree without a record codec",
-                ))
+            StoredValue::Fsst { bytes, len } => {
+                let table = self.fsst_table(leaf, version)?;
+                let start = out.len();
+                let n = table.decode(bytes, out).map_err(|e| {
+                    Error::corrupt(
+                        leaf,
+                        format!("tree {:?}: FSST value (version {version}): {e}", self.tree),
+                    )
+                })?;
+                if n != len {
+                    out.truncate(start);
+                    return Err(Error::corrupt(
+                        leaf,
+                        format!(
+                            "tree {:?}: FSST value decodes to {n} bytes, its cell says {len}",
+                            self.tree
+                        ),
+                    ));
+                }
             }
         }
         Ok(())
+    }
+
+    /// The FSST codes of inline value `v` under the tree's current version, in `buf`, when
+    /// the tree has one and they are shorter than `v` (else the value is stored raw).
+    pub(super) fn encode_value<'b>(&self, v: &[u8], buf: &'b mut Vec<u8>) -> Option<Encoded<'b>> {
+        if !self.is_compact() {
+            return None;
+        }
+        let t = self.tables.current()?;
+        buf.clear();
+        let n = t.table.encode(v, buf);
+        (n < v.len()).then_some(Encoded {
+            codes: &buf[..n],
+            version: t.version.0,
+        })
+    }
+
+    /// How a value is stored in leaf `l`, and the leaf's version afterwards: FSST when encoded
+    /// and the leaf is on that version or on none yet, raw (or overflow) otherwise. Raw is
+    /// valid in every leaf, so a leaf on another version never needs a rebuild to take a
+    /// write; this build installs one version per tree, so that case does not arise yet.
+    fn choose<'v>(
+        &self,
+        l: &CompactLeaf<'_>,
+        val: LeafValue<'v>,
+        enc: Option<Encoded<'v>>,
+    ) -> (StoredValue<'v>, u16) {
+        let lv = l.symtab_version();
+        match (val, enc) {
+            (LeafValue::Inline(v), Some(e)) if lv == 0 || lv == e.version => (
+                StoredValue::Fsst {
+                    bytes: e.codes,
+                    len: v.len(),
+                },
+                e.version,
+            ),
+            _ => (stored(val), lv),
+        }
+    }
+
+    /// The version of a leaf built from cells of leaves on versions `a` and `b` (0: none).
+    /// Two different versions would need a re-encode, which retraining (step 7) brings; this
+    /// build keeps one version per tree (`BTree::load_tables`, first training only).
+    fn joint_version(&self, id: PageId, a: u16, b: u16) -> Result<u16> {
+        match (a, b) {
+            (0, v) | (v, 0) => Ok(v),
+            (a, b) if a == b => Ok(a),
+            (a, b) => Err(Error::corrupt(
+                id,
+                format!(
+                    "tree {:?}: leaves on symbol-table versions {a} and {b} meet in one \
+                     rebuild; this build keeps one version per tree",
+                    self.tree
+                ),
+            )),
+        }
     }
 
     /// Point lookup in the compact leaf `p` (the leaf covering `key`).
@@ -292,7 +412,7 @@ impl BTree {
         let l = self.cleaf(id, p)?;
         match l.search(key)? {
             Ok(i) => {
-                self.read_stored(id, l.value(i)?, out)?;
+                self.read_stored(id, l.symtab_version(), l.value(i)?, out)?;
                 Ok(true)
             }
             Err(_) => Ok(false),
@@ -315,6 +435,7 @@ impl BTree {
         &self,
         key: &[u8],
         val: LeafValue<'_>,
+        enc: Option<Encoded<'_>>,
         mode: PutMode,
     ) -> Result<Option<PutOutcome>> {
         let Some(mut g) = self.descend_leaf_write(key, None)? else {
@@ -333,9 +454,11 @@ impl BTree {
             sv.logical_len()
         );
         let l = self.cleaf(id, &g)?;
+        let (sv, version) = self.choose(&l, val, enc);
+        let set_version = version != l.symtab_version();
         let len = self.cell_len_in(&l, key, sv)?;
-        match l.search(key)? {
-            Ok(_) if mode == PutMode::Insert => Ok(Some(PutOutcome::Exists)),
+        let outcome = match l.search(key)? {
+            Ok(_) if mode == PutMode::Insert => return Ok(Some(PutOutcome::Exists)),
             Ok(i) => {
                 if l.free_space() + l.cell_len(i)? < len {
                     return Ok(None);
@@ -347,7 +470,7 @@ impl BTree {
                         return Err(Error::corrupt(id, "replacement cell did not fit"));
                     }
                 }
-                Ok(Some(PutOutcome::Replaced(old)))
+                PutOutcome::Replaced(old)
             }
             Err(pos) => {
                 if l.free_space() < len + SLOT_LEN {
@@ -356,22 +479,27 @@ impl BTree {
                 if !insert_cell(id, &mut g, pos, key, sv)? {
                     return Err(Error::corrupt(id, "cell did not fit"));
                 }
-                Ok(Some(PutOutcome::Inserted))
+                PutOutcome::Inserted
             }
+        };
+        if set_version {
+            set_symtab_version(&mut g, version);
         }
+        Ok(Some(outcome))
     }
 
     pub(super) fn c_put_pessimistic(
         &self,
         key: &[u8],
         val: LeafValue<'_>,
+        enc: Option<Encoded<'_>>,
         mode: PutMode,
     ) -> Result<PutOutcome> {
-        let sv = stored(val);
         let max_inner = self.limits.max_inner_entry();
         let (path, mut cur) = self.descend_exclusive(key, |v| match v {
             Visit::Node(n) => Ok(!n.is_leaf() && n.free_total() >= max_inner),
             Visit::Compact(l) => {
+                let (sv, _) = self.choose(l, val, enc);
                 let len = self.cell_len_in(l, key, sv)?;
                 Ok(match l.search(key)? {
                     Ok(i) => mode == PutMode::Insert || l.free_space() + l.cell_len(i)? >= len,
@@ -381,6 +509,8 @@ impl BTree {
         })?;
         let id = cur.id();
         let l = self.cleaf(id, &cur)?;
+        let (sv, version) = self.choose(&l, val, enc);
+        let set_version = version != l.symtab_version();
         self.cell_len_in(&l, key, sv)?;
         let (pos, outcome) = match l.search(key)? {
             Ok(_) if mode == PutMode::Insert => return Ok(PutOutcome::Exists),
@@ -392,11 +522,14 @@ impl BTree {
             Err(pos) => (pos, PutOutcome::Inserted),
         };
         if insert_cell(id, &mut cur, pos, key, sv)? {
+            if set_version {
+                set_symtab_version(&mut cur, version);
+            }
             return Ok(outcome);
         }
         let mut entries = self.cleaf(id, &cur)?.collect_entries()?;
         entries.insert(pos, Entry::new(key, sv));
-        self.c_split_leaf(path, cur, entries, pos)?;
+        self.c_split_leaf(path, cur, entries, pos, version)?;
         Ok(outcome)
     }
 
@@ -408,11 +541,12 @@ impl BTree {
         mut cur: PageWriteGuard<'a>,
         entries: Vec<Entry>,
         inserted: usize,
+        version: u16,
     ) -> Result<()> {
         let id = cur.id();
         let rightmost = self.cleaf(id, &cur)?.upper_fence().is_none();
         if inserted + 1 == entries.len() && rightmost && id != self.root {
-            match self.c_top_up_left(&mut path, cur, &entries)? {
+            match self.c_top_up_left(&mut path, cur, &entries, version)? {
                 Some(g) => cur = g,
                 None => return Ok(()),
             }
@@ -452,15 +586,15 @@ impl BTree {
         if id == self.root {
             // Root split: the contents move into two new leaves, the root becomes their parent.
             debug_assert_eq!(f, Fences::UNBOUNDED, "a root leaf is unbounded");
-            build_compact_leaf(rid, &mut r, right_f, 0, PageId::NONE, &entries[m..])?;
+            build_compact_leaf(rid, &mut r, right_f, version, PageId::NONE, &entries[m..])?;
             let mut l = self.pool.allocate(PageType::Leaf, self.tree, image)?;
-            build_compact_leaf(l.id(), &mut l, left_f, 0, rid, &entries[..m])?;
+            build_compact_leaf(l.id(), &mut l, left_f, version, rid, &entries[..m])?;
             set_page_type(&mut cur, PageType::Inner);
             build_node(&mut cur, 1, l.id(), &[&inner_cell(&sep, rid)]);
             return Ok(());
         }
-        build_compact_leaf(rid, &mut r, right_f, 0, link, &entries[m..])?;
-        build_compact_leaf(id, &mut cur, left_f, 0, rid, &entries[..m])?;
+        build_compact_leaf(rid, &mut r, right_f, version, link, &entries[m..])?;
+        build_compact_leaf(id, &mut cur, left_f, version, rid, &entries[..m])?;
         let sep_cell = inner_cell(&sep, rid);
         drop(r);
         drop(cur);
@@ -483,6 +617,7 @@ impl BTree {
         path: &mut Path<'a>,
         cur: PageWriteGuard<'a>,
         entries: &[Entry],
+        version: u16,
     ) -> Result<Option<PageWriteGuard<'a>>> {
         let rid = cur.id();
         let Some((parent, idx)) = path.last_mut() else {
@@ -510,8 +645,9 @@ impl BTree {
         drop(cur);
         let mut left = self.pool.write(left_id)?;
         let mut right = self.pool.write(rid)?;
-        let (lower, kept, mut all) = {
+        let (lower, kept, mut all, version) = {
             let l = self.cleaf(left_id, &left)?;
+            let version = self.joint_version(left_id, l.symtab_version(), version)?;
             if l.upper_fence() != Some(&old_sep[..]) || l.link() != rid {
                 return Err(Error::corrupt(
                     left_id,
@@ -522,6 +658,7 @@ impl BTree {
                 l.lower_fence().map(<[u8]>::to_vec),
                 l.count(),
                 l.collect_entries()?,
+                version,
             )
         };
         all.extend_from_slice(entries);
@@ -547,8 +684,8 @@ impl BTree {
             lower: Some(&sep),
             upper: None,
         };
-        build_compact_leaf(left_id, &mut left, left_f, 0, rid, &all[..m])?;
-        build_compact_leaf(rid, &mut right, right_f, 0, PageId::NONE, &all[m..])?;
+        build_compact_leaf(left_id, &mut left, left_f, version, rid, &all[..m])?;
+        build_compact_leaf(rid, &mut right, right_f, version, PageId::NONE, &all[m..])?;
         drop(left);
         drop(right);
         node::remove_cell(pid, parent, idx - 1)?;
@@ -631,7 +768,7 @@ impl BTree {
         sep_idx: usize,
     ) -> Result<()> {
         let (pid, lid, rid) = (parent.id(), left.id(), right.id());
-        let (lower, upper, rlink, lused, rused, entries) = {
+        let (lower, upper, rlink, lused, rused, entries, version) = {
             let (ll, rl) = (self.cleaf(lid, &left)?, self.cleaf(rid, &right)?);
             let old_sep = self.node(pid, parent, Some(1))?.key(sep_idx)?;
             if ll.upper_fence() != Some(old_sep) || rl.lower_fence() != Some(old_sep) {
@@ -642,6 +779,8 @@ impl BTree {
             }
             let mut entries = ll.collect_entries()?;
             entries.extend(rl.collect_entries()?);
+            // Encoded bytes move as they are: both leaves share the tree's one version.
+            let version = self.joint_version(lid, ll.symtab_version(), rl.symtab_version())?;
             (
                 ll.lower_fence().map(<[u8]>::to_vec),
                 rl.upper_fence().map(<[u8]>::to_vec),
@@ -649,6 +788,7 @@ impl BTree {
                 ll.used(),
                 rl.used(),
                 entries,
+                version,
             )
         };
         let page = left.len();
@@ -658,7 +798,7 @@ impl BTree {
         };
         if entries_size(merged, &entries) <= room(page, merged) {
             // Merge right into left: the survivor spans both ranges.
-            build_compact_leaf(lid, &mut left, merged, 0, rlink, &entries)?;
+            build_compact_leaf(lid, &mut left, merged, version, rlink, &entries)?;
             self.pool.free(right)?;
             drop(left);
             return node::remove_cell(pid, parent, sep_idx);
@@ -685,8 +825,8 @@ impl BTree {
             lower: Some(&sep),
             upper: merged.upper,
         };
-        build_compact_leaf(lid, &mut left, left_f, 0, rid, &entries[..m])?;
-        build_compact_leaf(rid, &mut right, right_f, 0, rlink, &entries[m..])?;
+        build_compact_leaf(lid, &mut left, left_f, version, rid, &entries[..m])?;
+        build_compact_leaf(rid, &mut right, right_f, version, rlink, &entries[m..])?;
         drop(left);
         drop(right);
         node::remove_cell(pid, parent, sep_idx)?;
@@ -712,30 +852,45 @@ impl BTree {
         let l = self.cleaf(id, g)?;
         match (value, l.search(key)?) {
             (Some(v), found) => {
-                let sv = StoredValue::Raw(v);
+                // Replay (the only caller, single-threaded at open) encodes with whatever
+                // version the tree has; under the latch, since nothing else waits for it.
+                let mut buf = super::ENC_BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+                let enc = self.encode_value(v, &mut buf);
+                let (sv, version) = self.choose(&l, LeafValue::Inline(v), enc);
+                let set_version = version != l.symtab_version();
+                // (An error below drops `buf`: the next put on this thread allocates anew.)
                 let len = self.cell_len_in(&l, key, sv)?;
-                let pos = match found {
-                    Ok(i) => {
-                        if l.free_space() + l.cell_len(i)? < len {
-                            return Ok(false);
+                let done = 'w: {
+                    let pos = match found {
+                        Ok(i) => {
+                            if l.free_space() + l.cell_len(i)? < len {
+                                break 'w false;
+                            }
+                            chains.extend(stored_chain(l.value(i)?));
+                            if replace_if_not_longer(id, g, i, sv)? {
+                                break 'w true;
+                            }
+                            remove_cell(id, g, i)?;
+                            i
                         }
-                        chains.extend(stored_chain(l.value(i)?));
-                        if replace_if_not_longer(id, g, i, sv)? {
-                            return Ok(true);
+                        Err(pos) => {
+                            if l.free_space() < len + SLOT_LEN {
+                                break 'w false;
+                            }
+                            pos
                         }
-                        remove_cell(id, g, i)?;
-                        i
+                    };
+                    if !insert_cell(id, g, pos, key, sv)? {
+                        return Err(Error::corrupt(id, "cell did not fit"));
                     }
-                    Err(pos) => {
-                        if l.free_space() < len + SLOT_LEN {
-                            return Ok(false);
-                        }
-                        pos
-                    }
+                    true
                 };
-                if !insert_cell(id, g, pos, key, sv)? {
-                    return Err(Error::corrupt(id, "cell did not fit"));
+                if done && set_version {
+                    set_symtab_version(g, version);
                 }
+                let r = Ok(done);
+                super::ENC_BUF.with(|b| *b.borrow_mut() = buf);
+                return r;
             }
             (None, Err(_)) => {}
             (None, Ok(i)) => {

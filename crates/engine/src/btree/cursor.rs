@@ -231,7 +231,9 @@ impl<'t> Cursor<'t> {
                 return Ok(false);
             }
             let mut v = Vec::new();
-            t.read_stored(id, l.value(i)?, &mut v)?;
+            // Decoded here rather than in `next()`: the buffer holds owned rows (design §2.6
+            // wants a lazy decode; a later change can keep stored bytes plus the version).
+            t.read_stored(id, l.symtab_version(), l.value(i)?, &mut v)?;
             this.buf.push_back((k, v));
             Ok(true)
         };

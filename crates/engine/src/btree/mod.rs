@@ -44,6 +44,7 @@ pub mod compact;
 mod compact_tree;
 pub mod cursor;
 pub mod node;
+pub mod symtab;
 mod verify;
 
 use std::cell::RefCell;
@@ -55,7 +56,7 @@ use zipdb_storage::pool::{BufferPool, PageReadGuard, PageWriteGuard};
 use zipdb_storage::{Codec, PageId, PageType, TreeId};
 
 use crate::error::{Error, Result};
-use crate::format::{NodeFormat, TreeFormat};
+use crate::format::{NodeFormat, RecordCodec, TreeFormat};
 use compact_tree::{classic, Visit};
 pub use cursor::Cursor;
 use node::{
@@ -72,6 +73,8 @@ pub const MAX_VALUE_LEN: usize = u32::MAX as usize;
 thread_local! {
     /// Reused buffer for `get_with`, so a point lookup does not allocate.
     static VALUE_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// FSST codes of the value a `put` on this thread is writing (encoded before latches).
+    pub(super) static ENC_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// One B+tree.
@@ -82,6 +85,8 @@ pub struct BTree {
     /// Fixed at creation; `format.image` is the codec every page of the tree gets.
     format: TreeFormat,
     limits: Limits,
+    /// FSST symbol tables; empty unless `format.records` is FSST (issue 19 step 4).
+    tables: symtab::SymbolTables,
 }
 
 impl std::fmt::Debug for BTree {
@@ -178,7 +183,39 @@ impl BTree {
             root,
             format,
             limits,
+            tables: symtab::SymbolTables::new(tree),
         }
+    }
+
+    /// Loads the symbol-table versions saved in the tree's catalog entry; called once, before
+    /// the tree is shared.
+    pub fn load_tables(&mut self, versions: &[crate::catalog::SymbolTableVersion]) -> Result<()> {
+        assert!(
+            self.tables.is_empty(),
+            "tree {:?}: tables loaded twice",
+            self.tree
+        );
+        if !versions.is_empty() && self.format.records != crate::format::RecordCodec::Fsst {
+            return Err(Error::CorruptCatalog(format!(
+                "tree {:?}: symbol tables, but its records are not FSST ({})",
+                self.tree, self.format
+            )));
+        }
+        if versions.len() > 1 {
+            // Leaves on two versions would need re-encoding when they merge (step 7).
+            return Err(Error::CorruptCatalog(format!(
+                "tree {:?}: {} symbol-table versions; this build keeps one per tree",
+                self.tree,
+                versions.len()
+            )));
+        }
+        self.tables = symtab::SymbolTables::from_catalog(self.tree, versions)?;
+        Ok(())
+    }
+
+    /// The tree's FSST symbol tables (what a checkpoint saves in the catalog).
+    pub fn symbol_tables(&self) -> &symtab::SymbolTables {
+        &self.tables
     }
 
     pub fn tree_id(&self) -> TreeId {
@@ -515,6 +552,28 @@ impl BTree {
         Ok(true)
     }
 
+    fn put_dispatch(
+        &self,
+        key: &[u8],
+        val: LeafValue<'_>,
+        enc: Option<compact_tree::Encoded<'_>>,
+        cell_len: usize,
+        mode: PutMode,
+    ) -> Result<PutOutcome> {
+        match self.is_compact() {
+            false => match self.put_optimistic(key, val, cell_len, mode) {
+                Ok(Some(o)) => Ok(o),
+                Ok(None) => self.put_pessimistic(key, val, cell_len, mode),
+                Err(e) => Err(e),
+            },
+            true => match self.c_put_optimistic(key, val, enc, mode) {
+                Ok(Some(o)) => Ok(o),
+                Ok(None) => self.c_put_pessimistic(key, val, enc, mode),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
     fn put(&self, key: &[u8], value: &[u8], mode: PutMode) -> Result<bool> {
         self.check_key(key)?;
         if value.len() > MAX_VALUE_LEN {
@@ -533,18 +592,24 @@ impl BTree {
             }
         };
         let cell_len = self.limits.leaf_cell_len(key.len(), value.len());
-        let outcome = match self.is_compact() {
-            false => match self.put_optimistic(key, val, cell_len, mode) {
-                Ok(Some(o)) => Ok(o),
-                Ok(None) => self.put_pessimistic(key, val, cell_len, mode),
-                Err(e) => Err(e),
-            },
-            true => match self.c_put_optimistic(key, val, mode) {
-                Ok(Some(o)) => Ok(o),
-                Ok(None) => self.c_put_pessimistic(key, val, mode),
-                Err(e) => Err(e),
-            },
+        // FSST trees encode an inline value with the current table here, before any latch,
+        // into a per-thread buffer; it is stored encoded only when shorter (`choose`).
+        // Taken out of the thread-local (not borrowed across the put), as `get_with` does.
+        let mut buf = ENC_BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        let enc = match val {
+            LeafValue::Inline(v) => self.encode_value(v, &mut buf),
+            LeafValue::Overflow { .. } => None,
         };
+        let outcome = self.put_dispatch(key, val, enc, cell_len, mode);
+        ENC_BUF.with(|b| *b.borrow_mut() = buf);
+        if self.format.records == RecordCodec::Fsst && self.tables.is_empty() {
+            if let LeafValue::Inline(v) = val {
+                // First training (design §2.5): after the put released its latches, still
+                // under the caller's `gate.read()`, so the install precedes any checkpoint
+                // that could capture a page naming the version.
+                self.tables.note_raw_for_training(v);
+            }
+        }
         let outcome = match outcome {
             Ok(o) => o,
             Err(e) => {

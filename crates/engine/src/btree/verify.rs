@@ -8,6 +8,7 @@ use zipdb_storage::PageId;
 use super::compact::StoredValue;
 use super::node::{key_head, read_overflow, LeafValue, NODE_HEADER_END, SLOT_LEN};
 use super::BTree;
+use crate::catalog::TableVersion;
 use crate::error::{Error, Result};
 
 /// What `verify` found in a healthy tree.
@@ -28,6 +29,8 @@ struct Walk {
     seen: HashSet<PageId>,
     /// Leaves in key order.
     leaves: Vec<(PageId, PageId)>,
+    /// Compact leaves per FSST symbol-table version (the recount `verify` stores).
+    versions: Vec<(TableVersion, u64)>,
 }
 
 impl BTree {
@@ -41,6 +44,7 @@ impl BTree {
             report: VerifyReport::default(),
             seen: HashSet::new(),
             leaves: Vec::new(),
+            versions: Vec::new(),
         };
         let root_level = {
             let g = self.pool.read(self.root)?;
@@ -62,6 +66,9 @@ impl BTree {
                 return Err(Error::corrupt(last, format!("last leaf links to {link}")));
             }
         }
+        // The recount of the per-version page counts (design §2.5 "Retirement"): exact here,
+        // since no writer runs during `verify`.
+        self.tables.set_page_counts(&w.versions);
         Ok(w.report)
     }
 
@@ -229,6 +236,13 @@ impl BTree {
     ) -> Result<Vec<(PageId, usize)>> {
         let l = self.cleaf(id, p)?;
         l.verify()?;
+        if l.symtab_version() != 0 {
+            let v = TableVersion(l.symtab_version());
+            match w.versions.iter_mut().find(|(x, _)| *x == v) {
+                Some((_, n)) => *n += 1,
+                None => w.versions.push((v, 1)),
+            }
+        }
         if l.count() == 0 && id != self.root {
             return Err(Error::corrupt(id, "empty leaf that is not the root"));
         }
@@ -245,6 +259,7 @@ impl BTree {
         w.report.leaves += 1;
         w.leaves.push((id, l.link()));
         let mut chains = Vec::new();
+        let mut scratch = Vec::new();
         for i in 0..l.count() {
             let klen = l.key_len(i)?;
             w.report.entries += 1;
@@ -255,11 +270,13 @@ impl BTree {
                     chains.push((first, len));
                     (len, false)
                 }
-                StoredValue::Fsst { .. } => {
-                    return Err(Error::corrupt(
-                        id,
-                        format!("cell {i}: FSST value in a tree without a record codec"),
-                    ))
+                v @ StoredValue::Fsst { len, .. } => {
+                    // Decodes to exactly its length with a version the tree has
+                    // (`read_stored` checks both; `cleaf` checked the version exists).
+                    scratch.clear();
+                    self.read_stored(id, l.symtab_version(), v, &mut scratch)
+                        .map_err(|e| Error::corrupt(id, format!("cell {i}: {e}")))?;
+                    (len, true)
                 }
             };
             if self.inline_value(klen, len) != inline {
