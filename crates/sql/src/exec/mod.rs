@@ -22,8 +22,9 @@ use zipdb_engine::Transaction;
 
 use crate::catalog::codec;
 use crate::catalog::Table;
-use crate::exec::join::JoinStep;
 use crate::expr::{Cmp, Compiler, Ctx, Expr, Scope};
+use crate::plan::access::{Access, ColBound};
+use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp};
 use crate::types::decimal::Decimal;
 use crate::types::result::{col_flags, describe, ColumnMeta};
 use crate::types::sqltype::SqlType;
@@ -234,174 +235,6 @@ impl Scope for NoScope<'_> {
 }
 
 // ---- Access paths ------------------------------------------------------------------------
-
-/// Bounds on one key column.
-#[derive(Debug, Clone)]
-pub enum ColBound {
-    Eq(Expr),
-    In(Vec<Expr>),
-    Range(Option<(Expr, bool)>, Option<(Expr, bool)>),
-}
-
-#[derive(Debug, Clone)]
-pub enum Access {
-    /// No table.
-    None,
-    Full,
-    /// Bounds on a prefix of the primary key's columns.
-    Primary(Vec<ColBound>),
-    /// Bounds on a prefix of secondary index `i`'s columns.
-    Index(usize, Vec<ColBound>),
-}
-
-impl Access {
-    pub fn describe(&self, t: Option<&Table>) -> (String, Option<String>) {
-        match (self, t) {
-            (Access::Primary(b), _) if b.iter().all(|x| matches!(x, ColBound::Eq(_))) => {
-                ("const".into(), Some("PRIMARY".into()))
-            }
-            (Access::Primary(_), _) => ("range".into(), Some("PRIMARY".into())),
-            (Access::Index(i, b), Some(t)) => (
-                if b.iter().all(|x| matches!(x, ColBound::Eq(_))) {
-                    "ref".into()
-                } else {
-                    "range".into()
-                },
-                Some(t.def.indexes[*i].name.clone()),
-            ),
-            (Access::None, _) => ("".into(), None),
-            _ => ("ALL".into(), None),
-        }
-    }
-}
-
-/// Splits a WHERE clause into its top-level AND terms.
-pub fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
-    }
-}
-
-/// The bounds the WHERE terms put on column `col`. `known` says whether an expression's value
-/// is known before the table is read (constants and parameters; in a join, also columns of
-/// the tables before it).
-fn bounds_on(terms: &[&Expr], col: usize, known: &dyn Fn(&Expr) -> bool) -> Option<ColBound> {
-    let mut lo: Option<(Expr, bool)> = None;
-    let mut hi: Option<(Expr, bool)> = None;
-    for t in terms {
-        match t {
-            Expr::Cmp(op, a, b) => {
-                let (op, v) = match (&**a, &**b) {
-                    (Expr::Col(c), v) if *c == col && known(v) => (*op, v),
-                    (v, Expr::Col(c)) if *c == col && known(v) => (op.flip(), v),
-                    _ => continue,
-                };
-                match op {
-                    Cmp::Eq => return Some(ColBound::Eq(v.clone())),
-                    Cmp::Gt => lo = Some((v.clone(), false)),
-                    Cmp::Ge => lo = Some((v.clone(), true)),
-                    Cmp::Lt => hi = Some((v.clone(), false)),
-                    Cmp::Le => hi = Some((v.clone(), true)),
-                    _ => {}
-                }
-            }
-            Expr::Between(x, l, h, false) => {
-                if matches!(&**x, Expr::Col(c) if *c == col) && known(l) && known(h) {
-                    lo = Some(((**l).clone(), true));
-                    hi = Some(((**h).clone(), true));
-                }
-            }
-            Expr::InList(x, list, false) => {
-                if matches!(&**x, Expr::Col(c) if *c == col)
-                    && list.iter().all(known)
-                    && list.len() <= 1000
-                {
-                    return Some(ColBound::In(list.clone()));
-                }
-            }
-            _ => {}
-        }
-    }
-    if lo.is_some() || hi.is_some() {
-        Some(ColBound::Range(lo, hi))
-    } else {
-        None
-    }
-}
-
-/// Bounds on a prefix of `cols`: equalities, then at most one IN or range.
-fn key_bounds(
-    terms: &[&Expr],
-    cols: &[usize],
-    base: usize,
-    known: &dyn Fn(&Expr) -> bool,
-) -> Vec<ColBound> {
-    let mut out = Vec::new();
-    for &c in cols {
-        match bounds_on(terms, base + c, known) {
-            Some(b @ ColBound::Eq(_)) => out.push(b),
-            Some(b) => {
-                out.push(b);
-                break;
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-/// Chooses the access path for `filter` over `t`.
-pub fn choose_access(t: &Table, filter: Option<&Expr>) -> Access {
-    let Some(f) = filter else {
-        return Access::Full;
-    };
-    let mut terms = Vec::new();
-    conjuncts(f, &mut terms);
-    choose_access_at(t, &terms, 0, &Expr::is_constant)
-}
-
-/// Chooses the access path for a table whose columns start at `base` in the row the `terms`
-/// are over; `known` tells which expressions can bound a key (see [`bounds_on`]).
-pub fn choose_access_at(
-    t: &Table,
-    terms: &[&Expr],
-    base: usize,
-    known: &dyn Fn(&Expr) -> bool,
-) -> Access {
-    let score = |b: &[ColBound], ncols: usize, unique: bool| -> u32 {
-        let eq = b.iter().filter(|x| matches!(x, ColBound::Eq(_))).count();
-        if b.is_empty() {
-            0
-        } else if unique && eq == ncols {
-            100
-        } else {
-            (eq as u32) * 10 + 5
-        }
-    };
-    let mut best = Access::Full;
-    let mut best_score = 0;
-    if !t.def.pk.is_empty() {
-        let b = key_bounds(terms, &t.def.pk, base, known);
-        let s = score(&b, t.def.pk.len(), true) + 1;
-        if !b.is_empty() {
-            best_score = s;
-            best = Access::Primary(b);
-        }
-    }
-    for (i, idx) in t.def.indexes.iter().enumerate() {
-        let b = key_bounds(terms, &idx.columns, base, known);
-        let s = score(&b, idx.columns.len(), idx.unique);
-        if !b.is_empty() && s > best_score {
-            best_score = s;
-            best = Access::Index(i, b);
-        }
-    }
-    best
-}
 
 /// Converts a bound value to a key column's type, if that is exact; `Err(())` when the
 /// comparison would not be by the column's own ordering (the caller then scans).
@@ -769,21 +602,6 @@ pub fn scan_rows_from(
     }
 }
 
-/// Column positions an expression reads.
-pub fn mark_columns(e: &Expr, out: &mut [bool]) {
-    let mut mark = |i: usize| {
-        if let Some(w) = out.get_mut(i) {
-            *w = true;
-        }
-    };
-    e.visit(&mut |x| match x {
-        Expr::Col(i) => mark(*i),
-        // A correlated subquery reads these columns of this row.
-        Expr::Subquery(p, _) => p.outer_cols.iter().for_each(|&c| mark(c)),
-        _ => {}
-    });
-}
-
 /// Metadata of a table column in a result.
 pub fn table_column_meta(t: &Table, i: usize, label: &str) -> ColumnMeta {
     let c = &t.def.columns[i];
@@ -821,26 +639,6 @@ pub fn table_column_meta(t: &Table, i: usize, label: &str) -> ColumnMeta {
 }
 
 // ---- Aggregates --------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggFn {
-    CountStar,
-    Count,
-    Sum,
-    Avg,
-    Min,
-    Max,
-    /// A column outside GROUP BY: any value of the group (MySQL without ONLY_FULL_GROUP_BY).
-    Any,
-}
-
-#[derive(Debug, Clone)]
-pub struct AggSpec {
-    pub func: AggFn,
-    pub arg: Option<Expr>,
-    pub distinct: bool,
-    pub ty: SqlType,
-}
 
 #[derive(Debug, Clone)]
 struct AggState {
@@ -1186,50 +984,6 @@ impl Scope for AggScope<'_> {
 
 // ---- SELECT --------------------------------------------------------------------------------
 
-#[derive(Debug, Clone)]
-pub struct SelectPlan {
-    pub table: Option<Arc<Table>>,
-    pub access: Access,
-    pub filter: Option<Expr>,
-    pub wanted: Vec<bool>,
-    /// Aggregation: GROUP BY expressions and aggregates over the source row.
-    pub group_by: Option<(Vec<Expr>, Vec<AggSpec>)>,
-    pub having: Option<Expr>,
-    /// Output expressions: visible columns, then hidden ORDER BY keys.
-    pub outputs: Vec<Expr>,
-    pub visible: usize,
-    pub order: Vec<bool>,
-    pub distinct: bool,
-    pub limit: Option<Expr>,
-    pub offset: Option<Expr>,
-    /// The scan already yields rows in ORDER BY order (forward or reversed).
-    pub ordered_scan: Option<bool>,
-    pub columns: Arc<Vec<ColumnMeta>>,
-    pub for_update: bool,
-    /// The tables after the first (see [`crate::exec::join`]); `filter` then holds only the WHERE
-    /// terms over the first table.
-    pub joins: Vec<JoinStep>,
-    /// UNION / INTERSECT / EXCEPT: the operands, each with the operation that combines it
-    /// with everything before it (the first one's is meaningless). Their rows are the source
-    /// rows of this plan (which then has no table).
-    pub union: Vec<(SelectPlan, SetOp)>,
-    /// The first table is a derived table: the query whose rows it holds.
-    pub derived: Option<Box<SelectPlan>>,
-    /// Some expression of this plan (not of a UNION operand) runs a subquery.
-    pub has_sub: bool,
-    /// The types of the visible outputs (what a scalar subquery's value is typed as).
-    pub types: Vec<SqlType>,
-}
-
-/// How a set operation combines an operand with the rows before it. `distinct`: the result
-/// has no duplicates (UNION, INTERSECT, EXCEPT); otherwise multisets (the ALL forms).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetOp {
-    Union { distinct: bool },
-    Intersect { distinct: bool },
-    Except { distinct: bool },
-}
-
 /// `acc` combined with `part` by `op`, rows compared as DISTINCT compares them.
 fn set_combine(op: SetOp, acc: &mut Vec<Vec<Value>>, part: Vec<Vec<Value>>) {
     let dedup = |rows: &mut Vec<Vec<Value>>| {
@@ -1332,7 +1086,7 @@ pub struct SubCtx<'a> {
 /// The values of an IN subquery hashed for membership tests: only when every non-NULL value
 /// hashes in one class, so that a probe of that class that misses means no equal value.
 pub struct InIndex {
-    class: crate::exec::join::KeyClass,
+    class: crate::plan::join::KeyClass,
     buckets: std::collections::HashMap<crate::exec::join::HashPart, Vec<usize>>,
     has_null: bool,
 }
