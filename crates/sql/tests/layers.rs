@@ -55,9 +55,7 @@ const ALLOWED_IMPORTS: &[&str] = &[
     "bind::select -> exec",      // B7 (scopes)
     "bind::select -> exec::dml", // B7 (Env)
     "exec -> exec::dml",         // B7
-    "exec -> exec::join",        // B9
-    "exec::dml -> exec",         // B7 (scopes), B9 (scan_rows)
-    "exec::join -> exec",        // B9
+    "exec::dml -> exec",         // B7 (scopes)
     "expr -> exec",              // B8
 ];
 

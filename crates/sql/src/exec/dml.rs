@@ -8,7 +8,8 @@ use sqlparser::ast;
 use zipdb_engine::Transaction;
 
 use crate::catalog::Table;
-use crate::exec::{scan_rows, NoScope, TableScope};
+use crate::exec::scan::scan_rows;
+use crate::exec::{NoScope, TableScope};
 use crate::expr::{Compiler, Ctx, Expr, Scope};
 use crate::plan::access::Access;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
