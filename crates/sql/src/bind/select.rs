@@ -8,12 +8,13 @@ use sqlparser::ast;
 
 use crate::catalog::Table;
 use crate::exec::dml::Env;
-use crate::exec::join::{columns_of, shift_columns, JoinMethod, JoinStep, KeyClass};
-use crate::exec::{
-    choose_access, choose_access_at, conjuncts, joined_column_meta, joined_types, mark_columns,
-    Access, AggScope, FromItem, FromScope, SelectPlan, SetOp,
-};
+use crate::exec::{joined_column_meta, joined_types, AggScope, FromItem, FromScope};
+use crate::expr::eval::{columns_of, mark_columns, shift_columns};
 use crate::expr::{Cmp, Compiler, Expr};
+use crate::plan::access::{Access, ColBound};
+use crate::plan::join::KeyClass;
+use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
+use crate::plan::select::{JoinMethod, JoinStep, SelectPlan, SetOp};
 use crate::types::result::ColumnMeta;
 use crate::types::sqltype::SqlType;
 use crate::SqlError;
@@ -469,11 +470,9 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                 let mut cols = false;
                 let mut see = |e: &Expr| cols |= !columns_of(e, width).is_empty();
                 match x {
-                    crate::exec::ColBound::Eq(e) => see(e),
-                    crate::exec::ColBound::In(l) => l.iter().for_each(&mut see),
-                    crate::exec::ColBound::Range(lo, hi) => {
-                        lo.iter().chain(hi.iter()).for_each(|(e, _)| see(e))
-                    }
+                    ColBound::Eq(e) => see(e),
+                    ColBound::In(l) => l.iter().for_each(&mut see),
+                    ColBound::Range(lo, hi) => lo.iter().chain(hi.iter()).for_each(|(e, _)| see(e)),
                 }
                 cols
             }),

@@ -8,8 +8,12 @@ use sqlparser::ast;
 use zipdb_engine::Transaction;
 
 use crate::catalog::Table;
-use crate::exec::{choose_access, scan_rows, Access, NoScope, SelectPlan, TableScope};
+use crate::exec::scan::scan_rows;
+use crate::exec::{NoScope, TableScope};
 use crate::expr::{Compiler, Ctx, Expr, Scope};
+use crate::plan::access::Access;
+use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
+use crate::plan::rules::access_path::choose_access;
 use crate::types::value::Value;
 use crate::SqlError;
 
@@ -70,15 +74,6 @@ pub fn split_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, S
         [d, t] => Ok((d.clone(), t.clone())),
         _ => Err(SqlError::unsupported(&format!("name {name}"))),
     }
-}
-
-/// A compiled DML statement or query.
-#[derive(Debug, Clone)]
-pub enum Plan {
-    Select(Box<SelectPlan>),
-    Insert(InsertPlan),
-    Update(UpdatePlan),
-    Delete(DeletePlan),
 }
 
 // ---- Storing values --------------------------------------------------------------------------
@@ -285,25 +280,6 @@ fn delete_row(txn: &mut Transaction, t: &Table, pk: &[u8], row: &[Value]) -> Res
 }
 
 // ---- INSERT ------------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InsertMode {
-    Insert,
-    Ignore,
-    Replace,
-}
-
-#[derive(Debug, Clone)]
-pub struct InsertPlan {
-    pub table: Arc<Table>,
-    pub columns: Vec<usize>,
-    pub rows: Vec<Vec<Expr>>,
-    /// INSERT ... SELECT: the query whose rows are inserted (then `rows` is empty).
-    pub select: Option<Box<SelectPlan>>,
-    pub mode: InsertMode,
-    /// ON DUPLICATE KEY UPDATE: (column, expression over `[old row..., new row...]`).
-    pub on_dup: Vec<(usize, Expr)>,
-}
 
 /// Scope of ON DUPLICATE KEY UPDATE: columns read the existing row, `VALUES(c)` the new one.
 struct DupScope<'a> {
@@ -834,28 +810,6 @@ fn update_row(
 }
 
 // ---- UPDATE / DELETE ---------------------------------------------------------------------
-
-#[derive(Debug, Clone)]
-pub struct UpdatePlan {
-    pub table: Arc<Table>,
-    pub access: Access,
-    pub filter: Option<Expr>,
-    pub assignments: Vec<(usize, Expr)>,
-    pub order: Vec<(Expr, bool)>,
-    pub limit: Option<Expr>,
-    /// UPDATE IGNORE: rows that would collide stay as they are, values that do not fit are
-    /// clipped with a warning.
-    pub ignore: bool,
-}
-
-#[derive(Debug, Clone)]
-pub struct DeletePlan {
-    pub table: Arc<Table>,
-    pub access: Access,
-    pub filter: Option<Expr>,
-    pub order: Vec<(Expr, bool)>,
-    pub limit: Option<Expr>,
-}
 
 fn single_table(
     t: &ast::TableWithJoins,

@@ -25,164 +25,15 @@
 //! (`after`), which is what makes `LEFT JOIN b ... WHERE b.id IS NULL` an anti-join.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use zipdb_engine::Transaction;
 
-use crate::catalog::Table;
-use crate::exec::{mark_columns, scan_rows_from, Access};
+use crate::exec::hash::{hash_key, HashPart};
+use crate::exec::scan::scan_rows_from;
 use crate::expr::{Ctx, Expr};
-use crate::types::collation::fold_char;
-use crate::types::sqltype::SqlType;
+use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
 use crate::types::value::Value;
 use crate::SqlError;
-
-/// How a join step finds the rows matching an outer row.
-#[derive(Debug, Clone)]
-pub enum JoinMethod {
-    /// Index nested loop: key bounds computed from the outer row.
-    Lookup(Access),
-    /// The table read once (rows passing `build_filter`, over the table's own row) into a hash
-    /// table on `build_keys` (over the table's row); outer rows probe with `probe_keys` (over
-    /// the joined row).
-    Hash {
-        /// How the table is read for the build: a full scan, or constant key bounds.
-        build_access: Access,
-        build_filter: Option<Expr>,
-        build_keys: Vec<Expr>,
-        probe_keys: Vec<Expr>,
-        classes: Vec<KeyClass>,
-    },
-    /// The table read once (rows passing `build_filter`); every row tried for every outer row.
-    Loop {
-        build_access: Access,
-        build_filter: Option<Expr>,
-    },
-}
-
-/// One table after the first of a FROM clause.
-#[derive(Debug, Clone)]
-pub struct JoinStep {
-    pub table: Arc<Table>,
-    /// A derived table: the query whose rows it holds (read once, like an unindexed table).
-    pub derived: Option<Box<crate::exec::SelectPlan>>,
-    /// Where the table's columns start in the joined row.
-    pub offset: usize,
-    /// LEFT JOIN: outer rows without a match continue with NULLs for this table.
-    pub left: bool,
-    /// The match condition over the joined row up to this table: the ON clause, and for an
-    /// inner join the WHERE terms whose last table is this one. `None`: every row matches.
-    pub on: Option<Expr>,
-    /// WHERE terms whose last table is this one, checked after NULL extension (LEFT joins).
-    pub after: Option<Expr>,
-    /// Columns of this table the statement reads.
-    pub wanted: Vec<bool>,
-    pub method: JoinMethod,
-}
-
-/// How the values of a hash-join key compare, decided from both sides' types: values equal
-/// under SQL comparison must hash equal within a class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyClass {
-    /// Integers, decimals and doubles compare numerically: hashed as doubles (1 = 1.0).
-    Num,
-    /// Strings under the default collation: hashed folded and without trailing spaces.
-    Text,
-    /// Binary strings (or a binary string against a text one): hashed as bytes.
-    Bytes,
-    /// DATE, DATETIME, TIMESTAMP: hashed as the packed value.
-    Time,
-}
-
-impl KeyClass {
-    /// The class two sides of `=` share, if their values can be hashed consistently with SQL
-    /// comparison. `None` for mixed comparisons (a number against a string compares as
-    /// doubles, a date against a string parses the string), which are left to the loop.
-    pub fn of(a: SqlType, b: SqlType) -> Option<KeyClass> {
-        let num = |t: SqlType| {
-            matches!(
-                t,
-                SqlType::Int { .. } | SqlType::Decimal { .. } | SqlType::Double | SqlType::Float
-            )
-        };
-        let time = |t: SqlType| {
-            matches!(
-                t,
-                SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. }
-            )
-        };
-        if num(a) && num(b) {
-            Some(KeyClass::Num)
-        } else if a.is_text() && b.is_text() {
-            Some(KeyClass::Text)
-        } else if a.is_string() && b.is_string() {
-            Some(KeyClass::Bytes)
-        } else if time(a) && time(b) {
-            Some(KeyClass::Time)
-        } else {
-            None
-        }
-    }
-}
-
-/// The class a value hashes in by its own type (for IN over a subquery's values).
-pub(crate) fn value_class(v: &Value) -> Option<KeyClass> {
-    Some(match v {
-        Value::Null => return None,
-        Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => KeyClass::Num,
-        Value::Str(_) => KeyClass::Text,
-        Value::Bytes(_) => KeyClass::Bytes,
-        Value::Date(_) | Value::DateTime(_) => KeyClass::Time,
-    })
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum HashPart {
-    Num(u64),
-    Text(String),
-    Bytes(Vec<u8>),
-    Time(i64),
-}
-
-/// A value's hash-key part: `Ok(None)` for NULL (matches nothing under `=`), `Err(())` for a
-/// value the class cannot hash (the row then goes to every probe).
-pub(crate) fn hash_part(v: &Value, class: KeyClass) -> Result<Option<HashPart>, ()> {
-    if v.is_null() {
-        return Ok(None);
-    }
-    Ok(Some(match (class, v) {
-        (KeyClass::Num, Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_)) => {
-            let d = v.to_f64().ok_or(())?;
-            // -0.0 = 0.0 in SQL; their bits differ.
-            HashPart::Num(if d == 0.0 { 0 } else { d.to_bits() })
-        }
-        (KeyClass::Text, Value::Str(s)) => {
-            HashPart::Text(s.trim_end_matches(' ').chars().map(fold_char).collect())
-        }
-        (KeyClass::Bytes, Value::Str(s)) => HashPart::Bytes(s.as_bytes().to_vec()),
-        (KeyClass::Bytes, Value::Bytes(b)) => HashPart::Bytes(b.clone()),
-        (KeyClass::Time, Value::Date(p) | Value::DateTime(p)) => HashPart::Time(*p),
-        _ => return Err(()),
-    }))
-}
-
-/// A key's parts: `Ok(None)` when any part is NULL.
-fn hash_key(
-    keys: &[Expr],
-    classes: &[KeyClass],
-    row: &[Value],
-    ctx: &Ctx,
-) -> Result<Result<Option<Vec<HashPart>>, ()>, SqlError> {
-    let mut out = Vec::with_capacity(keys.len());
-    for (k, c) in keys.iter().zip(classes) {
-        match hash_part(&k.eval(row, ctx)?, *c) {
-            Ok(Some(p)) => out.push(p),
-            Ok(None) => return Ok(Ok(None)),
-            Err(()) => return Ok(Err(())),
-        }
-    }
-    Ok(Ok(Some(out)))
-}
 
 /// A step's table as read once for the hash and loop methods.
 pub enum Built {
@@ -198,7 +49,13 @@ pub enum Built {
 }
 
 /// Reads the tables of the hash and loop steps (once per execution).
-pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Built>, SqlError> {
+/// `run_derived` runs a derived table's query (through the statement's transaction).
+pub fn build(
+    steps: &[JoinStep],
+    txn: &Transaction,
+    ctx: &Ctx,
+    run_derived: &dyn Fn(&SelectPlan) -> Result<Vec<Vec<Value>>, SqlError>,
+) -> Result<Vec<Built>, SqlError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
         let (access, filter) = match &s.method {
@@ -228,7 +85,7 @@ pub fn build(steps: &[JoinStep], txn: &Transaction, ctx: &Ctx) -> Result<Vec<Bui
             Ok(true)
         };
         if let Some(p) = &s.derived {
-            for r in p.execute_in(crate::exec::Txn::Shared(txn), ctx)? {
+            for r in run_derived(p)? {
                 keep(r)?;
             }
         } else {
@@ -406,21 +263,4 @@ pub fn drive(
     }
     row.truncate(off);
     Ok(go)
-}
-
-/// The columns an expression reads, as positions in the joined row.
-pub fn columns_of(e: &Expr, width: usize) -> Vec<usize> {
-    let mut m = vec![false; width];
-    mark_columns(e, &mut m);
-    m.iter()
-        .enumerate()
-        .filter_map(|(i, &b)| b.then_some(i))
-        .collect()
-}
-
-/// `e` with every column reference moved by `-by` (joined row to one table's own row).
-pub fn shift_columns(e: &Expr, by: usize) -> Expr {
-    let mut x = e.clone();
-    x.map_columns(&|i| i - by);
-    x
 }

@@ -10,24 +10,25 @@
 //! rows: key bounds that cannot be converted exactly to the column's type fall back to a scan.
 
 pub mod dml;
+pub(crate) mod hash;
 pub(crate) mod join;
+pub(crate) mod keyrange;
+pub(crate) mod scan;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::sync::Arc;
 
 use sqlparser::ast;
 use zipdb_engine::Transaction;
 
-use crate::catalog::codec;
 use crate::catalog::Table;
-use crate::exec::join::JoinStep;
+use crate::exec::scan::scan_rows;
 use crate::expr::{Cmp, Compiler, Ctx, Expr, Scope};
+use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp};
 use crate::types::decimal::Decimal;
 use crate::types::result::{col_flags, describe, ColumnMeta};
 use crate::types::sqltype::SqlType;
-use crate::types::temporal::DateTime;
 use crate::types::value::Value;
 use crate::SqlError;
 
@@ -233,557 +234,6 @@ impl Scope for NoScope<'_> {
     }
 }
 
-// ---- Access paths ------------------------------------------------------------------------
-
-/// Bounds on one key column.
-#[derive(Debug, Clone)]
-pub enum ColBound {
-    Eq(Expr),
-    In(Vec<Expr>),
-    Range(Option<(Expr, bool)>, Option<(Expr, bool)>),
-}
-
-#[derive(Debug, Clone)]
-pub enum Access {
-    /// No table.
-    None,
-    Full,
-    /// Bounds on a prefix of the primary key's columns.
-    Primary(Vec<ColBound>),
-    /// Bounds on a prefix of secondary index `i`'s columns.
-    Index(usize, Vec<ColBound>),
-}
-
-impl Access {
-    pub fn describe(&self, t: Option<&Table>) -> (String, Option<String>) {
-        match (self, t) {
-            (Access::Primary(b), _) if b.iter().all(|x| matches!(x, ColBound::Eq(_))) => {
-                ("const".into(), Some("PRIMARY".into()))
-            }
-            (Access::Primary(_), _) => ("range".into(), Some("PRIMARY".into())),
-            (Access::Index(i, b), Some(t)) => (
-                if b.iter().all(|x| matches!(x, ColBound::Eq(_))) {
-                    "ref".into()
-                } else {
-                    "range".into()
-                },
-                Some(t.def.indexes[*i].name.clone()),
-            ),
-            (Access::None, _) => ("".into(), None),
-            _ => ("ALL".into(), None),
-        }
-    }
-}
-
-/// Splits a WHERE clause into its top-level AND terms.
-pub fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
-    }
-}
-
-/// The bounds the WHERE terms put on column `col`. `known` says whether an expression's value
-/// is known before the table is read (constants and parameters; in a join, also columns of
-/// the tables before it).
-fn bounds_on(terms: &[&Expr], col: usize, known: &dyn Fn(&Expr) -> bool) -> Option<ColBound> {
-    let mut lo: Option<(Expr, bool)> = None;
-    let mut hi: Option<(Expr, bool)> = None;
-    for t in terms {
-        match t {
-            Expr::Cmp(op, a, b) => {
-                let (op, v) = match (&**a, &**b) {
-                    (Expr::Col(c), v) if *c == col && known(v) => (*op, v),
-                    (v, Expr::Col(c)) if *c == col && known(v) => (op.flip(), v),
-                    _ => continue,
-                };
-                match op {
-                    Cmp::Eq => return Some(ColBound::Eq(v.clone())),
-                    Cmp::Gt => lo = Some((v.clone(), false)),
-                    Cmp::Ge => lo = Some((v.clone(), true)),
-                    Cmp::Lt => hi = Some((v.clone(), false)),
-                    Cmp::Le => hi = Some((v.clone(), true)),
-                    _ => {}
-                }
-            }
-            Expr::Between(x, l, h, false) => {
-                if matches!(&**x, Expr::Col(c) if *c == col) && known(l) && known(h) {
-                    lo = Some(((**l).clone(), true));
-                    hi = Some(((**h).clone(), true));
-                }
-            }
-            Expr::InList(x, list, false) => {
-                if matches!(&**x, Expr::Col(c) if *c == col)
-                    && list.iter().all(known)
-                    && list.len() <= 1000
-                {
-                    return Some(ColBound::In(list.clone()));
-                }
-            }
-            _ => {}
-        }
-    }
-    if lo.is_some() || hi.is_some() {
-        Some(ColBound::Range(lo, hi))
-    } else {
-        None
-    }
-}
-
-/// Bounds on a prefix of `cols`: equalities, then at most one IN or range.
-fn key_bounds(
-    terms: &[&Expr],
-    cols: &[usize],
-    base: usize,
-    known: &dyn Fn(&Expr) -> bool,
-) -> Vec<ColBound> {
-    let mut out = Vec::new();
-    for &c in cols {
-        match bounds_on(terms, base + c, known) {
-            Some(b @ ColBound::Eq(_)) => out.push(b),
-            Some(b) => {
-                out.push(b);
-                break;
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-/// Chooses the access path for `filter` over `t`.
-pub fn choose_access(t: &Table, filter: Option<&Expr>) -> Access {
-    let Some(f) = filter else {
-        return Access::Full;
-    };
-    let mut terms = Vec::new();
-    conjuncts(f, &mut terms);
-    choose_access_at(t, &terms, 0, &Expr::is_constant)
-}
-
-/// Chooses the access path for a table whose columns start at `base` in the row the `terms`
-/// are over; `known` tells which expressions can bound a key (see [`bounds_on`]).
-pub fn choose_access_at(
-    t: &Table,
-    terms: &[&Expr],
-    base: usize,
-    known: &dyn Fn(&Expr) -> bool,
-) -> Access {
-    let score = |b: &[ColBound], ncols: usize, unique: bool| -> u32 {
-        let eq = b.iter().filter(|x| matches!(x, ColBound::Eq(_))).count();
-        if b.is_empty() {
-            0
-        } else if unique && eq == ncols {
-            100
-        } else {
-            (eq as u32) * 10 + 5
-        }
-    };
-    let mut best = Access::Full;
-    let mut best_score = 0;
-    if !t.def.pk.is_empty() {
-        let b = key_bounds(terms, &t.def.pk, base, known);
-        let s = score(&b, t.def.pk.len(), true) + 1;
-        if !b.is_empty() {
-            best_score = s;
-            best = Access::Primary(b);
-        }
-    }
-    for (i, idx) in t.def.indexes.iter().enumerate() {
-        let b = key_bounds(terms, &idx.columns, base, known);
-        let s = score(&b, idx.columns.len(), idx.unique);
-        if !b.is_empty() && s > best_score {
-            best_score = s;
-            best = Access::Index(i, b);
-        }
-    }
-    best
-}
-
-/// Converts a bound value to a key column's type, if that is exact; `Err(())` when the
-/// comparison would not be by the column's own ordering (the caller then scans).
-enum KeyVal {
-    /// Matches nothing (e.g. `= NULL`, or `int_col = 1.5`).
-    Empty,
-    Val(Value),
-}
-
-fn key_value(v: Value, ty: SqlType, upper: Option<bool>) -> Result<KeyVal, ()> {
-    if v.is_null() {
-        return Ok(KeyVal::Empty);
-    }
-    match ty {
-        SqlType::Int { unsigned, .. } => {
-            let d = match &v {
-                Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
-                    v.to_decimal().ok_or(())?
-                }
-                Value::Str(s) => Decimal::parse(s).ok_or(())?,
-                _ => return Err(()),
-            };
-            let whole = d.rescale(0).ok_or(())?;
-            let exact = whole.cmp(d) == Ordering::Equal;
-            let m = if exact {
-                whole.mant
-            } else {
-                match upper {
-                    // An equality with a fraction matches no integer.
-                    None => return Ok(KeyVal::Empty),
-                    // `< 1.5` / `<= 1.5` → up to 1; `> 1.5` → from 2.
-                    Some(true) => (d.to_f64()).floor() as i128,
-                    Some(false) => (d.to_f64()).ceil() as i128,
-                }
-            };
-            if unsigned {
-                if m < 0 {
-                    return if upper == Some(false) {
-                        Ok(KeyVal::Val(Value::UInt(0)))
-                    } else {
-                        Err(())
-                    };
-                }
-                u64::try_from(m)
-                    .map(|u| KeyVal::Val(Value::UInt(u)))
-                    .map_err(|_| ())
-            } else {
-                i64::try_from(m)
-                    .map(|i| KeyVal::Val(Value::Int(i)))
-                    .map_err(|_| ())
-            }
-        }
-        SqlType::Float | SqlType::Double => match v {
-            Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
-                Ok(KeyVal::Val(Value::Double(v.to_f64().ok_or(())?)))
-            }
-            _ => Err(()),
-        },
-        SqlType::Decimal { scale, .. } => match v {
-            Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
-                let d = v.to_decimal().ok_or(())?;
-                let r = d.rescale(scale).ok_or(())?;
-                if r.cmp(d) != Ordering::Equal {
-                    return Err(());
-                }
-                Ok(KeyVal::Val(Value::Decimal(r)))
-            }
-            _ => Err(()),
-        },
-        t if t.is_text() => match v {
-            Value::Str(s) => Ok(KeyVal::Val(Value::Str(s))),
-            _ => Err(()),
-        },
-        SqlType::Char { .. } | SqlType::Varchar { .. } | SqlType::Text { .. } => match v {
-            Value::Bytes(b) => Ok(KeyVal::Val(Value::Bytes(b))),
-            Value::Str(s) => Ok(KeyVal::Val(Value::Bytes(s.into_bytes()))),
-            _ => Err(()),
-        },
-        SqlType::Date | SqlType::DateTime { .. } | SqlType::Timestamp { .. } => {
-            let p = crate::types::convert::temporal::to_datetime(&v).ok_or(())?;
-            Ok(KeyVal::Val(if ty == SqlType::Date {
-                if DateTime::unpack(p).hour != 0 {
-                    return Err(());
-                }
-                Value::Date(p)
-            } else {
-                Value::DateTime(p)
-            }))
-        }
-    }
-}
-
-/// The smallest byte string greater than every string starting with `p` (None: no bound).
-fn prefix_end(p: &[u8]) -> Option<Vec<u8>> {
-    let mut v = p.to_vec();
-    while let Some(last) = v.pop() {
-        if last < 0xff {
-            v.push(last + 1);
-            return Some(v);
-        }
-    }
-    None
-}
-
-type KeyRange = (Bound<Vec<u8>>, Bound<Vec<u8>>);
-
-/// Byte ranges for bounds over `cols`; `None`: fall back to a full scan. `points`: whether
-/// every range is one exact key (all columns of a unique key bound by equality).
-fn byte_ranges(
-    bounds: &[ColBound],
-    cols: &[usize],
-    types: &[SqlType],
-    row: &[Value],
-    ctx: &Ctx,
-) -> Result<Option<Vec<KeyRange>>, SqlError> {
-    let mut prefixes: Vec<Vec<u8>> = vec![Vec::new()];
-    for (b, &c) in bounds.iter().zip(cols) {
-        let ty = types[c];
-        match b {
-            ColBound::Eq(e) => match key_value(e.eval(row, ctx)?, ty, None) {
-                Err(()) => return Ok(None),
-                Ok(KeyVal::Empty) => return Ok(Some(Vec::new())),
-                Ok(KeyVal::Val(v)) => {
-                    for p in &mut prefixes {
-                        codec::encode_key(p, &v, ty);
-                    }
-                }
-            },
-            ColBound::In(list) => {
-                let mut keys = Vec::new();
-                for e in list {
-                    match key_value(e.eval(row, ctx)?, ty, None) {
-                        Err(()) => return Ok(None),
-                        Ok(KeyVal::Empty) => {}
-                        Ok(KeyVal::Val(v)) => {
-                            let mut k = Vec::new();
-                            codec::encode_key(&mut k, &v, ty);
-                            keys.push(k);
-                        }
-                    }
-                }
-                keys.sort();
-                keys.dedup();
-                let mut next = Vec::new();
-                for p in &prefixes {
-                    for k in &keys {
-                        let mut x = p.clone();
-                        x.extend_from_slice(k);
-                        next.push(x);
-                    }
-                }
-                prefixes = next;
-            }
-            ColBound::Range(lo, hi) => {
-                let enc =
-                    |e: &Expr, upper: bool| -> Result<Result<Option<Vec<u8>>, ()>, SqlError> {
-                        Ok(match key_value(e.eval(row, ctx)?, ty, Some(upper)) {
-                            Err(()) => Err(()),
-                            Ok(KeyVal::Empty) => Ok(None),
-                            Ok(KeyVal::Val(v)) => {
-                                let mut k = Vec::new();
-                                codec::encode_key(&mut k, &v, ty);
-                                Ok(Some(k))
-                            }
-                        })
-                    };
-                let lo_k = match lo {
-                    None => None,
-                    Some((e, incl)) => match enc(e, false)? {
-                        Err(()) => return Ok(None),
-                        Ok(None) => return Ok(Some(Vec::new())),
-                        Ok(Some(k)) => Some((k, *incl)),
-                    },
-                };
-                let hi_k = match hi {
-                    None => None,
-                    Some((e, incl)) => match enc(e, true)? {
-                        Err(()) => return Ok(None),
-                        Ok(None) => return Ok(Some(Vec::new())),
-                        Ok(Some(k)) => Some((k, *incl)),
-                    },
-                };
-                let mut out = Vec::new();
-                for p in &prefixes {
-                    let start = match &lo_k {
-                        // NULLs (tag 0x00) sort first: a lower bound of any kind excludes them.
-                        None if hi_k.is_some() => {
-                            let mut x = p.clone();
-                            x.push(1);
-                            Bound::Included(x)
-                        }
-                        None => incl_or_unbounded(p),
-                        Some((k, incl)) => {
-                            let mut x = p.clone();
-                            x.extend_from_slice(k);
-                            if *incl {
-                                Bound::Included(x)
-                            } else {
-                                match prefix_end(&x) {
-                                    Some(e) => Bound::Included(e),
-                                    None => return Ok(Some(Vec::new())),
-                                }
-                            }
-                        }
-                    };
-                    let end = match &hi_k {
-                        None => excl_end(p),
-                        Some((k, incl)) => {
-                            let mut x = p.clone();
-                            x.extend_from_slice(k);
-                            if *incl {
-                                excl_end(&x)
-                            } else {
-                                Bound::Excluded(x)
-                            }
-                        }
-                    };
-                    out.push((start, end));
-                }
-                return Ok(Some(out));
-            }
-        }
-    }
-    Ok(Some(
-        prefixes
-            .into_iter()
-            .map(|p| (incl_or_unbounded(&p), excl_end(&p)))
-            .collect(),
-    ))
-}
-
-fn incl_or_unbounded(p: &[u8]) -> Bound<Vec<u8>> {
-    if p.is_empty() {
-        Bound::Unbounded
-    } else {
-        Bound::Included(p.to_vec())
-    }
-}
-
-fn excl_end(p: &[u8]) -> Bound<Vec<u8>> {
-    match prefix_end(p) {
-        Some(e) if !p.is_empty() => Bound::Excluded(e),
-        _ => Bound::Unbounded,
-    }
-}
-
-fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(k) => Bound::Included(k),
-        Bound::Excluded(k) => Bound::Excluded(k),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-/// Reads the rows the access path yields, in key order (reversed with `reverse`), calling `f`
-/// with (primary key, row) until it returns `false`.
-#[allow(clippy::too_many_arguments)]
-pub fn scan_rows(
-    txn: &Transaction,
-    t: &Table,
-    access: &Access,
-    wanted: &[bool],
-    reverse: bool,
-    ctx: &Ctx,
-    f: &mut dyn FnMut(&[u8], Vec<Value>) -> Result<bool, SqlError>,
-) -> Result<(), SqlError> {
-    scan_rows_from(txn, t, access, wanted, reverse, &[], ctx, f)
-}
-
-/// [`scan_rows`] whose key bounds may read `outer`: the joined row of the tables before this
-/// one (an index lookup in a nested-loop join).
-#[allow(clippy::too_many_arguments)]
-pub fn scan_rows_from(
-    txn: &Transaction,
-    t: &Table,
-    access: &Access,
-    wanted: &[bool],
-    reverse: bool,
-    outer: &[Value],
-    ctx: &Ctx,
-    f: &mut dyn FnMut(&[u8], Vec<Value>) -> Result<bool, SqlError>,
-) -> Result<(), SqlError> {
-    let eng = SqlError::engine;
-    let decode = |v: &[u8]| t.decode_some(v, wanted);
-    let full: Vec<KeyRange> = vec![(Bound::Unbounded, Bound::Unbounded)];
-    match access {
-        Access::None => Ok(()),
-        Access::Full | Access::Primary(_) => {
-            let ranges = match access {
-                Access::Primary(b) => match byte_ranges(b, &t.def.pk, &t.types, outer, ctx)? {
-                    Some(r) => r,
-                    None => full,
-                },
-                _ => full,
-            };
-            let points = matches!(access, Access::Primary(b)
-                if b.len() == t.def.pk.len() && b.iter().all(|x| !matches!(x, ColBound::Range(..))));
-            let mut ranges = ranges;
-            if reverse {
-                ranges.reverse();
-            }
-            for (lo, hi) in &ranges {
-                if points {
-                    if let Bound::Included(k) = lo {
-                        if let Some(v) = txn.get(&t.primary, k).map_err(eng)? {
-                            if !f(k, decode(&v)?)? {
-                                return Ok(());
-                            }
-                        }
-                        continue;
-                    }
-                }
-                let r = (as_ref(lo), as_ref(hi));
-                let it = if reverse {
-                    txn.scan_rev(&t.primary, r).map_err(eng)?
-                } else {
-                    txn.scan(&t.primary, r).map_err(eng)?
-                };
-                for kv in it {
-                    let (k, v) = kv.map_err(eng)?;
-                    if !f(&k, decode(&v)?)? {
-                        return Ok(());
-                    }
-                }
-            }
-            Ok(())
-        }
-        Access::Index(i, b) => {
-            let idx = &t.def.indexes[*i];
-            let tree = &t.indexes[*i];
-            let Some(mut ranges) = byte_ranges(b, &idx.columns, &t.types, outer, ctx)? else {
-                return scan_rows_from(txn, t, &Access::Full, wanted, reverse, outer, ctx, f);
-            };
-            if reverse {
-                ranges.reverse();
-            }
-            for (lo, hi) in &ranges {
-                let r = (as_ref(lo), as_ref(hi));
-                let it = if reverse {
-                    txn.scan_rev(tree, r).map_err(eng)?
-                } else {
-                    txn.scan(tree, r).map_err(eng)?
-                };
-                for kv in it {
-                    let (k, _) = kv.map_err(eng)?;
-                    let n = t.index_prefix_len(*i, &k)?;
-                    let pk = &k[n..];
-                    match txn.get(&t.primary, pk).map_err(eng)? {
-                        Some(v) => {
-                            if !f(pk, decode(&v)?)? {
-                                return Ok(());
-                            }
-                        }
-                        None => {
-                            return Err(SqlError::corrupt(format!(
-                                "index {} of table {}.{} names a row that does not exist",
-                                idx.name, t.def.db, t.def.name
-                            )))
-                        }
-                    }
-                }
-            }
-            Ok(())
-        }
-    }
-}
-
-/// Column positions an expression reads.
-pub fn mark_columns(e: &Expr, out: &mut [bool]) {
-    let mut mark = |i: usize| {
-        if let Some(w) = out.get_mut(i) {
-            *w = true;
-        }
-    };
-    e.visit(&mut |x| match x {
-        Expr::Col(i) => mark(*i),
-        // A correlated subquery reads these columns of this row.
-        Expr::Subquery(p, _) => p.outer_cols.iter().for_each(|&c| mark(c)),
-        _ => {}
-    });
-}
-
 /// Metadata of a table column in a result.
 pub fn table_column_meta(t: &Table, i: usize, label: &str) -> ColumnMeta {
     let c = &t.def.columns[i];
@@ -821,26 +271,6 @@ pub fn table_column_meta(t: &Table, i: usize, label: &str) -> ColumnMeta {
 }
 
 // ---- Aggregates --------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggFn {
-    CountStar,
-    Count,
-    Sum,
-    Avg,
-    Min,
-    Max,
-    /// A column outside GROUP BY: any value of the group (MySQL without ONLY_FULL_GROUP_BY).
-    Any,
-}
-
-#[derive(Debug, Clone)]
-pub struct AggSpec {
-    pub func: AggFn,
-    pub arg: Option<Expr>,
-    pub distinct: bool,
-    pub ty: SqlType,
-}
 
 #[derive(Debug, Clone)]
 struct AggState {
@@ -1186,50 +616,6 @@ impl Scope for AggScope<'_> {
 
 // ---- SELECT --------------------------------------------------------------------------------
 
-#[derive(Debug, Clone)]
-pub struct SelectPlan {
-    pub table: Option<Arc<Table>>,
-    pub access: Access,
-    pub filter: Option<Expr>,
-    pub wanted: Vec<bool>,
-    /// Aggregation: GROUP BY expressions and aggregates over the source row.
-    pub group_by: Option<(Vec<Expr>, Vec<AggSpec>)>,
-    pub having: Option<Expr>,
-    /// Output expressions: visible columns, then hidden ORDER BY keys.
-    pub outputs: Vec<Expr>,
-    pub visible: usize,
-    pub order: Vec<bool>,
-    pub distinct: bool,
-    pub limit: Option<Expr>,
-    pub offset: Option<Expr>,
-    /// The scan already yields rows in ORDER BY order (forward or reversed).
-    pub ordered_scan: Option<bool>,
-    pub columns: Arc<Vec<ColumnMeta>>,
-    pub for_update: bool,
-    /// The tables after the first (see [`crate::exec::join`]); `filter` then holds only the WHERE
-    /// terms over the first table.
-    pub joins: Vec<JoinStep>,
-    /// UNION / INTERSECT / EXCEPT: the operands, each with the operation that combines it
-    /// with everything before it (the first one's is meaningless). Their rows are the source
-    /// rows of this plan (which then has no table).
-    pub union: Vec<(SelectPlan, SetOp)>,
-    /// The first table is a derived table: the query whose rows it holds.
-    pub derived: Option<Box<SelectPlan>>,
-    /// Some expression of this plan (not of a UNION operand) runs a subquery.
-    pub has_sub: bool,
-    /// The types of the visible outputs (what a scalar subquery's value is typed as).
-    pub types: Vec<SqlType>,
-}
-
-/// How a set operation combines an operand with the rows before it. `distinct`: the result
-/// has no duplicates (UNION, INTERSECT, EXCEPT); otherwise multisets (the ALL forms).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetOp {
-    Union { distinct: bool },
-    Intersect { distinct: bool },
-    Except { distinct: bool },
-}
-
 /// `acc` combined with `part` by `op`, rows compared as DISTINCT compares them.
 fn set_combine(op: SetOp, acc: &mut Vec<Vec<Value>>, part: Vec<Vec<Value>>) {
     let dedup = |rows: &mut Vec<Vec<Value>>| {
@@ -1332,27 +718,27 @@ pub struct SubCtx<'a> {
 /// The values of an IN subquery hashed for membership tests: only when every non-NULL value
 /// hashes in one class, so that a probe of that class that misses means no equal value.
 pub struct InIndex {
-    class: crate::exec::join::KeyClass,
-    buckets: std::collections::HashMap<crate::exec::join::HashPart, Vec<usize>>,
+    class: crate::plan::join::KeyClass,
+    buckets: std::collections::HashMap<crate::exec::hash::HashPart, Vec<usize>>,
     has_null: bool,
 }
 
 impl InIndex {
     fn build(rows: &[Vec<Value>]) -> Option<InIndex> {
         let mut class = None;
-        let mut buckets: std::collections::HashMap<crate::exec::join::HashPart, Vec<usize>> =
+        let mut buckets: std::collections::HashMap<crate::exec::hash::HashPart, Vec<usize>> =
             std::collections::HashMap::new();
         let mut has_null = false;
         for (i, r) in rows.iter().enumerate() {
             let v = r.first()?;
-            let Some(c) = crate::exec::join::value_class(v) else {
+            let Some(c) = crate::exec::hash::value_class(v) else {
                 has_null = true;
                 continue;
             };
             if *class.get_or_insert(c) != c {
                 return None;
             }
-            match crate::exec::join::hash_part(v, c) {
+            match crate::exec::hash::hash_part(v, c) {
                 Ok(Some(p)) => buckets.entry(p).or_default().push(i),
                 _ => return None,
             }
@@ -1471,8 +857,8 @@ pub fn eval_subquery(
                     }
                 };
                 if let Some(ix) = &*index {
-                    if crate::exec::join::value_class(&v) == Some(ix.class) {
-                        if let Ok(Some(h)) = crate::exec::join::hash_part(&v, ix.class) {
+                    if crate::exec::hash::value_class(&v) == Some(ix.class) {
+                        if let Ok(Some(h)) = crate::exec::hash::hash_part(&v, ix.class) {
                             let hit = ix.buckets.get(&h).is_some_and(|b| {
                                 b.iter().any(|&i| {
                                     rows[i].first().and_then(|c| v.sql_cmp(c))
@@ -1710,7 +1096,9 @@ impl SelectPlan {
         let built = match (txn.shared(), self.joins.is_empty()) {
             _ if impossible => Vec::new(),
             (_, true) => Vec::new(),
-            (Some(txn), false) => crate::exec::join::build(&self.joins, txn, ctx)?,
+            (Some(txn), false) => crate::exec::join::build(&self.joins, txn, ctx, &|p| {
+                p.execute_in(Txn::Shared(txn), ctx)
+            })?,
             (None, false) => return Err(SqlError::internal("no transaction for a join")),
         };
         {

@@ -2,6 +2,7 @@
 //! positions, `?` to parameter slots), then evaluated per row.
 
 pub mod builtins;
+pub(crate) mod eval;
 
 use std::cmp::Ordering;
 

@@ -10,9 +10,9 @@ use parking_lot::{Mutex, RawRwLock};
 use sqlparser::ast;
 use zipdb_engine::{IsolationLevel, Transaction};
 
-use crate::exec::dml::Plan;
 use crate::expr::Ctx;
 use crate::instance::{Activity, Instance, Process};
+use crate::plan::dml::Plan;
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::temporal::DateTime;

@@ -11,10 +11,11 @@ use zipdb_engine::IsolationLevel;
 use crate::admin::show;
 use crate::bind::select::compile_select;
 use crate::catalog::Table;
-use crate::exec::dml::{self, DmlCount, Env, Plan};
+use crate::exec::dml::{self, DmlCount, Env};
 use crate::expr::{Compiler, Ctx};
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
 use crate::instance::txn::isolation_of;
+use crate::plan::dml::Plan;
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
@@ -278,7 +279,7 @@ impl Session {
         // Strict mode makes INSERT and UPDATE fail on a warning (not IGNORE; DELETE and
         // queries only warn), as STRICT_TRANS_TABLES does in MySQL.
         let strict = match plan {
-            Plan::Insert(p) => p.mode != dml::InsertMode::Ignore,
+            Plan::Insert(p) => p.mode != crate::plan::dml::InsertMode::Ignore,
             Plan::Update(p) => !p.ignore,
             Plan::Select(_) | Plan::Delete(_) => false,
         };
@@ -478,7 +479,11 @@ impl Session {
             Plan::Select(s) => (s.table.clone(), s.access.clone(), s.filter.is_some()),
             Plan::Update(u) => (Some(u.table.clone()), u.access.clone(), u.filter.is_some()),
             Plan::Delete(d) => (Some(d.table.clone()), d.access.clone(), d.filter.is_some()),
-            Plan::Insert(i) => (Some(i.table.clone()), crate::exec::Access::None, false),
+            Plan::Insert(i) => (
+                Some(i.table.clone()),
+                crate::plan::access::Access::None,
+                false,
+            ),
         };
         let (ty, key) = access.describe(table.as_deref());
         let cols = [
@@ -512,7 +517,7 @@ impl Session {
         if let Plan::Select(sp) = &plan {
             for j in &sp.joins {
                 let (ty, key, extra) = match &j.method {
-                    crate::exec::join::JoinMethod::Lookup(a) => {
+                    crate::plan::select::JoinMethod::Lookup(a) => {
                         let (ty, key) = a.describe(Some(&j.table));
                         let ty = if ty == "const" {
                             "eq_ref".to_string()
@@ -521,10 +526,10 @@ impl Session {
                         };
                         (ty, key, "index lookup")
                     }
-                    crate::exec::join::JoinMethod::Hash { .. } => {
+                    crate::plan::select::JoinMethod::Hash { .. } => {
                         ("ALL".to_string(), None, "Using join buffer (hash join)")
                     }
-                    crate::exec::join::JoinMethod::Loop { .. } => {
+                    crate::plan::select::JoinMethod::Loop { .. } => {
                         ("ALL".to_string(), None, "Using join buffer (nested loop)")
                     }
                 };
