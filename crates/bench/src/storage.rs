@@ -26,7 +26,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::json;
 use zipdb_storage::Codec;
 
-use crate::db::{Db, DbOptions, Delta, Result, Space, Table};
+use crate::db::{Db, DbOptions, Delta, Format, Result, Space, Table};
 use crate::report::{mb, opt2, opt3, pct, r3, thousands, Out};
 use crate::sbtest;
 use crate::shape::{Shape, ShapeArgs};
@@ -62,10 +62,11 @@ pub struct StorageArgs {
     /// RAM-disk directory for the "ram" runs.
     #[arg(long, default_value = "/dev/shm")]
     pub ram_dir: PathBuf,
-    /// Codecs, comma-separated: none, lz4, zstd, zstd:3, zlib:6, ... [default: none,lz4,zstd:1;
-    /// smoke: none,zstd:1]. `none` is always run first so that ratios can be computed.
+    /// Tree formats, comma-separated: whole-page codecs none, lz4, zstd, zstd:3, zlib:6, ...,
+    /// or the record formats compact and fsst (issue 19) [default: none,lz4,zstd:1; smoke:
+    /// none,zstd:1]. `none` is always run first so that ratios can be computed.
     #[arg(long, value_delimiter = ',', value_parser = parse_codec)]
-    pub codecs: Option<Vec<Codec>>,
+    pub codecs: Option<Vec<Format>>,
     /// Thread counts, comma-separated [default: 1,2; in quick and smoke mode 2 threads run
     /// point_get only]. Given explicitly, every workload runs at every count.
     #[arg(long, value_delimiter = ',')]
@@ -107,9 +108,10 @@ pub enum Flush {
     None,
 }
 
-fn parse_codec(s: &str) -> std::result::Result<Codec, String> {
-    Codec::parse(s)
-        .ok_or_else(|| format!("unknown codec {s:?} (none, lz4, zstd[:level], zlib[:level])"))
+fn parse_codec(s: &str) -> std::result::Result<Format, String> {
+    Format::parse(s).ok_or_else(|| {
+        format!("unknown codec {s:?} (none, lz4, zstd[:level], zlib[:level], compact, fsst)")
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
@@ -207,7 +209,7 @@ struct Plan {
     rows: u64,
     seconds: f64,
     warmup: f64,
-    codecs: Vec<Codec>,
+    codecs: Vec<Format>,
     disks: Vec<(Disk, PathBuf)>,
     budgets: Vec<Budget>,
     workloads: Vec<Workload>,
@@ -240,13 +242,17 @@ impl Plan {
         }
         let mut codecs = a.codecs.clone().unwrap_or_else(|| {
             if a.smoke {
-                vec![Codec::None, Codec::Zstd(1)]
+                vec![Format::NONE, Format::classic(Codec::Zstd(1))]
             } else {
-                vec![Codec::None, Codec::Lz4, Codec::Zstd(1)]
+                vec![
+                    Format::NONE,
+                    Format::classic(Codec::Lz4),
+                    Format::classic(Codec::Zstd(1)),
+                ]
             }
         });
         // `none` first (the baseline of every ratio), no duplicates.
-        codecs.sort_by_key(|c| *c != Codec::None);
+        codecs.sort_by_key(|c| *c != Format::NONE);
         let mut seen = Vec::new();
         codecs.retain(|c| {
             let new = !seen.contains(c);
@@ -355,7 +361,7 @@ fn table_name(i: usize) -> String {
     format!("sbtest{}", i + 1)
 }
 
-fn codec_dir(c: Codec) -> String {
+fn codec_dir(c: Format) -> String {
     c.to_string().replace(':', "_")
 }
 
@@ -430,11 +436,11 @@ struct RunKey {
     budget: Budget,
     workload: Workload,
     threads: usize,
-    codec: Codec,
+    codec: Format,
 }
 
 struct Loaded {
-    codec: Codec,
+    codec: Format,
     dir: PathBuf,
     seconds: f64,
     space: Space,
@@ -446,7 +452,7 @@ fn load(
     plan: &Plan,
     disk: Disk,
     dir: &Path,
-    codec: Codec,
+    codec: Format,
     tables: usize,
     rows: u64,
 ) -> Result<(f64, Space)> {
@@ -455,7 +461,7 @@ fn load(
     let opts = DbOptions {
         page_size: plan.page_size,
         pool_bytes: plan.big_pool(rows * tables as u64),
-        codec,
+        codec: codec.db_codec(),
         direct_io: disk == Disk::Disk,
         flush: plan.flush,
     };
@@ -500,7 +506,7 @@ fn load(
 struct Budgets {
     decoded: u64,
     compressed: u64,
-    reference: Codec,
+    reference: Format,
     floor: u64,
 }
 
@@ -515,11 +521,14 @@ impl Budgets {
         // compressed best.
         let reference = loaded
             .iter()
-            .filter(|l| matches!(l.codec, Codec::Zstd(_)))
+            .filter(|l| matches!(l.codec.classic_codec(), Some(Codec::Zstd(_))))
             .chain(loaded.iter())
-            .min_by_key(|l| (!matches!(l.codec, Codec::Zstd(_)), l.space.physical_bytes))
+            .min_by_key(|l| {
+                let zstd = matches!(l.codec.classic_codec(), Some(Codec::Zstd(_)));
+                (!zstd, l.space.physical_bytes)
+            })
             .map(|l| (l.codec, l.space.physical_bytes))
-            .unwrap_or((Codec::None, decoded));
+            .unwrap_or((Format::NONE, decoded));
         Budgets {
             decoded,
             compressed: reference.1,
@@ -584,11 +593,11 @@ fn run_disk(
             space,
         });
     }
-    if let Some(none) = loaded.iter().find(|l| l.codec == Codec::None) {
+    if let Some(none) = loaded.iter().find(|l| l.codec == Format::NONE) {
         let base_s = none.seconds;
         let rel: Vec<String> = loaded
             .iter()
-            .filter(|l| l.codec != Codec::None)
+            .filter(|l| l.codec != Format::NONE)
             .map(|l| format!("{} {:.2}x", l.codec, l.seconds / base_s))
             .collect();
         if !rel.is_empty() {
@@ -642,7 +651,7 @@ fn run_disk(
                     results.insert(key, r.ops_per_s());
                     let vs_none = results
                         .get(&RunKey {
-                            codec: Codec::None,
+                            codec: Format::NONE,
                             ..key
                         })
                         .map(|n| r.ops_per_s() / n)
@@ -770,7 +779,7 @@ fn run_one(
     let opts = DbOptions {
         page_size: plan.page_size,
         pool_bytes: pool_bytes as usize,
-        codec: l.codec,
+        codec: l.codec.db_codec(),
         direct_io: disk == Disk::Disk,
         flush: plan.flush,
     };
@@ -1017,17 +1026,20 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
         .find(|(d, _)| *d == Disk::Ram)
         .unwrap_or(&plan.disks[0]);
     let rows = plan.inmem_rows.max(100);
-    let mut codecs = vec![Codec::None];
-    if let Some(c) = plan
-        .codecs
-        .iter()
-        .find(|c| matches!(c, Codec::Zstd(_)))
-        .or(plan.codecs.last())
+    // none, one whole-page codec (zstd if it ran, else the last classic one), and every
+    // record format asked for: the in-memory target of issue 19 is about the record formats.
+    let mut codecs = vec![Format::NONE];
+    let classic = plan.codecs.iter().filter(|c| c.classic_codec().is_some());
+    if let Some(c) = classic
+        .clone()
+        .find(|c| matches!(c.classic_codec(), Some(Codec::Zstd(_))))
+        .or(classic.last())
     {
-        if *c != Codec::None {
+        if *c != Format::NONE {
             codecs.push(*c);
         }
     }
+    codecs.extend(plan.codecs.iter().filter(|c| c.classic_codec().is_none()));
     out.line(&format!(
         "\n== in memory: point gets on one tree of {} rows ({} disk, whole tree cached)",
         thousands(rows),
@@ -1040,7 +1052,7 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
         let opts = DbOptions {
             page_size: plan.page_size,
             pool_bytes: plan.big_pool(rows),
-            codec,
+            codec: codec.db_codec(),
             direct_io: *disk == Disk::Disk,
             flush: plan.flush,
         };
@@ -1078,11 +1090,11 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
         for (threads, r) in &per_thread {
             let ns = 1e9 * r.seconds * *threads as f64 / r.ops.max(1) as f64;
             let vs_1t = base_ops.filter(|_| *threads > 1).map(|b| r.ops_per_s() / b);
-            let vs_none = (codec != Codec::None && *threads == 1)
+            let vs_none = (codec != Format::NONE && *threads == 1)
                 .then_some(one_thread)
                 .flatten()
                 .map(|b| r.ops_per_s() / b);
-            if codec == Codec::None && *threads == 1 {
+            if codec == Format::NONE && *threads == 1 {
                 one_thread = Some(r.ops_per_s());
             }
             out.line(&format!(
@@ -1120,7 +1132,7 @@ mod tests {
 
     fn loaded(codec: Codec, logical: u64, physical: u64) -> Loaded {
         Loaded {
-            codec,
+            codec: Format::classic(codec),
             dir: PathBuf::new(),
             seconds: 1.0,
             space: Space {
@@ -1140,7 +1152,7 @@ mod tests {
             loaded(Codec::Zstd(1), 100 * mb, 50 * mb),
         ];
         let b = Budgets::new(&l, 16384);
-        assert_eq!(b.reference, Codec::Zstd(1));
+        assert_eq!(b.reference, Format::classic(Codec::Zstd(1)));
         assert_eq!(b.bytes(Budget::FitsDecoded), 150 * mb);
         assert_eq!(b.bytes(Budget::FitsCompressed), 75 * mb);
         assert_eq!(b.bytes(Budget::FitsNeither), 25 * mb);
@@ -1150,7 +1162,7 @@ mod tests {
             loaded(Codec::Lz4, 100 * mb, 90 * mb),
         ];
         let b = Budgets::new(&l, 16384);
-        assert_eq!(b.reference, Codec::Lz4);
+        assert_eq!(b.reference, Format::classic(Codec::Lz4));
         assert_eq!(
             b.bytes(Budget::FitsCompressed),
             (90.0 * 1.15 * mb as f64) as u64
