@@ -1029,11 +1029,11 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
     // none, one whole-page codec (zstd if it ran, else the last classic one), and every
     // record format asked for: the in-memory target of issue 19 is about the record formats.
     let mut codecs = vec![Format::NONE];
-    let classic = plan.codecs.iter().filter(|c| c.classic_codec().is_some());
+    let mut classic = plan.codecs.iter().filter(|c| c.classic_codec().is_some());
     if let Some(c) = classic
         .clone()
         .find(|c| matches!(c.classic_codec(), Some(Codec::Zstd(_))))
-        .or(classic.last())
+        .or(classic.next_back())
     {
         if *c != Format::NONE {
             codecs.push(*c);
