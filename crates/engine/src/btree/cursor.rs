@@ -14,8 +14,17 @@ use std::ops::Bound;
 use zipdb_storage::pool::PageReadGuard;
 use zipdb_storage::PageId;
 
+use super::compact::StoredValue;
 use super::BTree;
 use crate::error::Result;
+
+/// An FSST value buffered still encoded: the leaf it came from (for error context), the
+/// symbol-table version of that leaf and the decoded length. Decoding waits for `next()`,
+/// so a scan that stops early (LIMIT, a range of 100 rows in a leaf of 150) decodes only the
+/// rows it returns. A tree's versions are never removed while it is open (one version per
+/// tree, slots never reused: btree/symtab.rs); retiring versions (issue 19 step 7) must keep
+/// this true for versions a cursor may still hold.
+type Pending = Option<(PageId, u16, usize)>;
 
 /// A forward or reverse cursor; an `Iterator` of `(key, value)` pairs.
 pub struct Cursor<'t> {
@@ -23,7 +32,7 @@ pub struct Cursor<'t> {
     lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
     reverse: bool,
-    buf: VecDeque<(Vec<u8>, Vec<u8>)>,
+    buf: VecDeque<(Vec<u8>, Vec<u8>, Pending)>,
     done: bool,
 }
 
@@ -201,7 +210,7 @@ impl<'t> Cursor<'t> {
             }
             let mut v = Vec::new();
             t.read_value(&n, i, &mut v)?;
-            this.buf.push_back((k.to_vec(), v));
+            this.buf.push_back((k.to_vec(), v, None));
             Ok(true)
         };
         if !self.reverse {
@@ -231,10 +240,17 @@ impl<'t> Cursor<'t> {
                 return Ok(false);
             }
             let mut v = Vec::new();
-            // Decoded here rather than in `next()`: the buffer holds owned rows (design §2.6
-            // wants a lazy decode; a later change can keep stored bytes plus the version).
-            t.read_stored(id, l.symtab_version(), l.value(i)?, &mut v)?;
-            this.buf.push_back((k, v));
+            let pending = match l.value(i)? {
+                StoredValue::Fsst { bytes, len } => {
+                    v.extend_from_slice(bytes);
+                    Some((id, l.symtab_version(), len))
+                }
+                stored => {
+                    t.read_stored(id, l.symtab_version(), stored, &mut v)?;
+                    None
+                }
+            };
+            this.buf.push_back((k, v, pending));
             Ok(true)
         };
         if !self.reverse {
@@ -265,7 +281,19 @@ impl Iterator for Cursor<'_> {
                 return Some(Err(e));
             }
         }
-        let (k, v) = self.buf.pop_front()?;
-        Some(Ok((k, v)))
+        let (k, v, pending) = self.buf.pop_front()?;
+        let Some((leaf, version, len)) = pending else {
+            return Some(Ok((k, v)));
+        };
+        let mut out = Vec::with_capacity(len);
+        let stored = StoredValue::Fsst { bytes: &v, len };
+        match self.tree.read_stored(leaf, version, stored, &mut out) {
+            Ok(()) => Some(Ok((k, out))),
+            Err(e) => {
+                self.done = true;
+                self.buf.clear();
+                Some(Err(e))
+            }
+        }
     }
 }

@@ -573,6 +573,30 @@ mod tree_tests {
             .collect::<crate::Result<_>>()
             .unwrap();
         assert!(all.iter().map(|(k, v)| (k, v)).eq(model.iter()));
+        // Bounded scans in both directions that stop early: values are decoded lazily, in
+        // `next()`, so rows left in the cursor's buffer are never decoded.
+        use std::ops::Bound;
+        for lo in [0u64, 7, ops / 5, ops / 3] {
+            let lo = lo.to_be_bytes().to_vec();
+            let fwd: Vec<_> = bt
+                .range_bounds(Bound::Included(&lo), Bound::Unbounded, false)
+                .take(100)
+                .collect::<crate::Result<_>>()
+                .unwrap();
+            assert!(fwd
+                .iter()
+                .map(|(k, v)| (k, v))
+                .eq(model.range(lo.clone()..).take(100)));
+            let rev: Vec<_> = bt
+                .range_bounds(Bound::Unbounded, Bound::Excluded(&lo), true)
+                .take(30)
+                .collect::<crate::Result<_>>()
+                .unwrap();
+            assert!(rev
+                .iter()
+                .map(|(k, v)| (k, v))
+                .eq(model.range(..lo.clone()).rev().take(30)));
+        }
     }
 
     #[test]
