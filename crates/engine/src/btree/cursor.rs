@@ -285,10 +285,8 @@ impl Iterator for Cursor<'_> {
         let Some((leaf, version, len)) = pending else {
             return Some(Ok((k, v)));
         };
-        let mut out = Vec::with_capacity(len);
-        let stored = StoredValue::Fsst { bytes: &v, len };
-        match self.tree.read_stored(leaf, version, stored, &mut out) {
-            Ok(()) => Some(Ok((k, out))),
+        match self.tree.decode_exact(leaf, version, &v, len) {
+            Ok(out) => Some(Ok((k, out))),
             Err(e) => {
                 self.done = true;
                 self.buf.clear();
