@@ -252,27 +252,11 @@ impl Table {
     }
 }
 
-/// Counter deltas over the measured interval.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Delta {
-    pub hit_decoded: u64,
-    pub hit_compressed: u64,
-    pub miss: u64,
-    pub decodes: Option<u64>,
-    pub decode_ns: Option<u64>,
-    pub encodes: u64,
-    pub encode_ns: u64,
-    pub demotions: u64,
-    pub evictions: u64,
-    pub writebacks: u64,
-    pub reads: u64,
-    pub read_bytes: u64,
-    pub read_ns: u64,
-    pub writes: u64,
-    pub write_bytes: u64,
-}
+/// Counter deltas over the measured interval: the same fields as the cumulative counters.
+pub type Delta = Counters;
 
-impl Delta {
+impl Counters {
+    /// The counters that moved from `a` to `b` (a later reading of the same database).
     pub fn between(a: &Counters, b: &Counters) -> Delta {
         let sub = |x: u64, y: u64| y.saturating_sub(x);
         let osub = |x: Option<u64>, y: Option<u64>| Some(y?.saturating_sub(x?));
