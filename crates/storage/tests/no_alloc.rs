@@ -58,17 +58,27 @@ fn count(f: impl FnOnce()) -> u64 {
     allocs() - before
 }
 
-#[test]
-fn hot_paths_do_not_allocate() {
-    // A real file: the simulated disk itself allocates to remember unsynced writes.
-    let dir = std::env::temp_dir().join(format!("zipdb-noalloc-{}", std::process::id()));
+/// A pool over a real file (the simulated disk itself allocates to remember unsynced writes)
+/// with a small budget (128 frames) and 400 pages of `codec` written by `fill`, warmed up so
+/// that thread-local codec contexts and scratch buffers exist and the store's free-space
+/// structures have reached their steady size. Every access pattern of the tests then forces
+/// demotions, compressed hits (where the codec allows them), misses and write-backs.
+fn warm_pool(
+    name: &str,
+    codec: Codec,
+    fill: fn(&mut [u8], u64),
+) -> (
+    std::path::PathBuf,
+    Arc<PageStore>,
+    Arc<BufferPool>,
+    Vec<PageId>,
+) {
+    let dir = std::env::temp_dir().join(format!("zipdb-noalloc-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("data");
     let _ = std::fs::remove_file(&path);
     let disk = FileStorage::open(&path, false).unwrap();
     let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
-    // A small budget (128 frames, at least 32 of them kept decoded) and 400 pages: every access
-    // pattern below forces demotions, compressed hits, misses and write-backs.
     let pool = BufferPool::new(
         store.clone(),
         PoolConfig {
@@ -80,17 +90,13 @@ fn hot_paths_do_not_allocate() {
     pool.fix_costs_for_testing(100_000, 10_000);
     let ids: Vec<PageId> = (0..400)
         .map(|i| {
-            let mut g = pool
-                .allocate(PageType::Leaf, TreeId(1), Codec::Zstd(1))
-                .unwrap();
+            let mut g = pool.allocate(PageType::Leaf, TreeId(1), codec).unwrap();
             fill(&mut g, i);
             g.id()
         })
         .collect();
     pool.flush_all().unwrap();
     store.checkpoint(&[]).unwrap();
-    // Warm up: thread-local codec contexts and scratch buffers are created once per thread,
-    // and the store's free-space structures reach their steady size.
     for round in 0..3 {
         for &id in &ids {
             drop(pool.read(id).unwrap());
@@ -102,6 +108,12 @@ fn hot_paths_do_not_allocate() {
         pool.flush_all().unwrap();
         store.checkpoint(&[]).unwrap();
     }
+    (dir, store, pool, ids)
+}
+
+#[test]
+fn hot_paths_do_not_allocate() {
+    let (dir, store, pool, ids) = warm_pool("zstd", Codec::Zstd(1), fill);
     let s0 = pool.stats();
 
     // Hit: a page just read is decoded.
@@ -156,42 +168,7 @@ fn fill_gapped(p: &mut [u8], seed: u64) {
 
 #[test]
 fn trim_paths_do_not_allocate() {
-    let dir = std::env::temp_dir().join(format!("zipdb-noalloc-trim-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("data");
-    let _ = std::fs::remove_file(&path);
-    let disk = FileStorage::open(&path, false).unwrap();
-    let store = Arc::new(PageStore::create(Box::new(disk), StoreConfig { page_size: PS }).unwrap());
-    let pool = BufferPool::new(
-        store.clone(),
-        PoolConfig {
-            budget_bytes: 128 * PS,
-        },
-    )
-    .unwrap();
-    pool.fix_costs_for_testing(100_000, 10_000);
-    let ids: Vec<PageId> = (0..400)
-        .map(|i| {
-            let mut g = pool
-                .allocate(PageType::Leaf, TreeId(1), Codec::Trim)
-                .unwrap();
-            fill_gapped(&mut g, i);
-            g.id()
-        })
-        .collect();
-    pool.flush_all().unwrap();
-    store.checkpoint(&[]).unwrap();
-    for round in 0..3 {
-        for &id in &ids {
-            drop(pool.read(id).unwrap());
-        }
-        for &id in ids.iter().step_by(3) {
-            let mut g = pool.write(id).unwrap();
-            fill_gapped(&mut g, id.0 + round);
-        }
-        pool.flush_all().unwrap();
-        store.checkpoint(&[]).unwrap();
-    }
+    let (dir, store, pool, ids) = warm_pool("trim", Codec::Trim, fill_gapped);
     let s0 = pool.stats();
     let hot = ids[7];
     drop(pool.read(hot).unwrap());
