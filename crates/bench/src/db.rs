@@ -226,7 +226,9 @@ impl Table {
         Ok(self.tree.delete(key)?)
     }
 
-    /// Visits up to `limit` rows with keys >= `start`, in key order; returns how many.
+    /// Visits up to `limit` rows with keys >= `start`, in key order; returns how many. Rows
+    /// are borrowed from the cursor (no copy per row) and the cursor copies no more rows out
+    /// of a leaf than the limit still wants.
     pub fn scan(
         &self,
         start: &[u8],
@@ -234,19 +236,14 @@ impl Table {
         mut f: impl FnMut(&[u8], &[u8]),
     ) -> Result<usize> {
         let mut n = 0;
-        if limit == 0 {
-            return Ok(0);
-        }
-        for entry in self
+        let mut cursor = self
             .tree
             .range::<(Bound<&[u8]>, Bound<&[u8]>)>((Bound::Included(start), Bound::Unbounded))?
-        {
+            .with_limit(limit);
+        while let Some(entry) = cursor.next_ref() {
             let (k, v) = entry?;
-            f(&k, &v);
+            f(k, v);
             n += 1;
-            if n == limit {
-                break;
-            }
         }
         Ok(n)
     }

@@ -22,6 +22,8 @@ pub mod catalog;
 mod compact_tree_tests;
 #[cfg(test)]
 mod crash_tests;
+#[cfg(test)]
+mod cursor_tests;
 pub mod db;
 pub mod error;
 pub mod format;

@@ -601,6 +601,21 @@ impl<'a> CompactLeaf<'a> {
     /// The value of cell `i`.
     pub fn value(&self, i: usize) -> Result<StoredValue<'a>> {
         let c = self.cell(i)?;
+        self.stored(i, &c)
+    }
+
+    /// Appends key `i` to `out` and returns its value: one cell decode for both, where
+    /// [`Self::key_into`] then [`Self::value`] take two (cursors copy whole leaves this way).
+    pub fn entry_into(&self, i: usize, out: &mut Vec<u8>) -> Result<StoredValue<'a>> {
+        let c = self.cell(i)?;
+        out.extend_from_slice(self.prefix());
+        let head = self.head(i).to_be_bytes();
+        out.extend_from_slice(&head[..c.s.min(HEAD_LEN)]);
+        out.extend_from_slice(c.rest);
+        self.stored(i, &c)
+    }
+
+    fn stored(&self, i: usize, c: &Cell<'a>) -> Result<StoredValue<'a>> {
         match c.kind {
             KIND_RAW => Ok(StoredValue::Raw(c.value)),
             KIND_FSST => {

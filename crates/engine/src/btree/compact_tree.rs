@@ -345,34 +345,6 @@ impl BTree {
         Ok(())
     }
 
-    /// Decodes FSST value `bytes` of a leaf on `version` into a new vector of exactly `len`
-    /// bytes. Cursors use it: `decode` into an empty vector would reserve the worst case
-    /// (8 bytes per code) for every row they return.
-    pub(super) fn decode_exact(
-        &self,
-        leaf: PageId,
-        version: u16,
-        bytes: &[u8],
-        len: usize,
-    ) -> Result<Vec<u8>> {
-        let table = self.fsst_table(leaf, version)?;
-        let mut out = vec![0u8; len];
-        match table.decode_into(bytes, &mut out) {
-            Ok(n) if n == len => Ok(out),
-            Ok(n) => Err(Error::corrupt(
-                leaf,
-                format!(
-                    "tree {:?}: FSST value decodes to {n} bytes, its cell says {len}",
-                    self.tree
-                ),
-            )),
-            Err(e) => Err(Error::corrupt(
-                leaf,
-                format!("tree {:?}: FSST value (version {version}): {e}", self.tree),
-            )),
-        }
-    }
-
     /// The FSST codes of inline value `v` under the tree's current version, in `buf`, when
     /// the tree has one and they are shorter than `v` (else the value is stored raw).
     pub(super) fn encode_value<'b>(&self, v: &[u8], buf: &'b mut Vec<u8>) -> Option<Encoded<'b>> {

@@ -7,8 +7,13 @@
 //! seeking just past the last key returned, or straight to the fence when the leaf was
 //! exhausted. Entries written concurrently may or may not be seen; none is returned twice and
 //! the order is always strict.
+//!
+//! A batch is one byte arena plus one small record per row, both reused from batch to batch
+//! and, through a per-thread spare set, from cursor to cursor: a warm scan through
+//! [`Cursor::next_ref`] does not allocate. [`Cursor::with_limit`] caps what a batch copies, so
+//! a scan of 100 rows from a leaf of 150 copies 100.
 
-use std::collections::VecDeque;
+use std::cell::RefCell;
 use std::ops::Bound;
 
 use zipdb_storage::pool::PageReadGuard;
@@ -18,46 +23,129 @@ use super::compact::StoredValue;
 use super::BTree;
 use crate::error::Result;
 
-/// An FSST value buffered still encoded: the leaf it came from (for error context), the
-/// symbol-table version of that leaf and the decoded length. Decoding waits for `next()`,
-/// so a scan that stops early (LIMIT, a range of 100 rows in a leaf of 150) decodes only the
-/// rows it returns. A tree's versions are never removed while it is open (one version per
-/// tree, slots never reused: btree/symtab.rs); retiring versions (issue 19 step 7) must keep
-/// this true for versions a cursor may still hold.
-type Pending = Option<(PageId, u16, usize)>;
+/// One buffered row: key at `start..start + klen`, stored value at `start + klen..end` of the
+/// arena. An FSST value stays encoded (`fsst`: symbol-table version, decoded length) until
+/// the row is handed out, so a scan that stops early decodes only the rows it returns. A
+/// tree's versions are never removed while it is open (one version per tree, slots never
+/// reused: btree/symtab.rs); retiring versions (issue 19 step 7) must keep this true for
+/// versions a cursor may still hold.
+#[derive(Clone, Copy)]
+struct Row {
+    start: usize,
+    klen: usize,
+    end: usize,
+    fsst: Option<(u16, usize)>,
+}
 
-/// A forward or reverse cursor; an `Iterator` of `(key, value)` pairs.
+/// The buffers a cursor owns; recycled through [`SPARE`] when it drops.
+#[derive(Default)]
+struct Buffers {
+    arena: Vec<u8>,
+    rows: Vec<Row>,
+    /// The decoded value of the row last returned.
+    value: Vec<u8>,
+    lo: Vec<u8>,
+    hi: Vec<u8>,
+    fence: Vec<u8>,
+}
+
+impl Buffers {
+    /// Spares above this are dropped rather than kept per thread: a scan over huge overflow
+    /// values should not pin their memory.
+    const KEEP: usize = 1 << 20;
+
+    fn take() -> Buffers {
+        SPARE
+            .try_with(|s| s.borrow_mut().take())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    fn recycle(mut self) {
+        if self.arena.capacity() + self.value.capacity() > Self::KEEP {
+            return;
+        }
+        self.arena.clear();
+        self.rows.clear();
+        let _ = SPARE.try_with(|s| *s.borrow_mut() = Some(self));
+    }
+}
+
+thread_local! {
+    static SPARE: RefCell<Option<Buffers>> = const { RefCell::new(None) };
+}
+
+/// A forward or reverse cursor; an `Iterator` of owned `(key, value)` pairs, or, without an
+/// allocation per row, [`Cursor::next_ref`].
 pub struct Cursor<'t> {
     tree: &'t BTree,
-    lo: Bound<Vec<u8>>,
-    hi: Bound<Vec<u8>>,
+    lo: Bound<()>,
+    hi: Bound<()>,
     reverse: bool,
-    buf: VecDeque<(Vec<u8>, Vec<u8>, Pending)>,
+    b: Buffers,
+    /// Next row of `b.rows` to hand out.
+    pos: usize,
+    /// The leaf of the buffered rows (error context of a late FSST decode).
+    leaf: PageId,
+    /// Rows still wanted (`usize::MAX`: all).
+    left: usize,
     done: bool,
 }
 
 impl std::fmt::Debug for Cursor<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cursor")
-            .field("lo", &self.lo)
-            .field("hi", &self.hi)
+            .field("lo", &self.lo_bound())
+            .field("hi", &self.hi_bound())
             .field("reverse", &self.reverse)
+            .field("left", &self.left)
             .finish()
     }
 }
 
-fn above_lo(lo: &Bound<Vec<u8>>, k: &[u8]) -> bool {
+impl Drop for Cursor<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.b).recycle();
+    }
+}
+
+fn bound<'a>(b: &Bound<()>, key: &'a [u8]) -> Bound<&'a [u8]> {
+    match b {
+        Bound::Included(()) => Bound::Included(key),
+        Bound::Excluded(()) => Bound::Excluded(key),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// Copies `b` into the reused `buf`; returns its shape.
+fn keep(b: Bound<&[u8]>, buf: &mut Vec<u8>) -> Bound<()> {
+    buf.clear();
+    match b {
+        Bound::Included(k) => {
+            buf.extend_from_slice(k);
+            Bound::Included(())
+        }
+        Bound::Excluded(k) => {
+            buf.extend_from_slice(k);
+            Bound::Excluded(())
+        }
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn above_lo(lo: Bound<&[u8]>, k: &[u8]) -> bool {
     match lo {
-        Bound::Included(b) => k >= b.as_slice(),
-        Bound::Excluded(b) => k > b.as_slice(),
+        Bound::Included(b) => k >= b,
+        Bound::Excluded(b) => k > b,
         Bound::Unbounded => true,
     }
 }
 
-fn below_hi(hi: &Bound<Vec<u8>>, k: &[u8]) -> bool {
+fn below_hi(hi: Bound<&[u8]>, k: &[u8]) -> bool {
     match hi {
-        Bound::Included(b) => k <= b.as_slice(),
-        Bound::Excluded(b) => k < b.as_slice(),
+        Bound::Included(b) => k <= b,
+        Bound::Excluded(b) => k < b,
         Bound::Unbounded => true,
     }
 }
@@ -65,56 +153,127 @@ fn below_hi(hi: &Bound<Vec<u8>>, k: &[u8]) -> bool {
 impl<'t> Cursor<'t> {
     pub(super) fn new(
         tree: &'t BTree,
-        lo: Bound<Vec<u8>>,
-        hi: Bound<Vec<u8>>,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
         reverse: bool,
     ) -> Cursor<'t> {
-        let empty = match (&lo, &hi) {
+        let empty = match (lo, hi) {
             (Bound::Included(a), Bound::Included(b)) => a > b,
             (Bound::Included(a) | Bound::Excluded(a), Bound::Excluded(b) | Bound::Included(b)) => {
                 a >= b
             }
             _ => false,
         };
+        let mut b = Buffers::take();
+        let lo = keep(lo, &mut b.lo);
+        let hi = keep(hi, &mut b.hi);
         Cursor {
             tree,
             lo,
             hi,
             reverse,
-            buf: VecDeque::new(),
+            b,
+            pos: 0,
+            leaf: PageId::NONE,
+            left: usize::MAX,
             done: empty,
         }
     }
 
-    /// Descends to the leaf holding the first key of the scan position; returns it with the
-    /// fence on the scan side (`None`: the leaf is the last one in that direction).
-    fn descend(&self) -> Result<(PageReadGuard<'t>, Option<Vec<u8>>)> {
+    /// Stops the cursor after `n` more rows. Besides saving the caller a count, it bounds the
+    /// work: a batch copies no more rows than are still wanted.
+    pub fn with_limit(mut self, n: usize) -> Self {
+        self.left = n;
+        self
+    }
+
+    fn lo_bound(&self) -> Bound<&[u8]> {
+        bound(&self.lo, &self.b.lo)
+    }
+
+    fn hi_bound(&self) -> Bound<&[u8]> {
+        bound(&self.hi, &self.b.hi)
+    }
+
+    /// The next row, borrowed from the cursor until the next call: no allocation once the
+    /// cursor's buffers have grown to a leaf's worth of rows (they are reused from cursor to
+    /// cursor on a thread). No latch is held when it returns.
+    pub fn next_ref(&mut self) -> Option<Result<(&[u8], &[u8])>> {
+        if self.pos == self.b.rows.len() {
+            if let Err(e) = self.fill() {
+                self.fail();
+                return Some(Err(e));
+            }
+            if self.pos == self.b.rows.len() {
+                return None;
+            }
+        }
+        let r = self.b.rows[self.pos];
+        self.pos += 1;
+        self.left = self.left.saturating_sub(1);
+        let stored = r.start + r.klen..r.end;
+        if let Some((version, len)) = r.fsst {
+            // `decode` leaves slack past the value, which keeps the kernel on its
+            // 8-codes-at-a-time path to the end; the reused buffer makes that room free.
+            self.b.value.clear();
+            let v = StoredValue::Fsst {
+                bytes: &self.b.arena[stored.clone()],
+                len,
+            };
+            if let Err(e) = self
+                .tree
+                .read_stored(self.leaf, version, v, &mut self.b.value)
+            {
+                self.fail();
+                return Some(Err(e));
+            }
+        }
+        let key = &self.b.arena[r.start..r.start + r.klen];
+        let value = match r.fsst {
+            Some(_) => &self.b.value[..],
+            None => &self.b.arena[stored],
+        };
+        Some(Ok((key, value)))
+    }
+
+    fn fail(&mut self) {
+        self.done = true;
+        self.b.rows.clear();
+        self.pos = 0;
+    }
+
+    /// Descends to the leaf holding the first key of the scan position; returns it, with the
+    /// fence on the scan side in `b.fence` (`false`: the leaf is the last one that way).
+    fn descend(&mut self) -> Result<(PageReadGuard<'t>, bool)> {
         let t = self.tree;
         let mut g = t.pool.read(t.root)?;
         let mut expect = None;
-        let mut fence: Option<Vec<u8>> = None;
+        let mut fenced = false;
         loop {
             let Some(n) = t.inner(g.id(), &g, expect)? else {
-                return Ok((g, fence));
+                return Ok((g, fenced));
             };
             let idx = if !self.reverse {
-                match &self.lo {
+                match self.lo_bound() {
                     Bound::Unbounded => 0,
                     Bound::Included(k) | Bound::Excluded(k) => n.child_index(k)?,
                 }
             } else {
-                match &self.hi {
+                match self.hi_bound() {
                     Bound::Unbounded => n.count(),
                     Bound::Included(k) => n.child_index(k)?,
                     Bound::Excluded(k) => n.child_index_below(k)?,
                 }
             };
-            if !self.reverse {
-                if idx < n.count() {
-                    fence = Some(n.key(idx)?.to_vec());
-                }
-            } else if idx > 0 {
-                fence = Some(n.key(idx - 1)?.to_vec());
+            let f = if !self.reverse {
+                (idx < n.count()).then_some(idx)
+            } else {
+                idx.checked_sub(1)
+            };
+            if let Some(f) = f {
+                self.b.fence.clear();
+                self.b.fence.extend_from_slice(n.key(f)?);
+                fenced = true;
             }
             let child = n.child(idx)?;
             expect = Some(n.level() - 1);
@@ -124,35 +283,39 @@ impl<'t> Cursor<'t> {
 
     /// Loads the next non-empty batch (or sets `done`).
     fn fill(&mut self) -> Result<()> {
-        while self.buf.is_empty() && !self.done {
-            let (g, fence) = self.descend()?;
-            let out_of_range = if self.tree.is_compact() {
+        self.b.rows.clear();
+        self.b.arena.clear();
+        self.pos = 0;
+        if self.left == 0 {
+            self.done = true;
+        }
+        while self.b.rows.is_empty() && !self.done {
+            let (g, fenced) = self.descend()?;
+            self.leaf = g.id();
+            let finished = if self.tree.is_compact() {
                 self.take_compact(g.id(), &g)?
             } else {
                 self.take_classic(g.id(), &g)?
             };
             drop(g);
-            if out_of_range {
+            if finished || !fenced {
+                self.done = true;
+                continue;
+            }
+            // The leaf is exhausted: continue at its fence.
+            if self.reverse {
+                if !above_lo(self.lo_bound(), &self.b.fence) {
+                    // Every key left is below the fence, hence below `lo`.
+                    self.done = true;
+                } else {
+                    std::mem::swap(&mut self.b.hi, &mut self.b.fence);
+                    self.hi = Bound::Excluded(());
+                }
+            } else if !below_hi(self.hi_bound(), &self.b.fence) {
                 self.done = true;
             } else {
-                match fence {
-                    None => self.done = true,
-                    Some(f) => {
-                        // The leaf is exhausted: continue at its fence.
-                        if self.reverse {
-                            if !above_lo(&self.lo, &f) {
-                                // Every key left is below the fence, hence below `lo`.
-                                self.done = true;
-                            } else {
-                                self.hi = Bound::Excluded(f);
-                            }
-                        } else if !below_hi(&self.hi, &f) {
-                            self.done = true;
-                        } else {
-                            self.lo = Bound::Included(f);
-                        }
-                    }
-                }
+                std::mem::swap(&mut self.b.lo, &mut self.b.fence);
+                self.lo = Bound::Included(());
             }
         }
         Ok(())
@@ -166,7 +329,7 @@ impl<'t> Cursor<'t> {
         search: impl Fn(&[u8]) -> Result<std::result::Result<usize, usize>>,
     ) -> Result<(usize, usize)> {
         Ok(if !self.reverse {
-            let start = match &self.lo {
+            let start = match self.lo_bound() {
                 Bound::Unbounded => 0,
                 Bound::Included(k) => search(k)?.unwrap_or_else(|i| i),
                 Bound::Excluded(k) => match search(k)? {
@@ -176,7 +339,7 @@ impl<'t> Cursor<'t> {
             };
             (start, count)
         } else {
-            let end = match &self.hi {
+            let end = match self.hi_bound() {
                 Bound::Unbounded => count,
                 Bound::Included(k) => match search(k)? {
                     Ok(i) => i + 1,
@@ -191,82 +354,79 @@ impl<'t> Cursor<'t> {
     /// Whether `k`, next in scan order, is past the far bound of the scan.
     fn past_end(&self, k: &[u8]) -> bool {
         if self.reverse {
-            !above_lo(&self.lo, k)
+            !above_lo(self.lo_bound(), k)
         } else {
-            !below_hi(&self.hi, k)
+            !below_hi(self.hi_bound(), k)
         }
     }
 
+    /// Leaf positions `start..end` in scan order, at most the rows still wanted.
+    fn order(&self, start: usize, end: usize) -> impl Iterator<Item = usize> {
+        let (reverse, n) = (self.reverse, (end - start).min(self.left));
+        (0..n).map(move |j| if reverse { end - 1 - j } else { start + j })
+    }
+
     /// Copies the qualifying entries of classic leaf `p` into the buffer; `true` when the scan
-    /// ran past its far bound.
+    /// is complete with them.
     fn take_classic(&mut self, id: PageId, p: &[u8]) -> Result<bool> {
         let t = self.tree;
         let n = t.node(id, p, Some(0))?;
         let (start, end) = self.start_range(n.count(), |k| n.search(k))?;
-        let take = |i: usize, this: &mut Self| -> Result<bool> {
+        self.b.rows.reserve(end - start);
+        for i in self.order(start, end) {
             let k = n.key(i)?;
-            if this.past_end(k) {
-                return Ok(false);
+            if self.past_end(k) {
+                return Ok(true);
             }
-            let mut v = Vec::new();
-            t.read_value(&n, i, &mut v)?;
-            this.buf.push_back((k.to_vec(), v, None));
-            Ok(true)
-        };
-        if !self.reverse {
-            for i in start..end {
-                if !take(i, self)? {
-                    return Ok(true);
-                }
-            }
-        } else {
-            for i in (start..end).rev() {
-                if !take(i, self)? {
-                    return Ok(true);
-                }
-            }
+            let at = self.b.arena.len();
+            self.b.arena.extend_from_slice(k);
+            t.read_value(&n, i, &mut self.b.arena)?;
+            self.b.rows.push(Row {
+                start: at,
+                klen: k.len(),
+                end: self.b.arena.len(),
+                fsst: None,
+            });
         }
-        Ok(false)
+        // Holding every row still wanted ends the scan too.
+        Ok(self.b.rows.len() >= self.left)
     }
 
-    /// [`Self::take_classic`] for a compact leaf: keys are rebuilt from prefix, head and rest.
+    /// [`Self::take_classic`] for a compact leaf: keys are rebuilt from prefix, head and rest
+    /// straight into the arena.
     fn take_compact(&mut self, id: PageId, p: &[u8]) -> Result<bool> {
         let t = self.tree;
         let l = t.cleaf(id, p)?;
+        let version = l.symtab_version();
         let (start, end) = self.start_range(l.count(), |k| l.search(k))?;
-        let take = |i: usize, this: &mut Self| -> Result<bool> {
-            let k = l.key(i)?;
-            if this.past_end(&k) {
-                return Ok(false);
+        self.b.rows.reserve(end - start);
+        for i in self.order(start, end) {
+            let at = self.b.arena.len();
+            let v = l.entry_into(i, &mut self.b.arena)?;
+            let klen = self.b.arena.len() - at;
+            if self.past_end(&self.b.arena[at..]) {
+                self.b.arena.truncate(at);
+                return Ok(true);
             }
-            let mut v = Vec::new();
-            let pending = match l.value(i)? {
+            let fsst = match v {
                 StoredValue::Fsst { bytes, len } => {
-                    v.extend_from_slice(bytes);
-                    Some((id, l.symtab_version(), len))
+                    self.b.arena.extend_from_slice(bytes);
+                    Some((version, len))
                 }
                 stored => {
-                    t.read_stored(id, l.symtab_version(), stored, &mut v)?;
+                    t.read_stored(id, version, stored, &mut self.b.arena)?;
                     None
                 }
             };
-            this.buf.push_back((k, v, pending));
-            Ok(true)
-        };
-        if !self.reverse {
-            for i in start..end {
-                if !take(i, self)? {
-                    return Ok(true);
-                }
-            }
-        } else {
-            for i in (start..end).rev() {
-                if !take(i, self)? {
-                    return Ok(true);
-                }
-            }
+            self.b.rows.push(Row {
+                start: at,
+                klen,
+                end: self.b.arena.len(),
+                fsst,
+            });
         }
-        Ok(false)
+        // Holding every row still wanted ends the scan too.
+        Ok(self.b.rows.len() >= self.left)
     }
 }
 
@@ -274,24 +434,7 @@ impl Iterator for Cursor<'_> {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.buf.is_empty() {
-            if let Err(e) = self.fill() {
-                self.done = true;
-                self.buf.clear();
-                return Some(Err(e));
-            }
-        }
-        let (k, v, pending) = self.buf.pop_front()?;
-        let Some((leaf, version, len)) = pending else {
-            return Some(Ok((k, v)));
-        };
-        match self.tree.decode_exact(leaf, version, &v, len) {
-            Ok(out) => Some(Ok((k, out))),
-            Err(e) => {
-                self.done = true;
-                self.buf.clear();
-                Some(Err(e))
-            }
-        }
+        self.next_ref()
+            .map(|r| r.map(|(k, v)| (k.to_vec(), v.to_vec())))
     }
 }

@@ -142,14 +142,6 @@ fn fill_leaf_cell(dst: &mut [u8], key: &[u8], val: LeafValue<'_>) {
     }
 }
 
-fn own_bound(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
-    match b {
-        Bound::Included(k) => Bound::Included(k.to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
 impl BTree {
     /// Creates an empty tree (one empty root leaf). The caller checks that this build
     /// supports `format` ([`TreeFormat::check_supported`]): classic, or compact leaves with raw
@@ -406,7 +398,7 @@ impl BTree {
 
     /// Cursor over `lo..hi` in either direction.
     pub fn range_bounds(&self, lo: Bound<&[u8]>, hi: Bound<&[u8]>, reverse: bool) -> Cursor<'_> {
-        Cursor::new(self, own_bound(lo), own_bound(hi), reverse)
+        Cursor::new(self, lo, hi, reverse)
     }
 
     // ----------------------------------------------------------------------------------------
