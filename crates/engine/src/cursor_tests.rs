@@ -179,6 +179,26 @@ fn next_ref_iterator_and_limit_match_a_model() {
                 owned == want,
                 "{format}: iterator {lo:?}..{hi:?} rev {rev} {limit:?}"
             );
+            // A limit set after the first row counts from there, whatever is buffered.
+            if let (Some(n), Some(first)) = (limit, want.first()) {
+                let c = if rev {
+                    t.range_rev((lo, hi))
+                } else {
+                    t.range((lo, hi))
+                };
+                let mut c = c.unwrap();
+                assert_eq!(c.next_ref().unwrap().unwrap().0, &first.0[..]);
+                let mut c = c.with_limit(n.saturating_sub(1));
+                let mut rest = Vec::new();
+                while let Some(r) = c.next_ref() {
+                    rest.push(r.unwrap().0.to_vec());
+                }
+                let want_rest: Vec<Vec<u8>> = want[1..].iter().map(|(k, _)| k.clone()).collect();
+                assert_eq!(
+                    rest, want_rest,
+                    "{format}: limit {n} set after the first row"
+                );
+            }
         }
     }
 }

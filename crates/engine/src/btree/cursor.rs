@@ -180,8 +180,9 @@ impl<'t> Cursor<'t> {
         }
     }
 
-    /// Stops the cursor after `n` more rows. Besides saving the caller a count, it bounds the
-    /// work: a batch copies no more rows than are still wanted.
+    /// Stops the cursor after `n` more rows (counted from this call, also mid-scan). Besides
+    /// saving the caller a count, it bounds the work: a batch copies no more rows than are
+    /// still wanted.
     pub fn with_limit(mut self, n: usize) -> Self {
         self.left = n;
         self
@@ -199,6 +200,10 @@ impl<'t> Cursor<'t> {
     /// cursor's buffers have grown to a leaf's worth of rows (they are reused from cursor to
     /// cursor on a thread). No latch is held when it returns.
     pub fn next_ref(&mut self) -> Option<Result<(&[u8], &[u8])>> {
+        // A limit set after the first row may be below the rows already buffered.
+        if self.left == 0 {
+            return None;
+        }
         if self.pos == self.b.rows.len() {
             if let Err(e) = self.fill() {
                 self.fail();
