@@ -1711,10 +1711,10 @@ impl Iterator for SnapshotScan<'_> {
         }
         loop {
             // The tree's next key (read first: see the ordering rule in mvcc.rs).
-            let next_tree: Option<Vec<u8>> = match self.cursor.peek() {
+            let next_tree: Option<&[u8]> = match self.cursor.peek() {
                 None => None,
                 Some(Err(_)) => return self.cursor.next(),
-                Some(Ok((k, _))) => Some(k.clone()),
+                Some(Ok((k, _))) => Some(k),
             };
             // A row the snapshot sees that is no longer in the tree, before that key?
             if self.versions.is_none() {
@@ -1736,7 +1736,7 @@ impl Iterator for SnapshotScan<'_> {
                 };
                 if valid_range(lo, hi) {
                     if let Some((k, v)) = tv.next_old(lo, hi, self.reverse, self.ts) {
-                        self.last = Some(k.clone());
+                        set_last(&mut self.last, &k);
                         match v {
                             Some(v) => return Some(Ok((k, v))),
                             None => continue,
@@ -1748,7 +1748,7 @@ impl Iterator for SnapshotScan<'_> {
                 Ok(kv) => kv,
                 Err(e) => return Some(Err(e)),
             };
-            self.last = Some(k.clone());
+            set_last(&mut self.last, &k);
             if self.versions.is_none() {
                 self.versions = self.mvcc.tree_versions(self.tree);
             }
@@ -1762,6 +1762,17 @@ impl Iterator for SnapshotScan<'_> {
                 Visible::Old(None) => continue,
             }
         }
+    }
+}
+
+/// Keeps `k` as the last key, in the buffer of the previous one: no allocation per row.
+fn set_last(last: &mut Option<Vec<u8>>, k: &[u8]) {
+    match last {
+        Some(l) => {
+            l.clear();
+            l.extend_from_slice(k);
+        }
+        None => *last = Some(k.to_vec()),
     }
 }
 
