@@ -4,7 +4,7 @@
 use std::ops::Bound;
 use std::path::Path;
 
-use zipdb_engine::{Database, FlushPolicy, NodeFormat, Options, RecordCodec, Tree, TreeFormat};
+use zipdb_engine::{Database, FlushPolicy, Options, TableFormat, Tree, TreeFormat};
 use zipdb_storage::Codec;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -19,13 +19,12 @@ pub struct Format(pub TreeFormat);
 
 impl Format {
     pub const NONE: Format = Format(TreeFormat::classic(Codec::None));
-    pub const FSST: Format = Format(TreeFormat {
-        nodes: NodeFormat::Compact,
-        records: RecordCodec::Fsst,
-        image: Codec::Trim,
-        cold: Codec::None,
-    });
-    pub const COMPACT: Format = Format(TreeFormat::compact(Codec::Trim));
+    /// The primary tree of an SQL `COMPRESSION='fsst'` table.
+    pub const FSST: Format = Format(TableFormat::Fsst.primary());
+    /// The index trees of such a table, here holding rows: compact leaves, raw values.
+    pub const COMPACT: Format = Format(TableFormat::Fsst.index());
+    /// What SQL's `ROW_FORMAT=COMPRESSED` stores rows as; reports mark it as the default.
+    pub const DEFAULT: Format = Format(TableFormat::COMPRESSED_DEFAULT.primary());
 
     pub fn classic(codec: Codec) -> Format {
         Format(TreeFormat::classic(codec))
@@ -47,6 +46,12 @@ impl Format {
     /// The codec the database is opened with (its default for trees created without one).
     pub fn db_codec(self) -> Codec {
         self.0.image
+    }
+}
+
+impl From<Codec> for Format {
+    fn from(c: Codec) -> Format {
+        Format::classic(c)
     }
 }
 

@@ -517,15 +517,14 @@ impl Budgets {
             .map(|l| l.space.logical_bytes)
             .max()
             .unwrap_or(0);
-        // The reference codec is zstd (zipdb's default family) if it ran, else the codec that
-        // compressed best.
+        // The reference is what `ROW_FORMAT=COMPRESSED` picks if it ran (so that the budgets
+        // fit what compressed tables occupy), else a zstd level, else the best compressed.
         let reference = loaded
             .iter()
-            .filter(|l| matches!(l.codec.classic_codec(), Some(Codec::Zstd(_))))
-            .chain(loaded.iter())
             .min_by_key(|l| {
+                let default = l.codec == Format::DEFAULT;
                 let zstd = matches!(l.codec.classic_codec(), Some(Codec::Zstd(_)));
-                (!zstd, l.space.physical_bytes)
+                (!default, !zstd, l.space.physical_bytes)
             })
             .map(|l| (l.codec, l.space.physical_bytes))
             .unwrap_or((Format::NONE, decoded));
@@ -580,8 +579,8 @@ fn run_disk(
         out.record(&json!({
             "bench": "storage", "workload": "load", "mode": plan.mode, "shape": plan.shape.name(),
             "disk": disk.name(),
-            "codec": codec.to_string(), "rows": plan.total_rows(), "tables": plan.tables,
-            "page_size": plan.page_size, "seconds": r3(seconds),
+            "codec": codec.to_string(), "default": codec == Format::DEFAULT,
+            "rows": plan.total_rows(), "tables": plan.tables, "page_size": plan.page_size, "seconds": r3(seconds),
             "rows_per_s": (plan.total_rows() as f64 / seconds).round(),
             "logical_mb": r3(mb(space.logical_bytes)), "physical_mb": r3(mb(space.physical_bytes)),
             "pages": space.pages, "compression_ratio": r3(ratio),
@@ -727,6 +726,7 @@ fn report_run(
         "budget": key.budget.name(),
         "mem_mb": r3(mb(pool_bytes)),
         "codec": key.codec.to_string(),
+        "default": key.codec == Format::DEFAULT,
         "threads": key.threads,
         "workload": key.workload.name(),
         "key_distribution": "uniform",
@@ -1111,7 +1111,8 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
             out.record(&json!({
                 "bench": "storage", "mode": plan.mode, "shape": plan.shape.name(),
                 "workload": "point_get", "budget": "in_memory",
-                "disk": disk.name(), "codec": codec.to_string(), "threads": threads,
+                "disk": disk.name(), "codec": codec.to_string(),
+                "default": codec == Format::DEFAULT, "threads": threads,
                 "rows": rows, "tables": 1, "page_size": plan.page_size, "levels": height,
                 "pages": space.pages, "load_seconds": r3(load_s),
                 "logical_mb": r3(mb(space.logical_bytes)), "physical_mb": r3(mb(space.physical_bytes)),
@@ -1130,9 +1131,9 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn loaded(codec: Codec, logical: u64, physical: u64) -> Loaded {
+    fn loaded(codec: impl Into<Format>, logical: u64, physical: u64) -> Loaded {
         Loaded {
-            codec: Format::classic(codec),
+            codec: codec.into(),
             dir: PathBuf::new(),
             seconds: 1.0,
             space: Space {
@@ -1173,6 +1174,21 @@ mod tests {
             Budgets::new(&l, 16384).bytes(Budget::FitsNeither),
             64 * 16384
         );
+    }
+
+    /// Whatever `ROW_FORMAT=COMPRESSED` picks sizes the compressed budget when it ran, even
+    /// if another format (a zstd level, fsst) compressed better.
+    #[test]
+    fn budgets_follow_the_default_format_when_it_ran() {
+        let mb = 1u64 << 20;
+        let mut l = vec![
+            loaded(Codec::Zstd(19), 100 * mb, 30 * mb),
+            loaded(Format::FSST, 100 * mb, 35 * mb),
+        ];
+        l.retain(|x| x.codec != Format::DEFAULT);
+        l.push(loaded(Format::DEFAULT, 100 * mb, 60 * mb));
+        let b = Budgets::new(&l, 16384);
+        assert_eq!((b.reference, b.compressed), (Format::DEFAULT, 60 * mb));
     }
 
     #[test]

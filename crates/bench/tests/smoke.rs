@@ -72,6 +72,19 @@ fn storage_smoke_run_emits_every_run() {
         HashSet::from(["none".to_string(), "zstd:1".to_string()])
     );
     assert_eq!(seen("threads").len(), 2);
+    // The format SQL's ROW_FORMAT=COMPRESSED picks is marked on every line of its own.
+    let default = zipdb_engine::TableFormat::COMPRESSED_DEFAULT.to_string();
+    for r in records.iter().filter(|r| r.get("codec").is_some()) {
+        assert_eq!(
+            r["default"].as_bool(),
+            Some(r["codec"] == default.as_str()),
+            "{r}"
+        );
+    }
+    assert_eq!(
+        runs.iter().any(|r| r["default"] == true),
+        seen("codec").contains(&default)
+    );
     // 3 budgets x (5 workloads at 1 thread + point_get at 2) x 2 codecs.
     assert_eq!(runs.len(), 36);
     for r in runs.iter().filter(|r| r["codec"] == "none") {

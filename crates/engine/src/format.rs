@@ -14,10 +14,14 @@
 //! 5  u8 cold codec level byte
 //! ```
 //!
-//! This build creates and opens classic trees and compact trees with raw values
-//! ([`TreeFormat::check_supported`]); FSST records (issue 19 step 4) and the cold layer are
-//! refused. It encodes, decodes and validates every variant, so that catalogs and logs of
-//! later builds are refused with a clear error instead of being misread page by page.
+//! This build creates and opens classic trees and compact trees with raw or FSST values
+//! ([`TreeFormat::check_supported`]); the cold layer (issue 19 step 8) is refused. It encodes,
+//! decodes and validates every variant, so that catalogs and logs of later builds are refused
+//! with a clear error instead of being misread page by page.
+//!
+//! A table (SQL's, or the storage bench's sbtest table) is a primary tree plus index trees;
+//! [`TableFormat`] names how such a table is stored and is the one place that maps that choice
+//! to the [`TreeFormat`] of each of its trees, so that the SQL layer and the benchmarks agree.
 
 use std::fmt;
 
@@ -132,6 +136,20 @@ impl TreeFormat {
         }
     }
 
+    /// The primary tree of an "fsst" table (design §0, §2.2): compact leaves, FSST-encoded
+    /// values, `Trim` page images (the pages are already dense, so an entropy coder would buy
+    /// little and cost a decode per miss), no cold layer.
+    pub const FSST: TreeFormat = TreeFormat {
+        nodes: NodeFormat::Compact,
+        records: RecordCodec::Fsst,
+        image: Codec::Trim,
+        cold: Codec::None,
+    };
+
+    /// The secondary index trees of an "fsst" table: index entries are short keys with empty
+    /// values, so there is nothing for FSST to encode; compact leaves alone about halve them.
+    pub const FSST_INDEX: TreeFormat = TreeFormat::compact(Codec::Trim);
+
     pub fn is_classic(&self) -> bool {
         self.nodes == NodeFormat::Classic
     }
@@ -219,6 +237,63 @@ impl fmt::Display for TreeFormat {
     }
 }
 
+/// How a table's trees are stored: whole-page compression of classic trees, or the record
+/// format of issue 19. SQL's `COMPRESSION='...'` and the server's `--codec` name one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableFormat {
+    /// Classic trees whose page images use this codec (`none`, `lz4`, `zstd:1`, ...): the
+    /// primary tree and the index trees alike.
+    Codec(Codec),
+    /// [`TreeFormat::FSST`] for the primary tree, [`TreeFormat::FSST_INDEX`] for indexes.
+    Fsst,
+}
+
+impl TableFormat {
+    /// What `ROW_FORMAT=COMPRESSED` (and a server default of "compressed") picks. The
+    /// benchmarks decide it (issue 19 step 6; design §2.2 expects fsst once the sysbench grid
+    /// shows it wins); until then it stays today's zstd:1, and switching is this one line.
+    pub const COMPRESSED_DEFAULT: TableFormat = TableFormat::Codec(Codec::DEFAULT);
+
+    /// The format of the table's primary (row) tree.
+    pub const fn primary(self) -> TreeFormat {
+        match self {
+            TableFormat::Codec(c) => TreeFormat::classic(c),
+            TableFormat::Fsst => TreeFormat::FSST,
+        }
+    }
+
+    /// The format of each of the table's secondary index trees.
+    pub const fn index(self) -> TreeFormat {
+        match self {
+            TableFormat::Codec(c) => TreeFormat::classic(c),
+            TableFormat::Fsst => TreeFormat::FSST_INDEX,
+        }
+    }
+
+    /// The page-image codec of the table's trees (the same for all of them).
+    pub const fn image_codec(self) -> Codec {
+        self.primary().image
+    }
+
+    /// `fsst`, or what [`Codec::parse`] accepts (`none`, `lz4`, `zstd:3`, ...); any case.
+    pub fn parse(s: &str) -> Option<TableFormat> {
+        if s.eq_ignore_ascii_case("fsst") {
+            return Some(TableFormat::Fsst);
+        }
+        Codec::parse(s).map(TableFormat::Codec)
+    }
+}
+
+impl fmt::Display for TableFormat {
+    /// `fsst`, or the codec as [`Codec`] prints it (`zstd:1`), so that this parses back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableFormat::Codec(c) => write!(f, "{c}"),
+            TableFormat::Fsst => f.write_str("fsst"),
+        }
+    }
+}
+
 /// Every combination of node format, record codec and a few codecs, valid or not.
 #[cfg(test)]
 pub(crate) fn all_formats() -> Vec<TreeFormat> {
@@ -292,6 +367,41 @@ mod tests {
         assert_eq!(trim.to_bytes(), [0, 0, 4, 0, 0, 0]);
         assert_eq!(TreeFormat::from_bytes(&[0, 0, 4, 0, 0, 0]), Ok(trim));
         assert!(trim.check_supported("t").is_ok());
+    }
+
+    #[test]
+    fn table_formats_map_to_supported_trees_and_parse_back() {
+        for t in [
+            TableFormat::Codec(Codec::None),
+            TableFormat::Codec(Codec::Lz4),
+            TableFormat::Codec(Codec::Zstd(3)),
+            TableFormat::Codec(Codec::Zlib(9)),
+            TableFormat::Fsst,
+            TableFormat::COMPRESSED_DEFAULT,
+        ] {
+            for f in [t.primary(), t.index()] {
+                assert!(f.check_supported("t").is_ok(), "{t}: {f}");
+                assert_eq!(f.image, t.image_codec(), "{t}");
+            }
+            assert_eq!(TableFormat::parse(&t.to_string()), Some(t));
+        }
+        let c = TableFormat::Codec(Codec::Lz4);
+        assert_eq!(
+            (c.primary(), c.index()),
+            (TreeFormat::classic(Codec::Lz4), c.primary())
+        );
+        let f = TableFormat::Fsst;
+        assert_eq!(
+            (f.primary().nodes, f.primary().records, f.primary().image),
+            (NodeFormat::Compact, RecordCodec::Fsst, Codec::Trim)
+        );
+        assert_eq!(
+            (f.index().nodes, f.index().records, f.index().image),
+            (NodeFormat::Compact, RecordCodec::None, Codec::Trim)
+        );
+        assert_eq!(TableFormat::parse("FSST"), Some(TableFormat::Fsst));
+        assert_eq!(TableFormat::parse("zstd:40"), None);
+        assert_eq!(TableFormat::parse("fsst:1"), None);
     }
 
     #[test]

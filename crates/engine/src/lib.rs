@@ -44,6 +44,6 @@ pub use db::{
     Tree, TreeStats, TxnScan,
 };
 pub use error::{Error, Result};
-pub use format::{FormatError, NodeFormat, RecordCodec, TreeFormat};
+pub use format::{FormatError, NodeFormat, RecordCodec, TableFormat, TreeFormat};
 pub use zipdb_storage as storage;
 pub use zipdb_storage::Codec;

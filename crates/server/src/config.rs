@@ -8,7 +8,7 @@
 //! port = 3307
 //! data_dir = "./zipdb-data"
 //! pool_mb = 256
-//! codec = "zstd:1"          # none | lz4 | zstd[:level -7..=22, not 0] | zlib[:level 1..=9]
+//! codec = "zstd:1"          # none | lz4 | zstd[:level -7..=22, not 0] | zlib[:level 1..=9] | fsst
 //! page_size = 16384         # new databases only: 4096 | 8192 | 16384 | 32768 | 65536
 //! flush_policy = "sync"     # sync | write | none (innodb_flush_log_at_trx_commit 1 | 2 | 0)
 //! max_connections = 1000
@@ -41,7 +41,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use zipdb_engine::{Codec, FlushPolicy};
+use zipdb_engine::{FlushPolicy, TableFormat};
 
 use crate::pool::{self, ThreadHandling};
 
@@ -78,7 +78,7 @@ const CONNECT_TIMEOUT_MIN: u64 = 2;
 const EXTRA_MAX: usize = 100_000;
 
 pub const CODEC_ALLOWED: &str =
-    "none, lz4, zstd, zstd:LEVEL (-7..=22, not 0), zlib or zlib:LEVEL (1..=9)";
+    "none, lz4, zstd, zstd:LEVEL (-7..=22, not 0), zlib, zlib:LEVEL (1..=9) or fsst";
 pub const FLUSH_ALLOWED: &str = "sync (or 1), write (or 2) or none (or 0)";
 pub const PAGE_SIZE_ALLOWED: &str = "4096, 8192, 16384, 32768 or 65536";
 
@@ -89,7 +89,8 @@ pub struct Partial {
     pub port: Option<u16>,
     pub data_dir: Option<PathBuf>,
     pub pool_mb: Option<usize>,
-    pub codec: Option<Codec>,
+    /// How new tables are stored (`--codec`, `codec = "..."`), named as the codec for history.
+    pub codec: Option<TableFormat>,
     pub page_size: Option<usize>,
     pub flush_policy: Option<FlushPolicy>,
     pub max_connections: Option<usize>,
@@ -125,7 +126,7 @@ pub struct Settings {
     pub port: u16,
     pub data_dir: PathBuf,
     pub pool_mb: usize,
-    pub codec: Codec,
+    pub codec: TableFormat,
     /// The page size for a new database; `page_size_explicit` says whether it was asked for
     /// (an existing database with another page size is then an error, not a surprise).
     pub page_size: usize,
@@ -214,7 +215,7 @@ impl Settings {
             port: pick(&flags.port, &file.port, DEFAULT_PORT),
             data_dir: pick(&flags.data_dir, &file.data_dir, DEFAULT_DATA_DIR.into()),
             pool_mb: pick(&flags.pool_mb, &file.pool_mb, DEFAULT_POOL_MB),
-            codec: pick(&flags.codec, &file.codec, Codec::DEFAULT),
+            codec: pick(&flags.codec, &file.codec, TableFormat::COMPRESSED_DEFAULT),
             page_size: page_size.unwrap_or(DEFAULT_PAGE_SIZE),
             page_size_explicit: page_size.is_some(),
             flush_policy: pick(&flags.flush_policy, &file.flush_policy, FlushPolicy::Sync),
@@ -386,9 +387,10 @@ pub enum ConfigError {
     },
 }
 
-/// Parses a codec: `none`, `lz4`, `zstd`, `zstd:3`, `zlib:9`, ...
-pub fn parse_codec(s: &str) -> Result<Codec, String> {
-    Codec::parse(s.trim()).ok_or_else(|| format!("invalid codec {s:?}: expected {CODEC_ALLOWED}"))
+/// Parses a table format: `none`, `lz4`, `zstd`, `zstd:3`, `zlib:9`, ..., `fsst`.
+pub fn parse_codec(s: &str) -> Result<TableFormat, String> {
+    TableFormat::parse(s.trim())
+        .ok_or_else(|| format!("invalid codec {s:?}: expected {CODEC_ALLOWED}"))
 }
 
 /// Parses a flush policy: `sync`, `write`, `none`, or InnoDB's 1, 2, 0.
@@ -739,6 +741,7 @@ pub fn read_file(path: &Path) -> Result<Partial, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use zipdb_engine::Codec;
 
     fn err(text: &str) -> String {
         parse_file("conf/zipdb.toml", text).unwrap_err().to_string()
@@ -786,7 +789,7 @@ mod tests {
                 port: Some(3310),
                 data_dir: Some("/var/lib/zipdb".into()),
                 pool_mb: Some(1024),
-                codec: Some(Codec::Zstd(3)),
+                codec: Some(TableFormat::Codec(Codec::Zstd(3))),
                 page_size: Some(8192),
                 flush_policy: Some(FlushPolicy::Write),
                 max_connections: Some(50),
@@ -822,20 +825,20 @@ mod tests {
     fn precedence_is_flag_then_file_then_default() {
         let flags = Partial {
             port: Some(4000),
-            codec: Some(Codec::Lz4),
+            codec: Some(TableFormat::Codec(Codec::Lz4)),
             warm_restart: Some(false),
             ..Partial::default()
         };
         let file = Partial {
             port: Some(5000),
             pool_mb: Some(64),
-            codec: Some(Codec::None),
+            codec: Some(TableFormat::Codec(Codec::None)),
             flush_policy: Some(FlushPolicy::Write),
             ..Partial::default()
         };
         let s = Settings::merge(&flags, &file, Some("z.toml".into()));
         assert_eq!(s.port, 4000, "flag beats file");
-        assert_eq!(s.codec, Codec::Lz4, "flag beats file");
+        assert_eq!(s.codec, TableFormat::Codec(Codec::Lz4), "flag beats file");
         assert_eq!(s.pool_mb, 64, "file beats default");
         assert_eq!(s.flush_policy, FlushPolicy::Write, "file beats default");
         assert!(!s.warm_restart);
@@ -865,7 +868,13 @@ mod tests {
         );
 
         let s = Settings::merge(&Partial::default(), &Partial::default(), None);
-        assert_eq!(s.codec, Codec::DEFAULT);
+        assert_eq!(s.codec, TableFormat::COMPRESSED_DEFAULT);
+        // fsst from the file; the startup line names it.
+        let file = parse_file("f", "codec = \"FSST\"").unwrap();
+        assert_eq!(file.codec, Some(TableFormat::Fsst));
+        let s = Settings::merge(&Partial::default(), &file, None);
+        assert_eq!(s.codec, TableFormat::Fsst);
+        assert!(s.summary().contains(" codec=fsst "), "{}", s.summary());
         assert_eq!(s.flush_policy, FlushPolicy::Sync);
         assert!(s.warm_restart);
         let s = Settings::merge(
@@ -893,6 +902,7 @@ mod tests {
         for (text, key, allowed) in [
             ("codec = \"brotli\"", "codec", "lz4"),
             ("codec = \"zstd:40\"", "codec", "-7..=22"),
+            ("codec = \"trim\"", "codec", "fsst"),
             ("flush_policy = \"always\"", "flush_policy", "sync"),
             ("flush_policy = 3", "flush_policy", "sync"),
             ("page_size = 12000", "page_size", "16384"),
@@ -954,9 +964,15 @@ mod tests {
 
     #[test]
     fn flag_value_parsers() {
-        assert_eq!(parse_codec("ZSTD:5"), Ok(Codec::Zstd(5)));
-        assert_eq!(parse_codec("zlib"), Ok(Codec::Zlib(6)));
-        assert!(parse_codec("zlib:0").unwrap_err().contains("zlib:LEVEL"));
+        assert_eq!(
+            parse_codec("ZSTD:5"),
+            Ok(TableFormat::Codec(Codec::Zstd(5)))
+        );
+        assert_eq!(parse_codec("zlib"), Ok(TableFormat::Codec(Codec::Zlib(6))));
+        assert_eq!(parse_codec(" fsst "), Ok(TableFormat::Fsst));
+        let e = parse_codec("zlib:0").unwrap_err();
+        assert!(e.contains("zlib:LEVEL") && e.contains("fsst"), "{e}");
+        assert!(parse_codec("fsst:1").is_err());
         assert_eq!(parse_flush_policy("2"), Ok(FlushPolicy::Write));
         assert_eq!(parse_page_size("32768"), Ok(32768));
         assert!(parse_page_size("2048").is_err());

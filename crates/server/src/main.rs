@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use zipdb_engine::{Codec, Database, FlushPolicy, Options};
+use zipdb_engine::{Database, FlushPolicy, Options, TableFormat};
 use zipdb_server::config::{self, Partial, Settings};
 use zipdb_server::{Server, ServerConfig};
 
@@ -47,10 +47,10 @@ struct ServeArgs {
     /// Buffer pool size in MiB. [default: 256]
     #[arg(long, value_parser = config::parse_positive)]
     pool_mb: Option<usize>,
-    /// Codec of new tables and of ROW_FORMAT=COMPRESSED: none, lz4, zstd[:LEVEL], zlib[:LEVEL].
-    /// [default: zstd:1]
+    /// Storage of new tables and of ROW_FORMAT=COMPRESSED: none, lz4, zstd[:LEVEL], zlib[:LEVEL]
+    /// (whole-page codecs) or fsst (compact leaves, FSST-encoded rows). [default: zstd:1]
     #[arg(long, value_parser = config::parse_codec)]
-    codec: Option<Codec>,
+    codec: Option<TableFormat>,
     /// Page size in bytes of a new database (4096 to 65536, a power of two); an existing
     /// database keeps its own, and a different explicit value is an error. [default: 16384]
     #[arg(long, value_parser = config::parse_page_size)]
@@ -297,7 +297,9 @@ fn main() -> ExitCode {
             let options = Options {
                 pool_bytes,
                 page_size: s.page_size,
-                codec: s.codec,
+                // The engine's codec for trees created without a format; every SQL table
+                // names its own, so this only keeps the engine's default in step with them.
+                codec: s.codec.image_codec(),
                 flush_policy: s.flush_policy,
                 warm_restart: s.warm_restart,
                 direct_io: s.direct_io,
@@ -317,7 +319,7 @@ fn main() -> ExitCode {
             let instance = match zipdb_sql::Instance::open(
                 db.clone(),
                 zipdb_sql::InstanceOptions {
-                    default_codec: s.codec,
+                    default_format: s.codec,
                     max_allowed_packet: s.max_allowed_packet as u64,
                     max_connections: s.max_connections as u64,
                     extra_max_connections: s.extra_max_connections as u64,

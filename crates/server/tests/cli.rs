@@ -66,6 +66,9 @@ fn bad_flags_are_refused_with_what_is_allowed() {
     let (ok, err) = serve(&d, &["--wait-timeout", "0"]);
     assert!(!ok);
     assert!(err.contains("1..=31536000"), "{err}");
+    let (ok, err) = serve(&d, &["--codec", "trim"]);
+    assert!(!ok);
+    assert!(err.contains("zlib:LEVEL (1..=9) or fsst"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -88,6 +91,7 @@ fn serve_help_documents_the_limits_and_the_admin_slot() {
         assert!(help.contains(flag), "{flag} missing from:\n{help}");
     }
     assert!(help.contains("only the account named root"), "{help}");
+    assert!(help.contains("or fsst"), "--codec: {help}");
 }
 
 #[test]

@@ -119,7 +119,7 @@ pub fn create_table_text(t: &crate::catalog::Table) -> String {
     }
     opts.push_str(&format!(
         " COMPRESSION='{}'",
-        crate::catalog::codec_name(t.def.codec)
+        crate::catalog::format_name(t.def.format)
     ));
     format!(
         "CREATE TABLE `{}` (\n{}\n){}",
@@ -169,14 +169,17 @@ impl TableSizes {
     }
 
     pub fn row_format(&self, t: &crate::catalog::Table) -> &'static str {
-        match t.def.codec {
-            zipdb_engine::Codec::None => "Dynamic",
+        match t.def.format {
+            zipdb_engine::TableFormat::Codec(zipdb_engine::Codec::None) => "Dynamic",
             _ => "Compressed",
         }
     }
 
     pub fn create_options(&self, t: &crate::catalog::Table) -> String {
-        format!("compression='{}'", crate::catalog::codec_name(t.def.codec))
+        format!(
+            "compression='{}'",
+            crate::catalog::format_name(t.def.format)
+        )
     }
 
     pub fn auto_increment(&self, t: &crate::catalog::Table) -> Value {

@@ -889,7 +889,7 @@ fn derived_table(
             columns,
             pk: Vec::new(),
             indexes: Vec::new(),
-            codec: zipdb_engine::Codec::None,
+            format: zipdb_engine::TableFormat::Codec(zipdb_engine::Codec::None),
             options: TableOptions::default(),
             primary_tree: String::new(),
         },

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use zipdb_engine::{Codec, Database, Tree};
+use zipdb_engine::{Codec, Database, TableFormat, Tree};
 
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -75,7 +75,9 @@ pub struct TableDef {
     /// Columns of the primary key; empty: a hidden row id.
     pub pk: Vec<usize>,
     pub indexes: Vec<IndexDef>,
-    pub codec: Codec,
+    /// How the table's trees are stored; `TableFormat::primary`/`index` give each tree's
+    /// format, for every tree made for the table (CREATE, CREATE INDEX, TRUNCATE).
+    pub format: TableFormat,
     pub options: TableOptions,
     pub primary_tree: String,
 }
@@ -371,7 +373,7 @@ pub fn system_table(name: &str, placeholder: zipdb_engine::Tree) -> Result<Arc<T
             .collect(),
         pk: Vec::new(),
         indexes: Vec::new(),
-        codec: zipdb_engine::Codec::None,
+        format: TableFormat::Codec(Codec::None),
         options: TableOptions::default(),
         primary_tree: String::new(),
     };
@@ -507,26 +509,47 @@ fn get_type(r: &mut R) -> Result<SqlType, String> {
     })
 }
 
-pub fn codec_name(c: zipdb_engine::Codec) -> &'static str {
-    match c {
-        zipdb_engine::Codec::None => "none",
-        zipdb_engine::Codec::Lz4 => "lz4",
-        zipdb_engine::Codec::Zstd(_) => "zstd",
-        zipdb_engine::Codec::Zlib(_) => "zlib",
-        zipdb_engine::Codec::Trim => "trim",
+/// The name `COMPRESSION='...'` takes for this format (levels are not part of it).
+pub fn format_name(f: TableFormat) -> &'static str {
+    match f {
+        TableFormat::Codec(Codec::None) => "none",
+        TableFormat::Codec(Codec::Lz4) => "lz4",
+        TableFormat::Codec(Codec::Zstd(_)) => "zstd",
+        TableFormat::Codec(Codec::Zlib(_)) => "zlib",
+        TableFormat::Codec(Codec::Trim) => "trim",
+        TableFormat::Fsst => "fsst",
     }
 }
 
-fn codec_code(c: Codec) -> (u8, i8) {
-    match c {
-        Codec::None => (0, 0),
-        Codec::Lz4 => (1, 0),
-        Codec::Zstd(l) => (2, l),
-        Codec::Zlib(l) => (3, l as i8),
-        // Not reachable from SQL yet (issue 19 step 6 adds the option); kept total and
-        // decodable so that the match needs no panic.
-        Codec::Trim => (4, 0),
+/// The definition's "codec" byte for an fsst table. Whole-page codecs keep the page-image
+/// codec ids they always had there (0–4), so a definition written before fsst tables existed
+/// decodes unchanged, and a definition of any other table is still byte for byte what older
+/// builds wrote (they read it back). An older build refuses an fsst table ("unknown codec").
+const FSST_CODE: u8 = 16;
+
+fn format_code(f: TableFormat) -> (u8, i8) {
+    match f {
+        TableFormat::Codec(Codec::None) => (0, 0),
+        TableFormat::Codec(Codec::Lz4) => (1, 0),
+        TableFormat::Codec(Codec::Zstd(l)) => (2, l),
+        TableFormat::Codec(Codec::Zlib(l)) => (3, l as i8),
+        // Not reachable from SQL (COMPRESSION has no 'trim'); kept total and decodable so
+        // that the match needs no panic.
+        TableFormat::Codec(Codec::Trim) => (4, 0),
+        TableFormat::Fsst => (FSST_CODE, 0),
     }
+}
+
+fn format_from_code(code: u8, level: i8) -> Result<TableFormat, String> {
+    Ok(match code {
+        0 => TableFormat::Codec(Codec::None),
+        1 => TableFormat::Codec(Codec::Lz4),
+        2 => TableFormat::Codec(Codec::Zstd(level)),
+        3 => TableFormat::Codec(Codec::Zlib(level as u8)),
+        4 => TableFormat::Codec(Codec::Trim),
+        FSST_CODE => TableFormat::Fsst,
+        c => return Err(format!("unknown codec {c}")),
+    })
 }
 
 impl TableDef {
@@ -537,7 +560,7 @@ impl TableDef {
         w.str(&self.db);
         w.str(&self.name);
         w.str(&self.primary_tree);
-        let (c, l) = codec_code(self.codec);
+        let (c, l) = format_code(self.format);
         w.u8(c);
         w.u8(l as u8);
         w.u32(self.columns.len() as u32);
@@ -597,14 +620,7 @@ impl TableDef {
         let db = r.str()?;
         let name = r.str()?;
         let primary_tree = r.str()?;
-        let codec = match (r.u8()?, r.u8()? as i8) {
-            (0, _) => Codec::None,
-            (1, _) => Codec::Lz4,
-            (2, l) => Codec::Zstd(l),
-            (3, l) => Codec::Zlib(l as u8),
-            (4, _) => Codec::Trim,
-            (c, _) => return Err(format!("unknown codec {c}")),
-        };
+        let format = format_from_code(r.u8()?, r.u8()? as i8)?;
         let n = r.u32()? as usize;
         let mut columns = Vec::with_capacity(n.min(4096));
         for _ in 0..n {
@@ -690,7 +706,7 @@ impl TableDef {
             columns,
             pk,
             indexes,
-            codec,
+            format,
             options: TableOptions {
                 engine,
                 row_format,
@@ -745,10 +761,68 @@ mod tests {
                 unique: true,
                 tree: "t.ib".into(),
             }],
-            codec: Codec::None,
+            format: TableFormat::Codec(Codec::None),
             options: TableOptions::default(),
             primary_tree: "t".into(),
         }
+    }
+
+    /// The definition's storage bytes: a definition written before fsst tables existed (built
+    /// here byte by byte, in that layout) decodes to the same codec and re-encodes to the same
+    /// bytes; an fsst table round-trips; an unknown code is refused.
+    #[test]
+    fn storage_formats_round_trip_and_old_definitions_decode() {
+        let mut old = vec![2u8];
+        old.extend_from_slice(&9u64.to_le_bytes());
+        for s in ["d", "t", "z9"] {
+            old.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            old.extend_from_slice(s.as_bytes());
+        }
+        old.extend_from_slice(&[2, 3]); // zstd, level 3
+        old.extend_from_slice(&1u32.to_le_bytes()); // one column: `a` INT, NOT NULL
+        old.extend_from_slice(&1u32.to_le_bytes());
+        old.push(b'a');
+        old.push(1);
+        old.extend_from_slice(&4u32.to_le_bytes());
+        old.extend_from_slice(&0u32.to_le_bytes());
+        old.extend_from_slice(&[0, 0]); // flags, no default
+        old.extend_from_slice(&1u32.to_le_bytes()); // primary key (a)
+        old.extend_from_slice(&0u32.to_le_bytes());
+        old.extend_from_slice(&0u32.to_le_bytes()); // no indexes
+        old.extend_from_slice(&[0, 0, 0]); // engine, row format, key block size
+        old.push(1); // COMPRESSION='zstd'
+        old.extend_from_slice(&4u32.to_le_bytes());
+        old.extend_from_slice(b"zstd");
+        old.push(0); // comment
+        let d = TableDef::decode(&old).unwrap();
+        assert_eq!(d.format, TableFormat::Codec(Codec::Zstd(3)));
+        assert_eq!((d.name.as_str(), d.primary_tree.as_str()), ("t", "z9"));
+        assert_eq!(d.options.compression.as_deref(), Some("zstd"));
+        assert_eq!(d.encode(), old);
+
+        let int = SqlType::Int {
+            bytes: 4,
+            unsigned: false,
+        };
+        for f in [
+            TableFormat::Fsst,
+            TableFormat::Codec(Codec::None),
+            TableFormat::Codec(Codec::Lz4),
+            TableFormat::Codec(Codec::Zstd(-5)),
+            TableFormat::Codec(Codec::Zlib(9)),
+        ] {
+            let mut d = def(int, int);
+            d.format = f;
+            assert_eq!(TableDef::decode(&d.encode()).unwrap().format, f);
+        }
+        let mut d = def(int, int);
+        d.format = TableFormat::Fsst;
+        let mut b = d.encode();
+        let at = 1 + 8 + (4 + 1) + (4 + 1) + (4 + 1);
+        assert_eq!(b[at..at + 2], [FSST_CODE, 0]);
+        b[at] = FSST_CODE + 1;
+        let e = TableDef::decode(&b).unwrap_err();
+        assert!(e.contains("unknown codec"), "{e}");
     }
 
     /// A definition written before accent folding (version 1) still loads unless one of its

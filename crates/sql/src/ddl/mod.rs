@@ -1,17 +1,21 @@
 //! DDL: databases, tables, indexes.
 //!
-//! Table options and compression: `COMPRESSION='none'|'lz4'|'zstd'|'zlib'` picks the codec;
-//! `ROW_FORMAT=COMPRESSED` (with or without `KEY_BLOCK_SIZE`) means the server's default codec;
-//! `ROW_FORMAT=DYNAMIC|COMPACT|REDUNDANT` means uncompressed unless `COMPRESSION` says
-//! otherwise. `KEY_BLOCK_SIZE` is accepted and recorded but does not change the page size:
-//! zipdb compresses whole pages into variable-size images, so there is no fixed compressed
-//! block to size (see docs/ARCHITECTURE.md).
+//! Table options and compression: `COMPRESSION='none'|'lz4'|'zstd'|'zlib'` compresses whole
+//! page images with that codec; `COMPRESSION='fsst'` stores the table in the record format of
+//! issue 19 (compact leaves, each row FSST-encoded with a per-table symbol table, `Trim` page
+//! images; its index trees compact leaves only): see `zipdb_engine::TableFormat`, the one place
+//! that maps a table's format to its trees' formats. `ROW_FORMAT=COMPRESSED` (with or without
+//! `KEY_BLOCK_SIZE`) means the server's default format, or `TableFormat::COMPRESSED_DEFAULT`
+//! when that default is uncompressed; `ROW_FORMAT=DYNAMIC|COMPACT|REDUNDANT` means
+//! uncompressed unless `COMPRESSION` says otherwise. `KEY_BLOCK_SIZE` is accepted and recorded
+//! but does not change the page size: zipdb compresses whole pages into variable-size images,
+//! so there is no fixed compressed block to size (see docs/ARCHITECTURE.md).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use sqlparser::ast;
-use zipdb_engine::Codec;
+use zipdb_engine::{Codec, Database, TableFormat, Tree};
 
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
 use crate::expr::Compiler;
@@ -388,39 +392,52 @@ fn table_options(ct: &ast::CreateTable) -> TableOptions {
     o
 }
 
-/// The codec a table's options ask for.
-fn codec_of(o: &TableOptions, default: Codec) -> Result<Codec, SqlError> {
+/// The format a table's options ask for, given the server's default for new tables.
+fn format_of(o: &TableOptions, default: TableFormat) -> Result<TableFormat, SqlError> {
     if let Some(c) = &o.compression {
         return match c.as_str() {
-            "none" | "" => Ok(Codec::None),
-            "lz4" => Ok(Codec::Lz4),
-            "zstd" => Ok(Codec::Zstd(1)),
-            "zlib" => Ok(Codec::Zlib(6)),
+            "none" | "" => Ok(TableFormat::Codec(Codec::None)),
+            "lz4" => Ok(TableFormat::Codec(Codec::Lz4)),
+            "zstd" => Ok(TableFormat::Codec(Codec::Zstd(1))),
+            "zlib" => Ok(TableFormat::Codec(Codec::Zlib(6))),
+            "fsst" => Ok(TableFormat::Fsst),
             other => Err(SqlError::new(
                 1231,
                 "42000",
-                format!("Invalid compression '{other}': use 'none', 'lz4', 'zstd' or 'zlib'"),
+                format!(
+                    "Invalid compression '{other}': use 'none', 'lz4', 'zstd', 'zlib' or 'fsst'"
+                ),
             )),
         };
     }
+    // A table that asks to be compressed is, even when the server's default is not.
+    let compressed = if default == TableFormat::Codec(Codec::None) {
+        TableFormat::COMPRESSED_DEFAULT
+    } else {
+        default
+    };
     Ok(match o.row_format.as_deref() {
-        Some("COMPRESSED") => {
-            if default == Codec::None {
-                Codec::DEFAULT
-            } else {
-                default
-            }
-        }
-        Some(_) => Codec::None,
-        None if o.key_block_size.is_some() => {
-            if default == Codec::None {
-                Codec::DEFAULT
-            } else {
-                default
-            }
-        }
+        Some("COMPRESSED") => compressed,
+        Some(_) => TableFormat::Codec(Codec::None),
+        None if o.key_block_size.is_some() => compressed,
         None => default,
     })
+}
+
+/// Creates a tree for the rows (`index` false) or for one index of a table stored as `table`:
+/// every tree made for a table comes from here, so all of them follow its definition.
+fn create_table_tree(
+    db: &Database,
+    table: TableFormat,
+    name: &str,
+    index: bool,
+) -> Result<Tree, SqlError> {
+    let format = if index {
+        table.index()
+    } else {
+        table.primary()
+    };
+    db.create_tree_with(name, format).map_err(SqlError::engine)
 }
 
 fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlError> {
@@ -649,7 +666,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
             );
         }
     }
-    let codec = codec_of(&options, s.inst.options.default_codec)?;
+    let format = format_of(&options, s.inst.options.default_format)?;
     let inst = s.inst.clone();
     let _ddl = inst.ddl.lock();
     if s.inst.catalog.read().table(&db, &name).is_some() {
@@ -696,18 +713,14 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         columns,
         pk,
         indexes: idx_defs,
-        codec,
+        format,
         options,
         primary_tree,
     };
     let db_handle = &s.inst.db;
-    db_handle
-        .create_tree(&def.primary_tree, Some(codec))
-        .map_err(SqlError::engine)?;
+    create_table_tree(db_handle, def.format, &def.primary_tree, false)?;
     for i in &def.indexes {
-        db_handle
-            .create_tree(&i.tree, Some(codec))
-            .map_err(SqlError::engine)?;
+        create_table_tree(db_handle, def.format, &i.tree, true)?;
     }
     let next = s.inst.catalog.read().next_object_id;
     write_catalog(
@@ -770,16 +783,10 @@ fn truncate(s: &mut Session, name: &ast::ObjectName) -> Result<(), SqlError> {
     let inst = s.inst.clone();
     let _ddl = inst.ddl.lock();
     def.primary_tree = format!("z{}", next_object_id(s));
-    s.inst
-        .db
-        .create_tree(&def.primary_tree, Some(def.codec))
-        .map_err(SqlError::engine)?;
+    create_table_tree(&s.inst.db, def.format, &def.primary_tree, false)?;
     for i in &mut def.indexes {
         i.tree = format!("z{}", next_object_id(s));
-        s.inst
-            .db
-            .create_tree(&i.tree, Some(def.codec))
-            .map_err(SqlError::engine)?;
+        create_table_tree(&s.inst.db, def.format, &i.tree, true)?;
     }
     let next = s.inst.catalog.read().next_object_id;
     write_catalog(
@@ -846,11 +853,7 @@ fn create_index(
         unique,
         tree: tree_name.clone(),
     });
-    let tree = s
-        .inst
-        .db
-        .create_tree(&tree_name, Some(def.codec))
-        .map_err(SqlError::engine)?;
+    let tree = create_table_tree(&s.inst.db, def.format, &tree_name, true)?;
     // Build the index from the table's rows (no writer runs: the gate is held).
     let mut indexes = t.indexes.clone();
     indexes.push(tree.clone());

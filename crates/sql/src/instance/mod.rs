@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
-use zipdb_engine::{Codec, Database, Tree};
+use zipdb_engine::{Database, TableFormat, Tree};
 
 use crate::catalog::accounts::{Account, Accounts, LoginRefusal};
 use crate::catalog::{Catalog, Table};
@@ -23,8 +23,8 @@ use crate::SqlError;
 /// Settings of an instance.
 #[derive(Debug, Clone)]
 pub struct InstanceOptions {
-    /// Codec of tables created without `COMPRESSION=`/`ROW_FORMAT=`.
-    pub default_codec: Codec,
+    /// How tables created without `COMPRESSION=`/`ROW_FORMAT=` are stored.
+    pub default_format: TableFormat,
     pub server_version: String,
     pub max_allowed_packet: u64,
     pub max_connections: u64,
@@ -57,7 +57,7 @@ pub struct InstanceOptions {
 impl Default for InstanceOptions {
     fn default() -> Self {
         InstanceOptions {
-            default_codec: Codec::DEFAULT,
+            default_format: TableFormat::COMPRESSED_DEFAULT,
             server_version: format!("8.0.0-zipdb-{}", env!("CARGO_PKG_VERSION")),
             max_allowed_packet: 64 << 20,
             max_connections: 1000,

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use sqlparser::ast;
 use zipdb_engine::IsolationLevel;
 
-use crate::catalog::codec_name;
+use crate::catalog::format_name;
 use crate::expr::Compiler;
 use crate::instance::session::Session;
 use crate::instance::txn::isolation_of;
@@ -416,7 +416,7 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "hostname" => st("localhost"),
         "socket" => st(""),
         "datadir" => st(""),
-        "zipdb_default_codec" => st(codec_name(inst.options.default_codec)),
+        "zipdb_default_codec" => st(format_name(inst.options.default_format)),
         "session_track_schema" | "session_track_state_change" => st("OFF"),
         "div_precision_increment" => int(4),
         "group_concat_max_len" => int(1024),

@@ -1,0 +1,339 @@
+//! Tables stored in the fsst record format (`COMPRESSION='fsst'`, issue 19 step 6), driven
+//! through `Session`: rows, ranges and index lookups against a model, before and after a
+//! restart; the trees each DDL statement makes; the options that pick the format.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use zipdb_engine::{Codec, Database, FlushPolicy, Options, TableFormat, TreeFormat};
+use zipdb_sql::{Instance, InstanceOptions, Outcome, Session, Value};
+
+struct Dir(PathBuf);
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir() -> Dir {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "zipdb-sql-fsst-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    Dir(dir)
+}
+
+fn open(dir: &Path, default_format: TableFormat) -> (Database, Arc<Instance>) {
+    let opts = Options {
+        pool_bytes: 16 << 20,
+        wal_bytes: 8 << 20,
+        flush_policy: FlushPolicy::None,
+        recovery_progress: false,
+        ..Options::default()
+    };
+    let db = Database::open(dir, opts).expect("open database");
+    let inst = Instance::open(
+        db.clone(),
+        InstanceOptions {
+            default_format,
+            ..InstanceOptions::default()
+        },
+    )
+    .expect("open instance");
+    (db, inst)
+}
+
+fn session(inst: &Arc<Instance>) -> Session {
+    let mut s = inst.session("root", 1);
+    q(&mut s, "CREATE DATABASE IF NOT EXISTS d");
+    s.use_db("d").expect("use d");
+    s
+}
+
+fn text(v: &Value) -> String {
+    v.to_string_lossy().unwrap_or_else(|| "NULL".into())
+}
+
+/// Runs one statement that must succeed; its rows as text (empty for a statement without).
+fn q(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
+    let mut r = s.query(sql);
+    assert_eq!(r.len(), 1, "{sql}");
+    match r.remove(0) {
+        Ok(Outcome::Rows { rows, .. }) => rows
+            .iter()
+            .map(|row| row.iter().map(text).collect())
+            .collect(),
+        Ok(Outcome::Done { .. }) => Vec::new(),
+        Err(e) => panic!("{sql}: error {} {}", e.code, e.message),
+    }
+}
+
+fn show_create(s: &mut Session, table: &str) -> String {
+    q(s, &format!("SHOW CREATE TABLE {table}"))[0][1].clone()
+}
+
+/// sbtest's `c` and `pad`: groups of 11 digits joined by dashes, from a small LCG.
+fn digits(seed: &mut u64, groups: usize) -> String {
+    let mut out = String::new();
+    for g in 0..groups {
+        if g > 0 {
+            out.push('-');
+        }
+        for _ in 0..11 {
+            *seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            out.push(char::from(b'0' + (*seed >> 33) as u8 % 10));
+        }
+    }
+    out
+}
+
+type Model = BTreeMap<i64, (i64, String, String)>;
+
+const ROWS: i64 = 2000;
+
+fn load(s: &mut Session, model: &mut Model) {
+    let mut seed = 7;
+    for batch in 0..ROWS / 100 {
+        let mut values = Vec::new();
+        for id in batch * 100 + 1..=batch * 100 + 100 {
+            let row = (id * 37 % 500, digits(&mut seed, 10), digits(&mut seed, 5));
+            values.push(format!("({id}, {}, '{}', '{}')", row.0, row.1, row.2));
+            model.insert(id, row);
+        }
+        q(
+            s,
+            &format!("INSERT INTO sbtest1 VALUES {}", values.join(", ")),
+        );
+    }
+}
+
+fn row_text(id: i64, r: &(i64, String, String)) -> Vec<String> {
+    vec![id.to_string(), r.0.to_string(), r.1.clone(), r.2.clone()]
+}
+
+/// Point selects, a range, index lookups and a full scan, each against the model.
+fn check(s: &mut Session, model: &Model) {
+    for id in [1, 2, 99, 100, 101, 777, 1500, ROWS, ROWS + 1] {
+        let got = q(
+            s,
+            &format!("SELECT id, k, c, pad FROM sbtest1 WHERE id = {id}"),
+        );
+        let want: Vec<_> = model
+            .get(&id)
+            .map(|r| row_text(id, r))
+            .into_iter()
+            .collect();
+        assert_eq!(got, want, "id {id}");
+    }
+    let got = q(
+        s,
+        "SELECT id, k, c, pad FROM sbtest1 WHERE id BETWEEN 300 AND 420 ORDER BY id",
+    );
+    let want: Vec<_> = model
+        .range(300..=420)
+        .map(|(&i, r)| row_text(i, r))
+        .collect();
+    assert_eq!(got, want, "range");
+    for k in [0, 42, 499] {
+        let got = q(
+            s,
+            &format!("SELECT id FROM sbtest1 WHERE k = {k} ORDER BY id"),
+        );
+        let want: Vec<_> = model
+            .iter()
+            .filter(|(_, r)| r.0 == k)
+            .map(|(&i, _)| vec![i.to_string()])
+            .collect();
+        assert!(!want.is_empty(), "k {k} has no rows in the model");
+        assert_eq!(got, want, "k = {k}");
+    }
+    let got = q(s, "SELECT id, k, c, pad FROM sbtest1 ORDER BY id");
+    let want: Vec<_> = model.iter().map(|(&i, r)| row_text(i, r)).collect();
+    assert_eq!(got, want, "full scan");
+}
+
+/// Formats of the database's trees, with the names of those in an fsst format.
+fn fsst_trees(db: &Database) -> (Vec<String>, Vec<String>) {
+    let trees = db.stats().trees;
+    let named = |f: TreeFormat| -> Vec<String> {
+        trees
+            .iter()
+            .filter(|t| t.format == f)
+            .map(|t| t.name.clone())
+            .collect()
+    };
+    (
+        named(TableFormat::Fsst.primary()),
+        named(TableFormat::Fsst.index()),
+    )
+}
+
+#[test]
+fn fsst_tables_keep_their_rows_and_format_through_dml_ddl_and_a_restart() {
+    let dir = temp_dir();
+    let mut model = Model::new();
+    {
+        let (db, inst) = open(&dir.0, TableFormat::COMPRESSED_DEFAULT);
+        let mut s = session(&inst);
+        q(
+            &mut s,
+            "CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0, \
+             c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
+             PRIMARY KEY (id), KEY k_1 (k)) ENGINE=InnoDB COMPRESSION='FSST'",
+        );
+        let (primary, index) = fsst_trees(&db);
+        assert_eq!(
+            (primary.len(), index.len()),
+            (1, 1),
+            "{primary:?} {index:?}"
+        );
+        load(&mut s, &mut model);
+        // 2,000 rows of ~190 bytes are far past the 16 KB the symbol table trains on.
+        let tree = db.open_tree(&primary[0]).unwrap();
+        assert!(
+            tree.btree().symbol_tables().current().is_some(),
+            "not trained"
+        );
+        check(&mut s, &model);
+        q(
+            &mut s,
+            "UPDATE sbtest1 SET k = k + 1 WHERE id BETWEEN 10 AND 60",
+        );
+        for id in 10..=60 {
+            model.get_mut(&id).unwrap().0 += 1;
+        }
+        q(
+            &mut s,
+            "UPDATE sbtest1 SET c = 'changed', pad = CONCAT(LEFT(pad, 40), '-x') \
+             WHERE id % 97 = 0",
+        );
+        for (_, r) in model.iter_mut().filter(|(&i, _)| i % 97 == 0) {
+            r.1 = "changed".into();
+            r.2 = format!("{}-x", &r.2[..40]);
+        }
+        q(&mut s, "DELETE FROM sbtest1 WHERE id % 10 = 3 OR id > 1900");
+        model.retain(|&i, _| !(i % 10 == 3 || i > 1900));
+        check(&mut s, &model);
+        let create = show_create(&mut s, "sbtest1");
+        assert!(create.ends_with(" COMPRESSION='fsst'"), "{create}");
+        let info = q(
+            &mut s,
+            "SELECT ROW_FORMAT, CREATE_OPTIONS FROM information_schema.TABLES \
+             WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 'sbtest1'",
+        );
+        assert_eq!(info, [["Compressed", "compression='fsst'"]]);
+        drop(s);
+        drop(inst);
+        db.close().expect("close");
+    }
+    let (db, inst) = open(&dir.0, TableFormat::COMPRESSED_DEFAULT);
+    let mut s = session(&inst);
+    check(&mut s, &model);
+    assert!(show_create(&mut s, "sbtest1").ends_with(" COMPRESSION='fsst'"));
+    // New trees for the table take its format: an index built from its rows, then TRUNCATE.
+    let before = fsst_trees(&db);
+    q(&mut s, "CREATE INDEX c_1 ON sbtest1 (c)");
+    let after = fsst_trees(&db);
+    assert_eq!(after.0, before.0);
+    assert_eq!(after.1.len(), 2, "{after:?}");
+    let id = q(
+        &mut s,
+        "SELECT id FROM sbtest1 WHERE c = 'changed' ORDER BY id",
+    );
+    let want: Vec<_> = model
+        .iter()
+        .filter(|(_, r)| r.1 == "changed")
+        .map(|(&i, _)| vec![i.to_string()])
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(id, want);
+    q(&mut s, "TRUNCATE TABLE sbtest1");
+    let truncated = fsst_trees(&db);
+    assert_eq!(
+        (truncated.0.len(), truncated.1.len()),
+        (1, 2),
+        "{truncated:?}"
+    );
+    assert!(truncated.0[0] != after.0[0] && !truncated.1.iter().any(|t| after.1.contains(t)));
+    assert_eq!(q(&mut s, "SELECT COUNT(*) FROM sbtest1"), [["0"]]);
+    model.clear();
+    load(&mut s, &mut model);
+    check(&mut s, &model);
+    drop(s);
+    drop(inst);
+    db.close().expect("close");
+}
+
+#[test]
+fn compression_options_pick_the_format_and_bad_ones_list_fsst() {
+    let dir = temp_dir();
+    let (db, inst) = open(&dir.0, TableFormat::Codec(Codec::None));
+    let mut s = session(&inst);
+    let mut r = s.query("CREATE TABLE bad (a INT PRIMARY KEY) COMPRESSION='brotli'");
+    let e = r.remove(0).unwrap_err();
+    assert_eq!((e.code, e.sqlstate), (1231, "42000"), "{}", e.message);
+    assert!(e.message.contains("'fsst'"), "{}", e.message);
+    let default_name = zipdb_sql::catalog::format_name(TableFormat::COMPRESSED_DEFAULT);
+    for (options, want) in [
+        ("", "none"),
+        ("ROW_FORMAT=COMPRESSED", default_name),
+        ("COMPRESSION='zstd'", "zstd"),
+        ("COMPRESSION='fsst'", "fsst"),
+    ] {
+        q(
+            &mut s,
+            &format!("CREATE TABLE t (a INT PRIMARY KEY) {options}"),
+        );
+        let create = show_create(&mut s, "t");
+        assert!(
+            create.ends_with(&format!(" COMPRESSION='{want}'")),
+            "{options}: {create}"
+        );
+        q(&mut s, "DROP TABLE t");
+    }
+    drop(s);
+    drop(inst);
+    db.close().expect("close");
+
+    // A server whose default is fsst: new tables and ROW_FORMAT=COMPRESSED are fsst, an
+    // explicit uncompressed row format or codec is not.
+    let dir = temp_dir();
+    let (db, inst) = open(&dir.0, TableFormat::Fsst);
+    let mut s = session(&inst);
+    assert_eq!(
+        q(&mut s, "SELECT @@zipdb_default_codec"),
+        [["fsst"]],
+        "the variable names the default"
+    );
+    for (options, want) in [
+        ("", "fsst"),
+        ("ROW_FORMAT=COMPRESSED", "fsst"),
+        ("ROW_FORMAT=DYNAMIC", "none"),
+        ("COMPRESSION='lz4'", "lz4"),
+    ] {
+        q(
+            &mut s,
+            &format!("CREATE TABLE t (a INT PRIMARY KEY, b INT, KEY (b)) {options}"),
+        );
+        let create = show_create(&mut s, "t");
+        assert!(
+            create.ends_with(&format!(" COMPRESSION='{want}'")),
+            "{options}: {create}"
+        );
+        let (primary, index) = fsst_trees(&db);
+        let n = usize::from(want == "fsst");
+        assert_eq!((primary.len(), index.len()), (n, n), "{options}");
+        q(&mut s, "DROP TABLE t");
+    }
+    drop(s);
+    drop(inst);
+    db.close().expect("close");
+}
