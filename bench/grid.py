@@ -8,6 +8,7 @@ machine hits every format alike.
 
 Formats (--formats):
   zipdb_none, zipdb_lz4, zipdb_zstd   zipdb tables with COMPRESSION='none'|'lz4'|'zstd'
+  zipdb_fsst                          zipdb tables with COMPRESSION='fsst' (compact leaves, FSST records)
   innodb_dynamic                      InnoDB ROW_FORMAT=DYNAMIC
   innodb_compressed                   InnoDB ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8
   innodb_page_compressed              InnoDB PAGE_COMPRESSED=1 (zlib, hole punching)
@@ -45,6 +46,7 @@ FORMATS = {
     "zipdb_none": ("zipdb", "innodb COMPRESSION='none'"),
     "zipdb_lz4": ("zipdb", "innodb COMPRESSION='lz4'"),
     "zipdb_zstd": ("zipdb", "innodb COMPRESSION='zstd'"),
+    "zipdb_fsst": ("zipdb", "innodb COMPRESSION='fsst'"),
     "innodb_dynamic": ("innodb", "innodb ROW_FORMAT=DYNAMIC"),
     "innodb_compressed": ("innodb", "innodb ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"),
     "innodb_page_compressed": ("innodb", "innodb PAGE_COMPRESSED=1"),
@@ -476,6 +478,7 @@ SIZE_VARIANTS = {
     "zipdb_none": ("zipdb_none", "COMPRESSION='none'"),
     "zipdb_lz4": ("zipdb_lz4", "COMPRESSION='lz4'"),
     "zipdb_zstd": ("zipdb_zstd", "COMPRESSION='zstd'"),
+    "zipdb_fsst": ("zipdb_fsst", "COMPRESSION='fsst'"),
     "innodb_dynamic": ("innodb_dynamic", "ENGINE=InnoDB ROW_FORMAT=DYNAMIC"),
     "innodb_kbs8": ("innodb_compressed", "ENGINE=InnoDB ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"),
     "innodb_kbs4": ("innodb_compressed", "ENGINE=InnoDB ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=4"),
