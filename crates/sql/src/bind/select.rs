@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::bind::agg_scope::AggScope;
+use crate::bind::env::{Env, FromItem};
+use crate::bind::scope::{joined_column_meta, joined_types, FromScope};
 use crate::catalog::Table;
-use crate::exec::dml::Env;
-use crate::exec::{joined_column_meta, joined_types, AggScope, FromItem, FromScope};
 use crate::expr::eval::{columns_of, mark_columns, shift_columns};
 use crate::expr::{Cmp, Compiler, Expr};
 use crate::plan::access::{Access, ColBound};
@@ -947,6 +948,7 @@ fn from_tables(sel: &ast::Select, env: &Env, c: &mut Compiler) -> Result<Vec<Fro
                     outer: None,
                     sql: env.sql,
                     ctes: env.ctes,
+                    compile_query: env.compile_query,
                 };
                 let p = compile_select(subquery, &inner, c)?;
                 let table = derived_table(&p, &alias, &[], env)?;

@@ -190,7 +190,20 @@ pub enum Expr {
     /// A column of the enclosing query's row (in a correlated subquery).
     Outer(usize),
     /// A subquery: scalar, EXISTS, or the right side of IN.
-    Subquery(std::sync::Arc<crate::exec::SubPlan>, SubKind),
+    Subquery(std::sync::Arc<dyn SubqueryPlan>, SubKind),
+}
+
+/// A compiled subquery as an expression holds it. Its plan (`plan::select::SubPlan`) is of a
+/// higher layer than expr/, so expressions see it through this trait and exec/ reads the plan
+/// back with `as_any` (until the statement's side table of subqueries, step B8).
+pub trait SubqueryPlan: std::fmt::Debug + Send + Sync {
+    /// Columns of the enclosing query's row it reads (none: it is run once per statement).
+    fn outer_cols(&self) -> &[usize];
+    /// How many columns its rows show.
+    fn visible(&self) -> usize;
+    /// The type of its (first) column: a scalar subquery's value.
+    fn result_type(&self) -> SqlType;
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// What a subquery's rows become.
@@ -282,7 +295,7 @@ pub trait Scope {
         &mut self,
         _c: &mut Compiler,
         _q: &ast::Query,
-    ) -> Result<crate::exec::SubPlan, SqlError> {
+    ) -> Result<std::sync::Arc<dyn SubqueryPlan>, SqlError> {
         Err(SqlError::unsupported("subqueries here"))
     }
 }
@@ -363,15 +376,15 @@ impl Compiler {
             A::Subquery(q) => {
                 self.subqueries += 1;
                 let p = scope.subquery(self, q)?;
-                if p.plan.visible != 1 {
+                if p.visible() != 1 {
                     return Err(SqlError::operand_columns(1));
                 }
-                Expr::Subquery(std::sync::Arc::new(p), SubKind::Scalar)
+                Expr::Subquery(p, SubKind::Scalar)
             }
             A::Exists { subquery, negated } => {
                 self.subqueries += 1;
                 let p = scope.subquery(self, subquery)?;
-                Expr::Subquery(std::sync::Arc::new(p), SubKind::Exists(*negated))
+                Expr::Subquery(p, SubKind::Exists(*negated))
             }
             A::AnyOp {
                 left,
@@ -401,10 +414,10 @@ impl Compiler {
                 let x = self.compile(left, scope)?;
                 self.subqueries += 1;
                 let p = scope.subquery(self, q)?;
-                if p.plan.visible != 1 {
+                if p.visible() != 1 {
                     return Err(SqlError::operand_columns(1));
                 }
-                Expr::Subquery(std::sync::Arc::new(p), SubKind::Quantified(b(x), op, all))
+                Expr::Subquery(p, SubKind::Quantified(b(x), op, all))
             }
             A::InSubquery {
                 expr,
@@ -414,10 +427,10 @@ impl Compiler {
                 let x = self.compile(expr, scope)?;
                 self.subqueries += 1;
                 let p = scope.subquery(self, subquery)?;
-                if p.plan.visible != 1 {
+                if p.visible() != 1 {
                     return Err(SqlError::operand_columns(1));
                 }
-                Expr::Subquery(std::sync::Arc::new(p), SubKind::In(b(x), *negated))
+                Expr::Subquery(p, SubKind::In(b(x), *negated))
             }
             A::UnaryOp { op, expr } => {
                 let x = self.compile(expr, scope)?;

@@ -84,7 +84,7 @@ impl Session {
             e => c
                 .compile(
                     e,
-                    &mut crate::exec::NoScope {
+                    &mut crate::bind::scope::NoScope {
                         vars: &vars,
                         clause: "set",
                     },

@@ -9,9 +9,11 @@ use sqlparser::ast;
 use zipdb_engine::IsolationLevel;
 
 use crate::admin::show;
+use crate::bind::dml;
+use crate::bind::env::Env;
 use crate::bind::select::compile_select;
 use crate::catalog::Table;
-use crate::exec::dml::{self, DmlCount, Env};
+use crate::exec::dml::DmlCount;
 use crate::expr::{Compiler, Ctx};
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
 use crate::instance::txn::isolation_of;
@@ -263,6 +265,7 @@ impl Session {
             outer: None,
             sql: Some(&self.text),
             ctes: &[],
+            compile_query: &compile_select,
         };
         Ok(match stmt {
             ast::Statement::Query(q) => Plan::Select(Box::new(compile_select(q, &env, c)?)),
