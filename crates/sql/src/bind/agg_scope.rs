@@ -4,9 +4,10 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::{Env, FromItem};
 use crate::bind::scope::{joined_type, joined_types, FromScope};
-use crate::expr::{Compiler, Expr, Scope, SubqueryPlan};
+use crate::expr::{Expr, SubqueryPlan};
 use crate::plan::select::{AggFn, AggSpec, SubPlan};
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;

@@ -3,11 +3,12 @@
 
 use sqlparser::ast;
 
+use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::Env;
 use crate::bind::env::FromItem;
 use crate::bind::scope::{FromScope, NoScope, TableScope};
 use crate::catalog::{needs_value, no_default, Table};
-use crate::expr::{Compiler, Expr, Scope};
+use crate::expr::Expr;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
 use crate::plan::rules::access_path::choose_access;
 use crate::types::value::Value;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::bind::compile::Compiler;
 use crate::catalog::Table;
-use crate::expr::Compiler;
 use crate::plan::select::SelectPlan;
 use crate::types::value::Value;
 use crate::SqlError;

@@ -3,6 +3,7 @@
 //! [`agg_scope`]), SELECT ([`select`]) and INSERT/UPDATE/DELETE ([`dml`]).
 
 pub(crate) mod agg_scope;
+pub(crate) mod compile;
 pub(crate) mod dml;
 pub(crate) mod env;
 pub(crate) mod scope;

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::{Env, FromItem, OuterRef};
 use crate::catalog::Table;
-use crate::expr::{Compiler, Expr, Scope, SubqueryPlan};
+use crate::expr::{Expr, SubqueryPlan};
 use crate::plan::select::SubPlan;
 use crate::types::result::{col_flags, describe, ColumnMeta};
 use crate::types::sqltype::SqlType;

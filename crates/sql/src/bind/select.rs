@@ -7,11 +7,12 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::bind::agg_scope::AggScope;
+use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::{Env, FromItem};
 use crate::bind::scope::{joined_column_meta, joined_types, FromScope};
 use crate::catalog::Table;
 use crate::expr::eval::{columns_of, mark_columns, shift_columns};
-use crate::expr::{Cmp, Compiler, Expr};
+use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
 use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
@@ -791,7 +792,7 @@ struct UnionScope<'a> {
     clause: &'static str,
 }
 
-impl crate::expr::Scope for UnionScope<'_> {
+impl Scope for UnionScope<'_> {
     fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
         match (
             q,

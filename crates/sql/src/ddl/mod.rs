@@ -13,9 +13,9 @@ use std::sync::Arc;
 use sqlparser::ast;
 use zipdb_engine::Codec;
 
+use crate::bind::compile::Compiler;
 use crate::bind::env::writable_name;
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
-use crate::expr::Compiler;
 use crate::instance::session::Session;
 use crate::types::result::Outcome;
 use crate::types::sqltype::SqlType;

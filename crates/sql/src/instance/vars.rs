@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use sqlparser::ast;
 use zipdb_engine::IsolationLevel;
 
+use crate::bind::compile::Compiler;
 use crate::catalog::codec_name;
-use crate::expr::Compiler;
 use crate::instance::session::Session;
 use crate::instance::txn::isolation_of;
 use crate::types::result::Outcome;
