@@ -645,7 +645,7 @@ impl UpdatePlan {
             .collect();
         let sc = crate::exec::prefill_subqueries(&exprs, txn, ctx)?;
         let ctx = &Ctx {
-            sub: sc.as_ref(),
+            sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx
         };
         let t = &*self.table;
@@ -713,7 +713,7 @@ impl DeletePlan {
         let sc =
             crate::exec::prefill_subqueries(&self.filter.iter().collect::<Vec<_>>(), txn, ctx)?;
         let ctx = &Ctx {
-            sub: sc.as_ref(),
+            sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx
         };
         let t = &*self.table;

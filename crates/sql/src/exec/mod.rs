@@ -22,7 +22,7 @@ use std::sync::Arc;
 use zipdb_engine::Transaction;
 
 use crate::exec::scan::scan_rows;
-use crate::expr::{Cmp, Ctx, Expr, SubqueryPlan};
+use crate::expr::{Cmp, Ctx, Expr, SubqueryPlan, SubqueryRunner};
 use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp, SubPlan};
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
@@ -361,17 +361,27 @@ pub fn prefill_subqueries(
     }))
 }
 
+impl SubqueryRunner for SubCtx<'_> {
+    fn eval(
+        &self,
+        p: &Arc<dyn SubqueryPlan>,
+        kind: &crate::expr::SubKind,
+        row: &[Value],
+        ctx: &Ctx,
+    ) -> Result<Value, SqlError> {
+        eval_subquery(self, p, kind, row, ctx)
+    }
+}
+
 /// Evaluates a subquery expression for `row` (the enclosing query's row).
-pub fn eval_subquery(
+fn eval_subquery(
+    sc: &SubCtx,
     p: &Arc<dyn SubqueryPlan>,
     kind: &crate::expr::SubKind,
     row: &[Value],
     ctx: &Ctx,
 ) -> Result<Value, SqlError> {
     use crate::expr::SubKind;
-    let sc = ctx
-        .sub
-        .ok_or_else(|| SqlError::internal("a subquery outside a transaction"))?;
     let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
         let inner = Ctx {
             outer,

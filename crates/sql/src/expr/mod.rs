@@ -205,6 +205,19 @@ pub trait SubqueryPlan: std::fmt::Debug + Send + Sync {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
+/// Runs the subqueries of a running plan (`exec::SubCtx`): the transaction they read and
+/// the rows of the uncorrelated ones, handed down in [`Ctx::sub`].
+pub trait SubqueryRunner {
+    /// The value of subquery expression `p`/`kind` for `row` (the enclosing query's row).
+    fn eval(
+        &self,
+        p: &std::sync::Arc<dyn SubqueryPlan>,
+        kind: &SubKind,
+        row: &[Value],
+        ctx: &Ctx,
+    ) -> Result<Value, SqlError>;
+}
+
 /// What a subquery's rows become.
 #[derive(Debug, Clone)]
 pub enum SubKind {
@@ -233,9 +246,8 @@ pub struct Ctx<'a> {
     /// The rows of the `information_schema` table the statement reads, computed by the
     /// session before execution.
     pub virtual_rows: Option<&'a [(crate::catalog::system::SystemTable, Vec<Vec<Value>>)]>,
-    /// What subqueries read through: set by the plan that runs them (see
-    /// [`crate::exec::SubCtx`]).
-    pub sub: Option<&'a crate::exec::SubCtx<'a>>,
+    /// What subqueries read through: set by the plan that runs them (`exec::SubCtx`).
+    pub sub: Option<&'a dyn SubqueryRunner>,
     /// The row of the enclosing query, for a correlated subquery's outer references.
     pub outer: &'a [Value],
     /// Set by `KILL QUERY`: long scans check it every few hundred rows.
@@ -875,7 +887,10 @@ impl Expr {
                 .get(*i)
                 .cloned()
                 .ok_or_else(|| SqlError::internal("outer column out of range"))?,
-            Expr::Subquery(p, kind) => crate::exec::eval_subquery(p, kind, row, ctx)?,
+            Expr::Subquery(p, kind) => ctx
+                .sub
+                .ok_or_else(|| SqlError::internal("a subquery outside a transaction"))?
+                .eval(p, kind, row, ctx)?,
         })
     }
 
