@@ -12,9 +12,9 @@
 
 // The engine's layers (docs/design/issue20-sql-engine.md §2.1; lowest first: error, types,
 // runtime, catalog, front, expr, plan, bind, exec, instance, ddl, admin, session); each
-// folder's mod.rs says what it holds. `exec` and `expr` are still public:
-// `SelectPlan::reads_virtual`, `expr::text_cmp` and `expr::fmt_double` are used by no code of
-// the crate, and they become crate-private (§2.1) once those go.
+// folder's mod.rs says what it holds. `exec` and `expr` are still public: `expr::text_cmp`
+// and `expr::fmt_double` are used by no code of the crate, and they become crate-private
+// (§2.1) once those go.
 mod admin;
 mod bind;
 pub mod catalog;

@@ -6,11 +6,13 @@ use std::sync::Arc;
 
 use sqlparser::ast;
 
+use crate::bind::agg_scope::AggScope;
+use crate::bind::compile::{Compiler, Scope};
+use crate::bind::env::{Env, FromItem};
+use crate::bind::scope::{joined_column_meta, joined_types, FromScope};
 use crate::catalog::Table;
-use crate::exec::dml::Env;
-use crate::exec::{joined_column_meta, joined_types, AggScope, FromItem, FromScope};
 use crate::expr::eval::{columns_of, mark_columns, shift_columns};
-use crate::expr::{Cmp, Compiler, Expr};
+use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
 use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
@@ -790,7 +792,7 @@ struct UnionScope<'a> {
     clause: &'static str,
 }
 
-impl crate::expr::Scope for UnionScope<'_> {
+impl Scope for UnionScope<'_> {
     fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
         match (
             q,
@@ -947,6 +949,7 @@ fn from_tables(sel: &ast::Select, env: &Env, c: &mut Compiler) -> Result<Vec<Fro
                     outer: None,
                     sql: env.sql,
                     ctes: env.ctes,
+                    compile_query: env.compile_query,
                 };
                 let p = compile_select(subquery, &inner, c)?;
                 let table = derived_table(&p, &alias, &[], env)?;

@@ -736,6 +736,20 @@ pub fn table_key(db: &str, table: &str) -> Vec<u8> {
 
 pub const NEXT_ID_KEY: &[u8] = b"N";
 
+/// ER_NO_DEFAULT_FOR_FIELD (1364).
+pub(crate) fn no_default(col: &ColumnDef) -> SqlError {
+    SqlError::new(
+        1364,
+        "HY000",
+        format!("Field '{}' doesn't have a default value", col.name),
+    )
+}
+
+/// A NOT NULL column a statement must give a value: no DEFAULT, not filled by the server.
+pub(crate) fn needs_value(col: &ColumnDef) -> bool {
+    !col.nullable && col.default.is_none() && !col.auto_increment && !col.default_now
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

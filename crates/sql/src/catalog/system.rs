@@ -4,7 +4,7 @@
 //! an ordinary [`crate::catalog::Table`] (made by [`crate::catalog::system_table`]) whose `virt`
 //! names it, so WHERE, GROUP BY, ORDER BY, LIMIT and aggregates work unchanged; the executor
 //! asks the session for the rows (computed by `admin::infoschema`) instead of scanning a tree.
-//! Only SELECT can name these tables ([`crate::exec::dml::Env::table`] refuses them for every
+//! Only SELECT can name these tables ([`crate::bind::env::Env::table`] refuses them for every
 //! other statement), so nothing ever writes through the placeholder tree handle they carry.
 
 use crate::types::sqltype::SqlType;

@@ -17,8 +17,9 @@ use std::sync::Arc;
 use sqlparser::ast;
 use zipdb_engine::{Codec, Database, TableFormat, Tree};
 
+use crate::bind::compile::Compiler;
+use crate::bind::env::writable_name;
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
-use crate::expr::Compiler;
 use crate::instance::session::Session;
 use crate::types::result::Outcome;
 use crate::types::sqltype::SqlType;
@@ -497,7 +498,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                         let v = c
                             .compile(
                                 e,
-                                &mut crate::exec::NoScope {
+                                &mut crate::bind::scope::NoScope {
                                     vars: &vars,
                                     clause: "default",
                                 },
@@ -962,17 +963,4 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, iname: &str) -> Result<(
         .drop_tree(&removed.tree)
         .map_err(SqlError::engine)?;
     Ok(())
-}
-
-/// `[db.]name` of a table DDL may change: never one in `information_schema`.
-fn writable_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, String), SqlError> {
-    let (d, t) = crate::exec::dml::split_name(name, db)?;
-    if crate::catalog::system::is_db(&d) {
-        return Err(SqlError::new(
-            1044,
-            "42000",
-            format!("Access denied to database '{}'", crate::catalog::system::DB),
-        ));
-    }
-    Ok((d, t))
 }

@@ -1,80 +1,18 @@
-//! From the parser's AST to executable plans, and DML execution.
+//! DML execution: storing values, row writes, and the plans of INSERT/REPLACE, UPDATE and
+//! DELETE run against a transaction (compiled by [`crate::bind::dml`]).
 
 use std::cmp::Ordering;
 use std::ops::Bound;
-use std::sync::Arc;
 
-use sqlparser::ast;
 use zipdb_engine::Transaction;
 
-use crate::catalog::Table;
+use crate::catalog::{needs_value, no_default, Table};
 use crate::exec::scan::scan_rows;
-use crate::exec::{NoScope, TableScope};
-use crate::expr::{Compiler, Ctx, Expr, Scope};
+use crate::expr::{Ctx, Expr};
 use crate::plan::access::Access;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
-use crate::plan::rules::access_path::choose_access;
 use crate::types::value::Value;
 use crate::SqlError;
-
-/// What compiling needs from the session.
-pub struct Env<'a> {
-    pub db: Option<&'a str>,
-    pub lookup: &'a dyn Fn(&str, &str) -> Result<Arc<Table>, SqlError>,
-    pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
-    /// Compiling a subquery: the enclosing query's tables, for outer references.
-    pub outer: Option<&'a OuterRef<'a>>,
-    /// The statement's text (for labelling result columns as written), when known.
-    pub sql: Option<&'a str>,
-    /// Common table expressions in scope (`WITH name AS (...)`), innermost last.
-    pub ctes: &'a [&'a ast::Cte],
-}
-
-/// The enclosing query's FROM tables, seen from a subquery: a column found only there
-/// compiles to [`Expr::Outer`] and is recorded in `used`.
-pub struct OuterRef<'a> {
-    pub items: &'a [crate::exec::FromItem<'a>],
-    pub visible: usize,
-    pub used: &'a std::cell::RefCell<Vec<usize>>,
-}
-
-impl Env<'_> {
-    /// `[db.]table` to an open table, for a statement that may write it.
-    pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
-        let (db, t) = split_name(name, self.db)?;
-        if crate::catalog::system::is_db(&db) {
-            return Err(SqlError::new(
-                1044,
-                "42000",
-                format!("Access denied to database '{}'", crate::catalog::system::DB),
-            ));
-        }
-        (self.lookup)(&db, &t)
-    }
-
-    /// `[db.]table` to an open table or an `information_schema` table, for a SELECT.
-    pub fn table_for_select(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
-        let (db, t) = split_name(name, self.db)?;
-        (self.lookup)(&db, &t)
-    }
-}
-
-/// Splits `[db.]name`, defaulting the database.
-pub fn split_name(name: &ast::ObjectName, db: Option<&str>) -> Result<(String, String), SqlError> {
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .map(|p| match p.as_ident() {
-            Some(i) => i.value.clone(),
-            None => p.to_string(),
-        })
-        .collect();
-    match parts.as_slice() {
-        [t] => Ok((db.ok_or_else(SqlError::no_db)?.to_string(), t.clone())),
-        [d, t] => Ok((d.clone(), t.clone())),
-        _ => Err(SqlError::unsupported(&format!("name {name}"))),
-    }
-}
 
 // ---- Storing values --------------------------------------------------------------------------
 
@@ -159,20 +97,6 @@ fn default_is_not_zero(col: &crate::catalog::ColumnDef) -> bool {
         Some(Value::Date(p) | Value::DateTime(p)) => *p != 0,
         Some(v) => v.truth() != Some(false),
     }
-}
-
-/// ER_NO_DEFAULT_FOR_FIELD (1364).
-fn no_default(col: &crate::catalog::ColumnDef) -> SqlError {
-    SqlError::new(
-        1364,
-        "HY000",
-        format!("Field '{}' doesn't have a default value", col.name),
-    )
-}
-
-/// A NOT NULL column a statement must give a value: no DEFAULT, not filled by the server.
-fn needs_value(col: &crate::catalog::ColumnDef) -> bool {
-    !col.nullable && col.default.is_none() && !col.auto_increment && !col.default_now
 }
 
 /// Exact equality of stored values (for "rows changed" counts).
@@ -280,195 +204,6 @@ fn delete_row(txn: &mut Transaction, t: &Table, pk: &[u8], row: &[Value]) -> Res
 }
 
 // ---- INSERT ------------------------------------------------------------------------------
-
-/// Scope of ON DUPLICATE KEY UPDATE: columns read the existing row, `VALUES(c)` the new one.
-struct DupScope<'a> {
-    t: &'a Table,
-    vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
-}
-
-impl Scope for DupScope<'_> {
-    fn column(&mut self, _q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
-        self.t
-            .column(name)
-            .map(Expr::Col)
-            .ok_or_else(|| SqlError::unknown_column(name, "field list"))
-    }
-    fn intercept(&mut self, _c: &mut Compiler, e: &ast::Expr) -> Result<Option<Expr>, SqlError> {
-        if let ast::Expr::Function(f) = e {
-            if f.name.to_string().eq_ignore_ascii_case("VALUES") {
-                if let ast::FunctionArguments::List(l) = &f.args {
-                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
-                        ast::Expr::Identifier(id),
-                    ))] = l.args.as_slice()
-                    {
-                        let i = self
-                            .t
-                            .column(&id.value)
-                            .ok_or_else(|| SqlError::unknown_column(&id.value, "field list"))?;
-                        return Ok(Some(Expr::Col(self.t.types.len() + i)));
-                    }
-                }
-            }
-        }
-        Ok(None)
-    }
-    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
-        (self.vars)(name)
-    }
-    /// `[old row..., new row...]`: the table's types twice.
-    fn col_type(&self, i: usize) -> Option<crate::types::sqltype::SqlType> {
-        let n = self.t.types.len();
-        self.t.types.get(if i < n { i } else { i - n }).copied()
-    }
-}
-
-fn column_index(t: &Table, name: &str) -> Result<usize, SqlError> {
-    t.column(name)
-        .ok_or_else(|| SqlError::unknown_column(name, "field list"))
-}
-
-fn assignment_column(t: &Table, a: &ast::Assignment) -> Result<usize, SqlError> {
-    match &a.target {
-        ast::AssignmentTarget::ColumnName(n) => {
-            let last =
-                n.0.last()
-                    .and_then(|p| p.as_ident())
-                    .map(|i| i.value.clone())
-                    .unwrap_or_default();
-            column_index(t, &last)
-        }
-        ast::AssignmentTarget::Tuple(_) => Err(SqlError::unsupported("tuple assignment")),
-    }
-}
-
-pub fn compile_insert(
-    ins: &ast::Insert,
-    env: &Env,
-    c: &mut Compiler,
-) -> Result<InsertPlan, SqlError> {
-    let ast::TableObject::TableName(name) = &ins.table else {
-        return Err(SqlError::unsupported("INSERT INTO TABLE FUNCTION"));
-    };
-    let t = env.table(name)?;
-    let columns: Vec<usize> = if ins.columns.is_empty() && ins.assignments.is_empty() {
-        (0..t.def.columns.len()).collect()
-    } else if !ins.assignments.is_empty() {
-        ins.assignments
-            .iter()
-            .map(|a| assignment_column(&t, a))
-            .collect::<Result<_, _>>()?
-    } else {
-        ins.columns
-            .iter()
-            .map(|n| {
-                let last =
-                    n.0.last()
-                        .and_then(|p| p.as_ident())
-                        .map(|i| i.value.clone())
-                        .unwrap_or_default();
-                column_index(&t, &last)
-            })
-            .collect::<Result<_, _>>()?
-    };
-    let vars = env.vars;
-    let mut rows = Vec::new();
-    let mut select = None;
-    if !ins.assignments.is_empty() {
-        let mut r = Vec::new();
-        for a in &ins.assignments {
-            r.push(c.compile(
-                &a.value,
-                &mut NoScope {
-                    vars,
-                    clause: "field list",
-                },
-            )?);
-        }
-        rows.push(r);
-    } else {
-        let Some(src) = &ins.source else {
-            return Err(SqlError::unsupported("INSERT without VALUES"));
-        };
-        let values = match &*src.body {
-            ast::SetExpr::Values(values) => values,
-            // INSERT ... SELECT: the rows come from a query, read whole before the first insert
-            // (so a query over the target table sees it as it was, as in MySQL).
-            _ => {
-                let p = crate::bind::select::compile_select(src, env, c)?;
-                if p.visible != columns.len() {
-                    return Err(SqlError::new(
-                        1136,
-                        "21S01",
-                        "Column count doesn't match value count at row 1",
-                    ));
-                }
-                select = Some(Box::new(p));
-                &EMPTY_VALUES
-            }
-        };
-        for (n, row) in values.rows.iter().enumerate() {
-            if row.content.len() != columns.len() {
-                return Err(SqlError::new(
-                    1136,
-                    "21S01",
-                    format!("Column count doesn't match value count at row {}", n + 1),
-                ));
-            }
-            let mut r = Vec::with_capacity(row.content.len());
-            for e in &row.content {
-                r.push(match e {
-                    // DEFAULT in VALUES.
-                    ast::Expr::Identifier(id)
-                        if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
-                    {
-                        Expr::Func(crate::expr::Func::Coalesce, Vec::new())
-                    }
-                    _ => c.compile(
-                        e,
-                        &mut NoScope {
-                            vars,
-                            clause: "field list",
-                        },
-                    )?,
-                });
-            }
-            rows.push(r);
-        }
-    }
-    let mut on_dup = Vec::new();
-    if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
-        for a in assigns {
-            let col = assignment_column(&t, a)?;
-            let x = c.compile(&a.value, &mut DupScope { t: &t, vars })?;
-            on_dup.push((col, x));
-        }
-    } else if ins.on.is_some() {
-        return Err(SqlError::unsupported("ON CONFLICT"));
-    }
-    let mode = if ins.replace_into {
-        InsertMode::Replace
-    } else if ins.ignore {
-        InsertMode::Ignore
-    } else {
-        InsertMode::Insert
-    };
-    Ok(InsertPlan {
-        table: t,
-        columns,
-        rows,
-        select,
-        mode,
-        on_dup,
-    })
-}
-
-/// No VALUES rows (INSERT ... SELECT).
-static EMPTY_VALUES: ast::Values = ast::Values {
-    explicit_row: false,
-    value_keyword: false,
-    rows: Vec::new(),
-};
 
 /// Outcome counters of a DML statement.
 #[derive(Debug, Default, Clone)]
@@ -811,194 +546,6 @@ fn update_row(
 
 // ---- UPDATE / DELETE ---------------------------------------------------------------------
 
-fn single_table(
-    t: &ast::TableWithJoins,
-    what: &str,
-) -> Result<(ast::ObjectName, Option<String>), SqlError> {
-    if !t.joins.is_empty() {
-        return Err(SqlError::unsupported(&format!("multi-table {what}")));
-    }
-    match &t.relation {
-        ast::TableFactor::Table { name, alias, .. } => {
-            Ok((name.clone(), alias.as_ref().map(|a| a.name.value.clone())))
-        }
-        _ => Err(SqlError::unsupported(&format!("{what} of this table form"))),
-    }
-}
-
-/// An expression of UPDATE/DELETE over the target table's row. Subqueries may appear if they
-/// do not read the row (they are run once, before any row changes: see
-/// [`crate::exec::prefill_subqueries`]); correlated ones are refused.
-fn dml_compile(
-    e: &ast::Expr,
-    t: &Table,
-    alias: Option<&str>,
-    clause: &'static str,
-    env: &Env,
-    c: &mut Compiler,
-) -> Result<Expr, SqlError> {
-    let items = [crate::exec::FromItem {
-        table: t,
-        alias,
-        offset: 0,
-        merged: &[],
-    }];
-    let x = c.compile(
-        e,
-        &mut crate::exec::FromScope {
-            items: &items,
-            visible: 1,
-            clause,
-            vars: env.vars,
-            env: Some(env),
-        },
-    )?;
-    let mut correlated = false;
-    x.visit(&mut |n| {
-        if let Expr::Subquery(p, _) = n {
-            correlated |= !p.outer_cols.is_empty();
-        }
-    });
-    if correlated {
-        return Err(SqlError::unsupported(
-            "subqueries that read the row being updated or deleted",
-        ));
-    }
-    Ok(x)
-}
-
-fn compile_where_order_limit(
-    t: &Table,
-    alias: Option<&str>,
-    selection: &Option<ast::Expr>,
-    order_by: &[ast::OrderByExpr],
-    limit: &Option<ast::Expr>,
-    env: &Env,
-    c: &mut Compiler,
-) -> Result<(Option<Expr>, Vec<(Expr, bool)>, Option<Expr>), SqlError> {
-    let vars = env.vars;
-    let filter = match selection {
-        None => None,
-        Some(w) => {
-            let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
-            crate::plan::rules::zero_dates::zero_dates_are_null(&mut f, &t.def.columns);
-            Some(f)
-        }
-    };
-    let mut order = Vec::new();
-    for o in order_by {
-        let x = c.compile(
-            &o.expr,
-            &mut TableScope {
-                table: t,
-                alias,
-                clause: "order clause",
-                vars,
-            },
-        )?;
-        order.push((x, matches!(o.options.sort, Some(ast::OrderBySort::Desc))));
-    }
-    let limit = limit
-        .as_ref()
-        .map(|e| {
-            c.compile(
-                e,
-                &mut NoScope {
-                    vars,
-                    clause: "limit",
-                },
-            )
-        })
-        .transpose()?;
-    Ok((filter, order, limit))
-}
-
-pub fn compile_update(
-    u: &ast::Update,
-    env: &Env,
-    c: &mut Compiler,
-) -> Result<UpdatePlan, SqlError> {
-    if u.from.is_some() {
-        return Err(SqlError::unsupported("UPDATE ... FROM"));
-    }
-    let (name, alias) = single_table(&u.table, "UPDATE")?;
-    let t = env.table(&name)?;
-    let mut assignments = Vec::new();
-    for a in &u.assignments {
-        let col = assignment_column(&t, a)?;
-        let x = match &a.value {
-            // SET col = DEFAULT: the column's default; one without is 1364, IGNORE or not.
-            ast::Expr::Identifier(id)
-                if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
-            {
-                let cd = &t.def.columns[col];
-                if needs_value(cd) {
-                    return Err(no_default(cd));
-                }
-                if cd.default_now {
-                    Expr::Func(crate::expr::Func::Now, Vec::new())
-                } else {
-                    Expr::Const(cd.default.clone().unwrap_or(Value::Null))
-                }
-            }
-            _ => dml_compile(&a.value, &t, alias.as_deref(), "field list", env, c)?,
-        };
-        assignments.push((col, x));
-    }
-    let (filter, order, limit) = compile_where_order_limit(
-        &t,
-        alias.as_deref(),
-        &u.selection,
-        &u.order_by,
-        &u.limit,
-        env,
-        c,
-    )?;
-    let access = choose_access(&t, filter.as_ref());
-    Ok(UpdatePlan {
-        table: t,
-        access,
-        filter,
-        assignments,
-        order,
-        limit,
-        // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::front::parse`).
-        ignore: matches!(u.or, Some(ast::SqliteOnConflict::Ignore)),
-    })
-}
-
-pub fn compile_delete(
-    d: &ast::Delete,
-    env: &Env,
-    c: &mut Compiler,
-) -> Result<DeletePlan, SqlError> {
-    let tables = match &d.from {
-        ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
-    };
-    if tables.len() != 1 || !d.tables.is_empty() || d.using.is_some() {
-        return Err(SqlError::unsupported("multi-table DELETE"));
-    }
-    let (name, alias) = single_table(&tables[0], "DELETE")?;
-    let t = env.table(&name)?;
-    let (filter, order, limit) = compile_where_order_limit(
-        &t,
-        alias.as_deref(),
-        &d.selection,
-        &d.order_by,
-        &d.limit,
-        env,
-        c,
-    )?;
-    let access = choose_access(&t, filter.as_ref());
-    Ok(DeletePlan {
-        table: t,
-        access,
-        filter,
-        order,
-        limit,
-    })
-}
-
 /// The rows a searched UPDATE/DELETE targets, found in the transaction's snapshot: (primary
 /// key, row, how many rows the scan had read when it found it), in ORDER BY order and cut at
 /// LIMIT.
@@ -1098,7 +645,7 @@ impl UpdatePlan {
             .collect();
         let sc = crate::exec::prefill_subqueries(&exprs, txn, ctx)?;
         let ctx = &Ctx {
-            sub: sc.as_ref(),
+            sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx
         };
         let t = &*self.table;
@@ -1166,7 +713,7 @@ impl DeletePlan {
         let sc =
             crate::exec::prefill_subqueries(&self.filter.iter().collect::<Vec<_>>(), txn, ctx)?;
         let ctx = &Ctx {
-            sub: sc.as_ref(),
+            sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx
         };
         let t = &*self.table;

@@ -19,256 +19,15 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use sqlparser::ast;
 use zipdb_engine::Transaction;
 
-use crate::catalog::Table;
 use crate::exec::scan::scan_rows;
-use crate::expr::{Cmp, Compiler, Ctx, Expr, Scope};
-use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp};
+use crate::expr::{Cmp, Ctx, Expr, SubqueryPlan, SubqueryRunner};
+use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp, SubPlan};
 use crate::types::decimal::Decimal;
-use crate::types::result::{col_flags, describe, ColumnMeta};
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
 use crate::SqlError;
-
-// ---- Scopes ------------------------------------------------------------------------------
-
-/// Resolves column names to positions in a table's row.
-pub struct TableScope<'a> {
-    pub table: &'a Table,
-    pub alias: Option<&'a str>,
-    pub clause: &'static str,
-    pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
-}
-
-impl Scope for TableScope<'_> {
-    fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
-        if let Some(q) = q {
-            let ok = q == self.table.def.name || Some(q) == self.alias;
-            if !ok {
-                return Err(SqlError::unknown_column(
-                    &format!("{q}.{name}"),
-                    self.clause,
-                ));
-            }
-        }
-        match self.table.column(name) {
-            Some(i) => Ok(Expr::Col(i)),
-            None => Err(SqlError::unknown_column(name, self.clause)),
-        }
-    }
-    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
-        (self.vars)(name)
-    }
-    fn col_type(&self, i: usize) -> Option<SqlType> {
-        self.table.types.get(i).copied()
-    }
-}
-
-/// One table of a FROM clause: its columns occupy `offset..offset + columns` of the joined row.
-#[derive(Clone, Copy)]
-pub struct FromItem<'a> {
-    pub table: &'a Table,
-    pub alias: Option<&'a str>,
-    pub offset: usize,
-    /// Columns joined `USING` to an earlier table's: an unqualified name means the earlier
-    /// one's (MySQL's coalesced column), so it is not ambiguous.
-    pub merged: &'a [String],
-}
-
-impl FromItem<'_> {
-    /// Whether `q` names this table: its alias when it has one (MySQL then refuses the table's
-    /// own name), else its name.
-    pub fn named(&self, q: &str) -> bool {
-        // Table names and aliases are case-sensitive, as in MariaDB with
-        // lower_case_table_names=0 (its default on Linux).
-        match self.alias {
-            Some(a) => a == q,
-            None => self.table.def.name == q,
-        }
-    }
-}
-
-/// Resolves column names over the tables of a FROM clause (the first `visible` of them: an
-/// ON clause sees only the tables joined so far) to positions in the joined row; names found
-/// only in the enclosing query's tables (in a subquery) become outer references.
-pub struct FromScope<'a> {
-    pub items: &'a [FromItem<'a>],
-    pub visible: usize,
-    pub clause: &'static str,
-    pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
-    /// For compiling subqueries (`None`: subqueries are refused).
-    pub env: Option<&'a crate::exec::dml::Env<'a>>,
-}
-
-/// Column `q.name` or `name` among `items`: `Ok(None)` when no table has it.
-fn resolve(
-    items: &[FromItem],
-    q: Option<&str>,
-    name: &str,
-    clause: &str,
-) -> Result<Option<usize>, SqlError> {
-    if let Some(q) = q {
-        return Ok(items
-            .iter()
-            .find(|it| it.named(q))
-            .and_then(|it| it.table.column(name).map(|i| it.offset + i)));
-    }
-    let mut found = None;
-    for it in items {
-        if it.merged.iter().any(|m| m.eq_ignore_ascii_case(name)) {
-            continue;
-        }
-        if let Some(i) = it.table.column(name) {
-            if found.is_some() {
-                return Err(SqlError::new(
-                    1052,
-                    "23000",
-                    format!("Column '{name}' in {clause} is ambiguous"),
-                ));
-            }
-            found = Some(it.offset + i);
-        }
-    }
-    Ok(found)
-}
-
-impl Scope for FromScope<'_> {
-    fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
-        let items = &self.items[..self.visible.min(self.items.len())];
-        if let Some(i) = resolve(items, q, name, self.clause)? {
-            return Ok(Expr::Col(i));
-        }
-        if let Some(o) = self.env.and_then(|e| e.outer) {
-            let outer = &o.items[..o.visible.min(o.items.len())];
-            if let Some(i) = resolve(outer, q, name, self.clause)? {
-                o.used.borrow_mut().push(i);
-                return Ok(Expr::Outer(i));
-            }
-        }
-        let shown = match q {
-            Some(q) => format!("{q}.{name}"),
-            None => name.to_string(),
-        };
-        Err(SqlError::unknown_column(&shown, self.clause))
-    }
-    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
-        (self.vars)(name)
-    }
-    fn col_type(&self, i: usize) -> Option<SqlType> {
-        joined_type(self.items, i)
-    }
-    fn subquery(&mut self, c: &mut Compiler, q: &ast::Query) -> Result<SubPlan, SqlError> {
-        let Some(env) = self.env else {
-            return Err(SqlError::unsupported("subqueries here"));
-        };
-        let used = std::cell::RefCell::new(Vec::new());
-        let outer = crate::exec::dml::OuterRef {
-            items: self.items,
-            visible: self.visible,
-            used: &used,
-        };
-        let inner = crate::exec::dml::Env {
-            db: env.db,
-            lookup: env.lookup,
-            vars: env.vars,
-            outer: Some(&outer),
-            sql: env.sql,
-            ctes: env.ctes,
-        };
-        let plan = crate::bind::select::compile_select(q, &inner, c)?;
-        let mut outer_cols = used.into_inner();
-        outer_cols.sort_unstable();
-        outer_cols.dedup();
-        Ok(SubPlan { plan, outer_cols })
-    }
-}
-
-/// The types of the joined row.
-pub fn joined_types(items: &[FromItem]) -> Vec<SqlType> {
-    items
-        .iter()
-        .flat_map(|it| it.table.types.iter().copied())
-        .collect()
-}
-
-/// The type of joined-row column `i`.
-pub fn joined_type(items: &[FromItem], i: usize) -> Option<SqlType> {
-    let it = items
-        .iter()
-        .rev()
-        .find(|it| it.offset <= i && i < it.offset + it.table.types.len())?;
-    it.table.types.get(i - it.offset).copied()
-}
-
-/// Metadata of joined-row column `i` in a result.
-pub fn joined_column_meta(items: &[FromItem], i: usize, label: &str) -> Option<ColumnMeta> {
-    let it = items
-        .iter()
-        .rev()
-        .find(|it| it.offset <= i && i < it.offset + it.table.types.len())?;
-    let mut m = table_column_meta(it.table, i - it.offset, label);
-    if let Some(a) = it.alias {
-        m.table = a.to_string();
-    }
-    Some(m)
-}
-
-/// A scope without columns (SELECT without FROM).
-pub struct NoScope<'a> {
-    pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
-    pub clause: &'static str,
-}
-
-impl Scope for NoScope<'_> {
-    fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
-        let n = match q {
-            Some(q) => format!("{q}.{name}"),
-            None => name.to_string(),
-        };
-        Err(SqlError::unknown_column(&n, self.clause))
-    }
-    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
-        (self.vars)(name)
-    }
-}
-
-/// Metadata of a table column in a result.
-pub fn table_column_meta(t: &Table, i: usize, label: &str) -> ColumnMeta {
-    let c = &t.def.columns[i];
-    let (wire_type, length, decimals, charset, mut flags) = describe(c.ty);
-    if !c.nullable {
-        flags |= col_flags::NOT_NULL;
-    }
-    if t.def.pk.contains(&i) {
-        flags |= col_flags::PRI_KEY;
-    }
-    if c.auto_increment {
-        flags |= col_flags::AUTO_INCREMENT;
-    }
-    for idx in &t.def.indexes {
-        if idx.columns.first() == Some(&i) {
-            flags |= if idx.unique && idx.columns.len() == 1 {
-                col_flags::UNIQUE_KEY
-            } else {
-                col_flags::MULTIPLE_KEY
-            };
-        }
-    }
-    ColumnMeta {
-        schema: t.def.db.clone(),
-        table: t.def.name.clone(),
-        org_table: t.def.name.clone(),
-        name: label.to_string(),
-        org_name: c.name.clone(),
-        charset,
-        length,
-        wire_type,
-        flags,
-        decimals,
-    }
-}
 
 // ---- Aggregates --------------------------------------------------------------------------
 
@@ -436,184 +195,6 @@ impl Ord for GroupKey {
     }
 }
 
-/// The aggregate stage's scope: aggregate calls and GROUP BY expressions become slots of the
-/// group row (`[group values..., aggregate values...]`).
-pub struct AggScope<'a> {
-    pub from: &'a [FromItem<'a>],
-    /// For uncorrelated subqueries (`None`: subqueries are refused).
-    pub env: Option<&'a crate::exec::dml::Env<'a>>,
-    pub vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
-    pub group_by: Vec<(String, Expr)>,
-    pub aggs: Vec<AggSpec>,
-    pub aliases: Vec<(String, ast::Expr)>,
-    pub clause: &'static str,
-}
-
-impl AggScope<'_> {
-    fn source_scope(&self) -> FromScope<'_> {
-        FromScope {
-            items: self.from,
-            visible: self.from.len(),
-            clause: self.clause,
-            vars: self.vars,
-            env: None,
-        }
-    }
-
-    fn source_types(&self) -> Vec<SqlType> {
-        joined_types(self.from)
-    }
-
-    fn agg_slot(&mut self, spec: AggSpec) -> Expr {
-        let n = self.group_by.len();
-        self.aggs.push(spec);
-        Expr::Col(n + self.aggs.len() - 1)
-    }
-}
-
-impl Scope for AggScope<'_> {
-    fn subquery(&mut self, c: &mut Compiler, q: &ast::Query) -> Result<SubPlan, SqlError> {
-        // Expressions here are over the group row, not the source row: outer references
-        // would read the wrong columns, so only uncorrelated subqueries compile.
-        let Some(env) = self.env else {
-            return Err(SqlError::unsupported("subqueries here"));
-        };
-        let inner = crate::exec::dml::Env {
-            db: env.db,
-            lookup: env.lookup,
-            vars: env.vars,
-            outer: None,
-            sql: env.sql,
-            ctes: env.ctes,
-        };
-        let plan = crate::bind::select::compile_select(q, &inner, c)?;
-        Ok(SubPlan {
-            plan,
-            outer_cols: Vec::new(),
-        })
-    }
-
-    fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
-        if q.is_none() {
-            if let Some((_, ast)) = self
-                .aliases
-                .iter()
-                .find(|(a, _)| a.eq_ignore_ascii_case(name))
-                .cloned()
-            {
-                let mut c = Compiler::new();
-                return c.compile(&ast, self);
-            }
-        }
-        let e = self.source_scope().column(q, name)?;
-        let types = self.source_types();
-        let ty = match &e {
-            Expr::Col(i) => types.get(*i).copied(),
-            _ => None,
-        }
-        .unwrap_or(SqlType::Varchar {
-            len: 255,
-            binary: false,
-        });
-        Ok(self.agg_slot(AggSpec {
-            func: AggFn::Any,
-            arg: Some(e),
-            distinct: false,
-            ty,
-        }))
-    }
-
-    fn intercept(&mut self, c: &mut Compiler, e: &ast::Expr) -> Result<Option<Expr>, SqlError> {
-        let text = e.to_string();
-        if let Some(i) = self
-            .group_by
-            .iter()
-            .position(|(g, _)| g.eq_ignore_ascii_case(&text))
-        {
-            return Ok(Some(Expr::Col(i)));
-        }
-        let ast::Expr::Function(f) = e else {
-            return Ok(None);
-        };
-        let name = f.name.to_string().to_ascii_uppercase();
-        let func = match name.as_str() {
-            "COUNT" => AggFn::Count,
-            "SUM" => AggFn::Sum,
-            "AVG" => AggFn::Avg,
-            "MIN" => AggFn::Min,
-            "MAX" => AggFn::Max,
-            _ => return Ok(None),
-        };
-        let ast::FunctionArguments::List(l) = &f.args else {
-            return Err(SqlError::wrong_args(&name));
-        };
-        let distinct = matches!(
-            l.duplicate_treatment,
-            Some(ast::DuplicateTreatment::Distinct)
-        );
-        if l.args.len() != 1 {
-            return Err(SqlError::wrong_args(&name));
-        }
-        let (func, arg) = match &l.args[0] {
-            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) if func == AggFn::Count => {
-                (AggFn::CountStar, None)
-            }
-            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                let mut src = self.source_scope();
-                (func, Some(c.compile(x, &mut src)?))
-            }
-            _ => return Err(SqlError::wrong_args(&name)),
-        };
-        let types = self.source_types();
-        let arg_ty = arg
-            .as_ref()
-            .map(|a| a.result_type(&|i| types.get(i).copied()));
-        let ty = match (func, arg_ty) {
-            (AggFn::CountStar | AggFn::Count, _) => SqlType::Int {
-                bytes: 8,
-                unsigned: false,
-            },
-            (AggFn::Sum, Some(t)) if t.is_integer() => SqlType::Decimal {
-                precision: 38,
-                scale: 0,
-            },
-            (AggFn::Sum, Some(SqlType::Decimal { scale, .. })) => SqlType::Decimal {
-                precision: 38,
-                scale,
-            },
-            (AggFn::Avg, Some(t)) if t.is_integer() => SqlType::Decimal {
-                precision: 38,
-                scale: 4,
-            },
-            (AggFn::Avg, Some(SqlType::Decimal { scale, .. })) => SqlType::Decimal {
-                precision: 38,
-                scale: (scale + 4).min(30),
-            },
-            (AggFn::Sum | AggFn::Avg, _) => SqlType::Double,
-            (_, Some(t)) => t,
-            (_, None) => SqlType::Double,
-        };
-        Ok(Some(self.agg_slot(AggSpec {
-            func,
-            arg,
-            distinct,
-            ty,
-        })))
-    }
-
-    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
-        (self.vars)(name)
-    }
-
-    /// A group row's column: a GROUP BY expression's value or an aggregate's.
-    fn col_type(&self, i: usize) -> Option<SqlType> {
-        match self.group_by.get(i) {
-            Some((_, g)) => Some(g.result_type(&|j| joined_type(self.from, j))),
-            None => self.aggs.get(i - self.group_by.len()).map(|a| a.ty),
-        }
-    }
-}
-
 // ---- SELECT --------------------------------------------------------------------------------
 
 /// `acc` combined with `part` by `op`, rows compared as DISTINCT compares them.
@@ -682,27 +263,6 @@ impl Txn<'_> {
     }
 }
 
-/// A compiled subquery.
-#[derive(Debug, Clone)]
-pub struct SubPlan {
-    pub plan: SelectPlan,
-    /// Columns of the enclosing query's row it reads (none: it is run once per statement).
-    pub outer_cols: Vec<usize>,
-}
-
-impl SubPlan {
-    pub fn result_type(&self) -> SqlType {
-        self.plan
-            .types
-            .first()
-            .copied()
-            .unwrap_or(SqlType::Varchar {
-                len: 255,
-                binary: false,
-            })
-    }
-}
-
 /// What subqueries of a running plan share: the transaction, and the rows of the
 /// uncorrelated ones (computed once, on first use).
 pub struct SubCtx<'a> {
@@ -751,6 +311,20 @@ impl InIndex {
     }
 }
 
+/// The plan of a subquery expression: bind/ compiles every one to a [`SubPlan`].
+fn sub_plan(p: &dyn SubqueryPlan) -> Result<&SelectPlan, SqlError> {
+    p.as_any()
+        .downcast_ref::<SubPlan>()
+        .map(|s| &s.plan)
+        .ok_or_else(|| SqlError::internal("a subquery without a SELECT plan"))
+}
+
+/// The cache key of an uncorrelated subquery: its plan's address, as before the plan was
+/// held as a trait object (the data pointer of the `Arc`).
+fn sub_key(p: &Arc<dyn SubqueryPlan>) -> usize {
+    Arc::as_ptr(p) as *const () as usize
+}
+
 /// Runs every (uncorrelated) subquery in `exprs` once through a shared borrow of `txn`, and
 /// returns a [`SubCtx`] holding their rows and no transaction, for statements that go on to
 /// write through `txn` (UPDATE/DELETE). `None` when there are no subqueries.
@@ -759,7 +333,7 @@ pub fn prefill_subqueries(
     txn: &Transaction,
     ctx: &Ctx,
 ) -> Result<Option<SubCtx<'static>>, SqlError> {
-    let mut plans: Vec<Arc<SubPlan>> = Vec::new();
+    let mut plans: Vec<Arc<dyn SubqueryPlan>> = Vec::new();
     for e in exprs {
         e.visit(&mut |x| {
             if let Expr::Subquery(p, _) = x {
@@ -773,12 +347,12 @@ pub fn prefill_subqueries(
     let mut cache = std::collections::HashMap::new();
     for p in plans {
         debug_assert!(
-            p.outer_cols.is_empty(),
+            p.outer_cols().is_empty(),
             "a correlated subquery in UPDATE/DELETE"
         );
         let inner = Ctx { sub: None, ..*ctx };
-        let rows = p.plan.execute_in(Txn::Shared(txn), &inner)?;
-        cache.insert(Arc::as_ptr(&p) as usize, std::rc::Rc::new(rows));
+        let rows = sub_plan(&*p)?.execute_in(Txn::Shared(txn), &inner)?;
+        cache.insert(sub_key(&p), std::rc::Rc::new(rows));
     }
     Ok(Some(SubCtx {
         txn: None,
@@ -787,17 +361,27 @@ pub fn prefill_subqueries(
     }))
 }
 
+impl SubqueryRunner for SubCtx<'_> {
+    fn eval(
+        &self,
+        p: &Arc<dyn SubqueryPlan>,
+        kind: &crate::expr::SubKind,
+        row: &[Value],
+        ctx: &Ctx,
+    ) -> Result<Value, SqlError> {
+        eval_subquery(self, p, kind, row, ctx)
+    }
+}
+
 /// Evaluates a subquery expression for `row` (the enclosing query's row).
-pub fn eval_subquery(
-    p: &Arc<SubPlan>,
+fn eval_subquery(
+    sc: &SubCtx,
+    p: &Arc<dyn SubqueryPlan>,
     kind: &crate::expr::SubKind,
     row: &[Value],
     ctx: &Ctx,
 ) -> Result<Value, SqlError> {
     use crate::expr::SubKind;
-    let sc = ctx
-        .sub
-        .ok_or_else(|| SqlError::internal("a subquery outside a transaction"))?;
     let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
         let inner = Ctx {
             outer,
@@ -807,10 +391,10 @@ pub fn eval_subquery(
         let txn = sc
             .txn
             .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
-        p.plan.execute_in(Txn::Shared(txn), &inner)
+        sub_plan(&**p)?.execute_in(Txn::Shared(txn), &inner)
     };
-    let rows = if p.outer_cols.is_empty() {
-        let key = Arc::as_ptr(p) as usize;
+    let rows = if p.outer_cols().is_empty() {
+        let key = sub_key(p);
         let cached = sc.cache.borrow().get(&key).cloned();
         match cached {
             Some(r) => r,
@@ -845,8 +429,8 @@ pub fn eval_subquery(
                 return Ok(Value::Null);
             }
             // Uncorrelated and large enough: probe a hash index of the values.
-            if p.outer_cols.is_empty() && rows.len() >= 16 {
-                let key = Arc::as_ptr(p) as usize;
+            if p.outer_cols().is_empty() && rows.len() >= 16 {
+                let key = sub_key(p);
                 let cached = sc.in_index.borrow().get(&key).cloned();
                 let index = match cached {
                     Some(ix) => ix,
@@ -965,13 +549,6 @@ impl SelectPlan {
         self.table.is_some() || self.has_sub || self.union.iter().any(|(p, _)| p.reads_tables())
     }
 
-    /// Whether some part reads an `information_schema` table.
-    pub fn reads_virtual(&self) -> bool {
-        let mut kinds = Vec::new();
-        self.virtual_kinds(&mut kinds);
-        !kinds.is_empty()
-    }
-
     /// The `information_schema` tables the statement reads anywhere: FROM, joins, UNION
     /// operands and subqueries (the session computes their rows before execution).
     pub fn virtual_kinds(&self, out: &mut Vec<crate::catalog::system::SystemTable>) {
@@ -1007,7 +584,10 @@ impl SelectPlan {
         }
         for e in exprs {
             e.visit(&mut |x| {
-                if let Expr::Subquery(p, _) = x {
+                if let Some(p) = match x {
+                    Expr::Subquery(p, _) => p.as_any().downcast_ref::<SubPlan>(),
+                    _ => None,
+                } {
                     p.plan.virtual_kinds(out);
                 }
             });

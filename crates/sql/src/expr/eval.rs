@@ -13,7 +13,7 @@ pub fn mark_columns(e: &Expr, out: &mut [bool]) {
     e.visit(&mut |x| match x {
         Expr::Col(i) => mark(*i),
         // A correlated subquery reads these columns of this row.
-        Expr::Subquery(p, _) => p.outer_cols.iter().for_each(|&c| mark(c)),
+        Expr::Subquery(p, _) => p.outer_cols().iter().for_each(|&c| mark(c)),
         _ => {}
     });
 }

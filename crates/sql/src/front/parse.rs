@@ -83,7 +83,7 @@ fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> 
 
 /// The parser on MySQL text, with `UPDATE [LOW_PRIORITY] IGNORE` (which the parser reads as
 /// an update of a table named IGNORE) handed to it as `UPDATE OR IGNORE`, its SQLite spelling:
-/// [`crate::exec::dml::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
+/// [`crate::bind::dml::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
 /// so errors still quote it as written.
 fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
     use sqlparser::keywords::Keyword;

@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use sqlparser::ast;
 use zipdb_engine::IsolationLevel;
 
+use crate::bind::compile::Compiler;
 use crate::catalog::format_name;
-use crate::expr::Compiler;
 use crate::instance::session::Session;
 use crate::instance::txn::isolation_of;
 use crate::types::result::Outcome;
@@ -84,7 +84,7 @@ impl Session {
             e => c
                 .compile(
                     e,
-                    &mut crate::exec::NoScope {
+                    &mut crate::bind::scope::NoScope {
                         vars: &vars,
                         clause: "set",
                     },

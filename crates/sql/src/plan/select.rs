@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::catalog::Table;
-use crate::expr::Expr;
+use crate::expr::{Expr, SubqueryPlan};
 use crate::plan::access::Access;
 use crate::plan::join::KeyClass;
 use crate::types::result::ColumnMeta;
@@ -116,4 +116,34 @@ pub struct JoinStep {
     /// Columns of this table the statement reads.
     pub wanted: Vec<bool>,
     pub method: JoinMethod,
+}
+
+/// A compiled subquery.
+#[derive(Debug, Clone)]
+pub struct SubPlan {
+    pub plan: SelectPlan,
+    /// Columns of the enclosing query's row it reads (none: it is run once per statement).
+    pub outer_cols: Vec<usize>,
+}
+
+impl SubqueryPlan for SubPlan {
+    fn outer_cols(&self) -> &[usize] {
+        &self.outer_cols
+    }
+    fn visible(&self) -> usize {
+        self.plan.visible
+    }
+    fn result_type(&self) -> SqlType {
+        self.plan
+            .types
+            .first()
+            .copied()
+            .unwrap_or(SqlType::Varchar {
+                len: 255,
+                binary: false,
+            })
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

@@ -9,10 +9,13 @@ use sqlparser::ast;
 use zipdb_engine::IsolationLevel;
 
 use crate::admin::show;
+use crate::bind::compile::Compiler;
+use crate::bind::dml;
+use crate::bind::env::Env;
 use crate::bind::select::compile_select;
 use crate::catalog::Table;
-use crate::exec::dml::{self, DmlCount, Env};
-use crate::expr::{Compiler, Ctx};
+use crate::exec::dml::DmlCount;
+use crate::expr::Ctx;
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
 use crate::instance::txn::isolation_of;
 use crate::plan::dml::Plan;
@@ -263,6 +266,7 @@ impl Session {
             outer: None,
             sql: Some(&self.text),
             ctes: &[],
+            compile_query: &compile_select,
         };
         Ok(match stmt {
             ast::Statement::Query(q) => Plan::Select(Box::new(compile_select(q, &env, c)?)),

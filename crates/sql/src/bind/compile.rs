@@ -1,0 +1,798 @@
+//! Expressions from the parser's AST: [`Compiler`] turns an `ast::Expr` into an [`Expr`],
+//! numbering `?` placeholders and resolving names through a [`Scope`].
+
+use sqlparser::ast;
+
+use crate::expr::builtins::Unit;
+use crate::expr::{cast, Arith, CastTo, Cmp, Expr, Func, SubKind, SubqueryPlan};
+use crate::types::decimal::Decimal;
+use crate::types::sqltype::SqlType;
+use crate::types::value::Value;
+use crate::SqlError;
+
+/// Resolves names while compiling.
+pub trait Scope {
+    /// A column reference (`qualifier.name` or `name`).
+    fn column(&mut self, qualifier: Option<&str>, name: &str) -> Result<Expr, SqlError>;
+    /// Called for every node before the default translation: lets the aggregate stage map
+    /// aggregate calls and GROUP BY expressions to slots.
+    fn intercept(&mut self, _c: &mut Compiler, _e: &ast::Expr) -> Result<Option<Expr>, SqlError> {
+        Ok(None)
+    }
+    /// A system variable (`@@name`), resolved at compile time.
+    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError>;
+    /// The type of `Col(i)` in the rows the expression reads, where the scope knows it: what
+    /// IF, CASE, LEAST and the like need to type themselves (see [`crate::types::typeagg`]).
+    fn col_type(&self, _i: usize) -> Option<SqlType> {
+        None
+    }
+    /// A subquery in an expression: its plan, compiled where the scope allows one.
+    fn subquery(
+        &mut self,
+        _c: &mut Compiler,
+        _q: &ast::Query,
+    ) -> Result<std::sync::Arc<dyn SubqueryPlan>, SqlError> {
+        Err(SqlError::unsupported("subqueries here"))
+    }
+}
+
+/// Compiles expressions, numbering `?` placeholders by their position in the text.
+pub struct Compiler {
+    /// (line, column) of each placeholder met, in compile order.
+    placeholders: Vec<(u64, u64)>,
+    /// Subqueries compiled so far (a plan that saw one needs a transaction to share).
+    pub subqueries: usize,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Compiler {
+    pub fn new() -> Compiler {
+        Compiler {
+            placeholders: Vec::new(),
+            subqueries: 0,
+        }
+    }
+
+    pub fn param_count(&self) -> usize {
+        self.placeholders.len()
+    }
+
+    /// For each placeholder slot (in compile order), the index of the client's parameter
+    /// (placeholders in text order).
+    pub fn param_order(&self) -> Vec<usize> {
+        let mut by_pos: Vec<usize> = (0..self.placeholders.len()).collect();
+        by_pos.sort_by_key(|&i| self.placeholders[i]);
+        let mut order = vec![0; by_pos.len()];
+        for (rank, &slot) in by_pos.iter().enumerate() {
+            order[slot] = rank;
+        }
+        order
+    }
+
+    pub fn compile(&mut self, e: &ast::Expr, scope: &mut dyn Scope) -> Result<Expr, SqlError> {
+        use ast::Expr as A;
+        if let Some(x) = scope.intercept(self, e)? {
+            return Ok(x);
+        }
+        let b = |x: Expr| Box::new(x);
+        Ok(match e {
+            A::Identifier(id) => {
+                if let Some(v) = id.value.strip_prefix("@@") {
+                    Expr::Const(scope.sysvar(v)?)
+                } else if id.value.starts_with('@') {
+                    // A user variable: the scope asks the session (see `Session::sysvar`).
+                    Expr::Const(scope.sysvar(&id.value)?)
+                } else {
+                    scope.column(None, &id.value)?
+                }
+            }
+            A::CompoundIdentifier(ids) => {
+                let first = &ids[0].value;
+                if first.starts_with("@@") {
+                    let name = &ids[ids.len() - 1].value;
+                    Expr::Const(scope.sysvar(name)?)
+                } else {
+                    let n = ids.len();
+                    let q = if n >= 2 {
+                        Some(ids[n - 2].value.as_str())
+                    } else {
+                        None
+                    };
+                    scope.column(q, &ids[n - 1].value)?
+                }
+            }
+            A::Value(v) => self.literal(v)?,
+            A::TypedString(ts) => typed_literal(&ts.data_type, &ts.value.value)?,
+            A::Nested(x) => self.compile(x, scope)?,
+            A::Subquery(q) => {
+                self.subqueries += 1;
+                let p = scope.subquery(self, q)?;
+                if p.visible() != 1 {
+                    return Err(SqlError::operand_columns(1));
+                }
+                Expr::Subquery(p, SubKind::Scalar)
+            }
+            A::Exists { subquery, negated } => {
+                self.subqueries += 1;
+                let p = scope.subquery(self, subquery)?;
+                Expr::Subquery(p, SubKind::Exists(*negated))
+            }
+            A::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            }
+            | A::AllOp {
+                left,
+                compare_op,
+                right,
+            } => {
+                let all = matches!(e, A::AllOp { .. });
+                let A::Subquery(q) = &**right else {
+                    return Err(SqlError::unsupported("ANY/ALL over a non-subquery"));
+                };
+                use ast::BinaryOperator as B;
+                let op = match compare_op {
+                    B::Eq => Cmp::Eq,
+                    B::NotEq => Cmp::Ne,
+                    B::Lt => Cmp::Lt,
+                    B::LtEq => Cmp::Le,
+                    B::Gt => Cmp::Gt,
+                    B::GtEq => Cmp::Ge,
+                    other => return Err(SqlError::unsupported(&format!("{other} ANY/ALL"))),
+                };
+                let x = self.compile(left, scope)?;
+                self.subqueries += 1;
+                let p = scope.subquery(self, q)?;
+                if p.visible() != 1 {
+                    return Err(SqlError::operand_columns(1));
+                }
+                Expr::Subquery(p, SubKind::Quantified(b(x), op, all))
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let x = self.compile(expr, scope)?;
+                self.subqueries += 1;
+                let p = scope.subquery(self, subquery)?;
+                if p.visible() != 1 {
+                    return Err(SqlError::operand_columns(1));
+                }
+                Expr::Subquery(p, SubKind::In(b(x), *negated))
+            }
+            A::UnaryOp { op, expr } => {
+                let x = self.compile(expr, scope)?;
+                match op {
+                    ast::UnaryOperator::Minus => match x {
+                        Expr::Const(Value::Int(i)) if i != i64::MIN => Expr::Const(Value::Int(-i)),
+                        Expr::Const(Value::UInt(u)) if u == 1 << 63 => {
+                            Expr::Const(Value::Int(i64::MIN))
+                        }
+                        // A negative literal below BIGINT's range is a DECIMAL, as in
+                        // MySQL (-9223372036854775809): only a negated unsigned value that
+                        // is not a literal is out of range.
+                        Expr::Const(Value::UInt(u)) => Expr::Const(Value::Decimal(Decimal {
+                            mant: -i128::from(u),
+                            scale: 0,
+                        })),
+                        x => Expr::Neg(b(x)),
+                    },
+                    ast::UnaryOperator::Plus => x,
+                    ast::UnaryOperator::Not => Expr::Not(b(x)),
+                    other => return Err(SqlError::unsupported(&format!("operator {other}"))),
+                }
+            }
+            A::BinaryOp { left, op, right } => {
+                use ast::BinaryOperator as B;
+                // `d + INTERVAL n unit`, `INTERVAL n unit + d`, `d - INTERVAL n unit`.
+                match (&**left, op, &**right) {
+                    (d, B::Plus | B::Minus, A::Interval(iv)) => {
+                        let d = self.compile(d, scope)?;
+                        return self.interval(d, iv, *op == B::Minus, scope);
+                    }
+                    (A::Interval(iv), B::Plus, d) => {
+                        let d = self.compile(d, scope)?;
+                        return self.interval(d, iv, false, scope);
+                    }
+                    _ => {}
+                }
+                let l = self.compile(left, scope)?;
+                let r = self.compile(right, scope)?;
+                match op {
+                    B::Plus => Expr::Arith(Arith::Add, b(l), b(r)),
+                    B::Minus => Expr::Arith(Arith::Sub, b(l), b(r)),
+                    B::Multiply => Expr::Arith(Arith::Mul, b(l), b(r)),
+                    B::Divide => Expr::Arith(Arith::Div, b(l), b(r)),
+                    B::MyIntegerDivide => Expr::Arith(Arith::IntDiv, b(l), b(r)),
+                    B::Modulo => Expr::Arith(Arith::Mod, b(l), b(r)),
+                    B::Eq => Expr::Cmp(Cmp::Eq, b(l), b(r)),
+                    B::NotEq => Expr::Cmp(Cmp::Ne, b(l), b(r)),
+                    B::Lt => Expr::Cmp(Cmp::Lt, b(l), b(r)),
+                    B::LtEq => Expr::Cmp(Cmp::Le, b(l), b(r)),
+                    B::Gt => Expr::Cmp(Cmp::Gt, b(l), b(r)),
+                    B::GtEq => Expr::Cmp(Cmp::Ge, b(l), b(r)),
+                    B::Spaceship => Expr::Cmp(Cmp::NullSafeEq, b(l), b(r)),
+                    B::And => Expr::And(b(l), b(r)),
+                    B::Or => Expr::Or(b(l), b(r)),
+                    B::Xor => Expr::Xor(b(l), b(r)),
+                    other => return Err(SqlError::unsupported(&format!("operator {other}"))),
+                }
+            }
+            A::IsNull(x) => Expr::IsNull(b(self.compile(x, scope)?), false),
+            A::IsNotNull(x) => Expr::IsNull(b(self.compile(x, scope)?), true),
+            A::IsTrue(x) => Expr::Cmp(
+                Cmp::NullSafeEq,
+                b(Expr::Func(
+                    Func::If,
+                    vec![
+                        self.compile(x, scope)?,
+                        Expr::Const(Value::Int(1)),
+                        Expr::Const(Value::Int(0)),
+                    ],
+                )),
+                b(Expr::Const(Value::Int(1))),
+            ),
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => Expr::Between(
+                b(self.compile(expr, scope)?),
+                b(self.compile(low, scope)?),
+                b(self.compile(high, scope)?),
+                *negated,
+            ),
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let x = self.compile(expr, scope)?;
+                let l = list
+                    .iter()
+                    .map(|e| self.compile(e, scope))
+                    .collect::<Result<_, _>>()?;
+                Expr::InList(b(x), l, *negated)
+            }
+            A::Like {
+                negated,
+                expr,
+                pattern,
+                escape_char,
+                any,
+            } => {
+                if *any {
+                    return Err(SqlError::unsupported("LIKE ANY"));
+                }
+                let esc = match escape_char {
+                    None => '\\',
+                    Some(v) => match &**v {
+                        ast::Expr::Value(ast::ValueWithSpan {
+                            value: ast::Value::SingleQuotedString(s),
+                            ..
+                        }) if s.chars().count() == 1 => s.chars().next().unwrap_or('\\'),
+                        _ => return Err(SqlError::unsupported("this LIKE ... ESCAPE")),
+                    },
+                };
+                Expr::Like(
+                    b(self.compile(expr, scope)?),
+                    b(self.compile(pattern, scope)?),
+                    esc,
+                    *negated,
+                )
+            }
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let op = match operand {
+                    Some(o) => Some(b(self.compile(o, scope)?)),
+                    None => None,
+                };
+                let mut whens = Vec::new();
+                for w in conditions {
+                    whens.push((
+                        self.compile(&w.condition, scope)?,
+                        self.compile(&w.result, scope)?,
+                    ));
+                }
+                let els = match else_result {
+                    Some(e) => Some(b(self.compile(e, scope)?)),
+                    None => None,
+                };
+                settle(Expr::Case(op, whens, els), scope)
+            }
+            A::Cast {
+                expr, data_type, ..
+            } => {
+                let to = cast_target(data_type)?;
+                Expr::Cast(b(self.compile(expr, scope)?), to)
+            }
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.compile(expr, scope)?];
+                args.push(match substring_from {
+                    Some(f) => self.compile(f, scope)?,
+                    None => Expr::Const(Value::Int(1)),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.compile(f, scope)?);
+                }
+                Expr::Func(Func::Substring, args)
+            }
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => {
+                if trim_what.is_some() {
+                    return Err(SqlError::unsupported("TRIM(... FROM ...)"));
+                }
+                let f = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => Func::LTrim,
+                    Some(ast::TrimWhereField::Trailing) => Func::RTrim,
+                    _ => Func::Trim,
+                };
+                Expr::Func(f, vec![self.compile(expr, scope)?])
+            }
+            A::Position { expr, r#in } => Expr::Func(
+                Func::Locate,
+                vec![self.compile(expr, scope)?, self.compile(r#in, scope)?],
+            ),
+            A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr, scope)?]),
+            A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr, scope)?]),
+            A::Function(f) => self.function(f, scope)?,
+            // A charset introducer: `_binary'..'` is a binary string, `_utf8mb4'..'` a string.
+            A::Prefixed { prefix, value } => match self.compile(value, scope)? {
+                Expr::Const(Value::Str(s)) if prefix.value.eq_ignore_ascii_case("_binary") => {
+                    Expr::Const(Value::Bytes(s.into_bytes()))
+                }
+                e => e,
+            },
+            other => {
+                let text = other.to_string();
+                let head: String = text.chars().take(40).collect();
+                return Err(SqlError::unsupported(&format!("expression '{head}'")));
+            }
+        })
+    }
+
+    fn literal(&mut self, v: &ast::ValueWithSpan) -> Result<Expr, SqlError> {
+        use ast::Value as V;
+        Ok(Expr::Const(match &v.value {
+            V::Number(n, _) => number(n)?,
+            V::SingleQuotedString(s) | V::DoubleQuotedString(s) => Value::Str(s.clone()),
+            V::HexStringLiteral(h) => {
+                Value::Bytes(unhex(h).ok_or_else(|| SqlError::syntax(&format!("x'{h}'"), 1))?)
+            }
+            V::Boolean(t) => Value::Int(i64::from(*t)),
+            V::Null => Value::Null,
+            V::Placeholder(_) => {
+                let start = v.span.start;
+                self.placeholders.push((start.line, start.column));
+                return Ok(Expr::Param(self.placeholders.len() - 1));
+            }
+            other => return Err(SqlError::unsupported(&format!("literal {other}"))),
+        }))
+    }
+
+    /// `d ± INTERVAL n unit`.
+    fn interval(
+        &mut self,
+        d: Expr,
+        iv: &ast::Interval,
+        sub: bool,
+        scope: &mut dyn Scope,
+    ) -> Result<Expr, SqlError> {
+        let unit = match (&iv.leading_field, &iv.last_field) {
+            (Some(f), None) => interval_unit(f)?,
+            _ => return Err(SqlError::unsupported(&format!("{iv}"))),
+        };
+        let n = self.compile(&iv.value, scope)?;
+        Ok(Expr::Func(Func::DateAdd(unit, sub), vec![d, n]))
+    }
+
+    /// Functions whose arguments are not all expressions: DATE_ADD(d, INTERVAL n unit) and
+    /// friends, TIMESTAMPDIFF(unit, a, b).
+    fn special_function(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        scope: &mut dyn Scope,
+    ) -> Result<Option<Expr>, SqlError> {
+        match name {
+            "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" => {
+                if args.len() != 2 {
+                    return Err(wrong_count(name));
+                }
+                let sub = name == "DATE_SUB" || name == "SUBDATE";
+                let d = self.compile(args[0], scope)?;
+                match args[1] {
+                    ast::Expr::Interval(iv) => Ok(Some(self.interval(d, iv, sub, scope)?)),
+                    // ADDDATE(d, n): n days.
+                    n if name == "ADDDATE" || name == "SUBDATE" => {
+                        let n = self.compile(n, scope)?;
+                        Ok(Some(Expr::Func(Func::DateAdd(Unit::Day, sub), vec![d, n])))
+                    }
+                    other => Err(SqlError::syntax(&other.to_string(), 1)),
+                }
+            }
+            "TIMESTAMPDIFF" => {
+                if args.len() != 3 {
+                    return Err(wrong_count(name));
+                }
+                let unit = match args[0] {
+                    ast::Expr::Identifier(id) => Unit::from_name(&id.value),
+                    _ => None,
+                }
+                .ok_or_else(|| SqlError::syntax(&args[0].to_string(), 1))?;
+                let a = self.compile(args[1], scope)?;
+                let b = self.compile(args[2], scope)?;
+                Ok(Some(Expr::Func(Func::TimestampDiff(unit), vec![a, b])))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn function(&mut self, f: &ast::Function, scope: &mut dyn Scope) -> Result<Expr, SqlError> {
+        let name = f.name.to_string().to_ascii_uppercase();
+        if let ast::FunctionArguments::List(l) = &f.args {
+            if matches!(
+                name.as_str(),
+                "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" | "TIMESTAMPDIFF"
+            ) && l.duplicate_treatment.is_none()
+            {
+                let mut raw = Vec::new();
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => raw.push(e),
+                        _ => {
+                            return Err(SqlError::unsupported(&format!("this argument of {name}")))
+                        }
+                    }
+                }
+                if let Some(e) = self.special_function(&name, &raw, scope)? {
+                    return Ok(e);
+                }
+            }
+        }
+        let mut args = Vec::new();
+        match &f.args {
+            ast::FunctionArguments::None => {}
+            ast::FunctionArguments::List(l) => {
+                if l.duplicate_treatment.is_some() {
+                    return Err(SqlError::unsupported(&format!("{name}(DISTINCT ...) here")));
+                }
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            args.push(self.compile(e, scope)?)
+                        }
+                        _ => {
+                            return Err(SqlError::unsupported(&format!("this argument of {name}")))
+                        }
+                    }
+                }
+            }
+            ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("subqueries")),
+        }
+        let (func, min, max) = match name.as_str() {
+            "CONCAT" => (Func::Concat, 1, usize::MAX),
+            "CONCAT_WS" => (Func::ConcatWs, 2, usize::MAX),
+            "LENGTH" | "OCTET_LENGTH" => (Func::Length, 1, 1),
+            "CHAR_LENGTH" | "CHARACTER_LENGTH" => (Func::CharLength, 1, 1),
+            "UPPER" | "UCASE" => (Func::Upper, 1, 1),
+            "LOWER" | "LCASE" => (Func::Lower, 1, 1),
+            "SUBSTRING" | "SUBSTR" | "MID" => (Func::Substring, 2, 3),
+            "TRIM" => (Func::Trim, 1, 1),
+            "LTRIM" => (Func::LTrim, 1, 1),
+            "RTRIM" => (Func::RTrim, 1, 1),
+            "REPLACE" => (Func::Replace, 3, 3),
+            "LEFT" => (Func::Left, 2, 2),
+            "RIGHT" => (Func::Right, 2, 2),
+            "ABS" => (Func::Abs, 1, 1),
+            "CEIL" | "CEILING" => (Func::Ceil, 1, 1),
+            "FLOOR" => (Func::Floor, 1, 1),
+            "ROUND" => (Func::Round, 1, 2),
+            "SQRT" => (Func::Sqrt, 1, 1),
+            "POW" | "POWER" => (Func::Pow, 2, 2),
+            "MOD" => {
+                if args.len() != 2 {
+                    return Err(SqlError::wrong_args(&name));
+                }
+                let r = args.pop().expect("two");
+                let l = args.pop().expect("two");
+                return Ok(Expr::Arith(Arith::Mod, Box::new(l), Box::new(r)));
+            }
+            "COALESCE" => (Func::Coalesce, 1, usize::MAX),
+            "IFNULL" => (Func::Coalesce, 2, 2),
+            "NULLIF" => (Func::NullIf, 2, 2),
+            "IF" => (Func::If, 3, 3),
+            "GREATEST" => (Func::Greatest, 2, usize::MAX),
+            "LEAST" => (Func::Least, 2, usize::MAX),
+            "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" => {
+                (Func::Now, 0, 1)
+            }
+            "CURDATE" | "CURRENT_DATE" => (Func::CurDate, 0, 0),
+            "DATABASE" | "SCHEMA" => (Func::Database, 0, 0),
+            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => (Func::User, 0, 0),
+            "VERSION" => (Func::Version, 0, 0),
+            "CONNECTION_ID" => (Func::ConnectionId, 0, 0),
+            "LAST_INSERT_ID" => (Func::LastInsertId, 0, 0),
+            "HEX" => (Func::Hex, 1, 1),
+            "YEAR" => (Func::Year, 1, 1),
+            "MONTH" => (Func::Month, 1, 1),
+            "DAY" | "DAYOFMONTH" => (Func::Day, 1, 1),
+            "DATE" => (Func::Date, 1, 1),
+            "REPEAT" => (Func::Repeat, 2, 2),
+            "REVERSE" => (Func::Reverse, 1, 1),
+            "LPAD" => (Func::LPad, 2, 3),
+            "RPAD" => (Func::RPad, 2, 3),
+            "LOCATE" => (Func::Locate, 2, 3),
+            "POSITION" => (Func::Locate, 2, 2),
+            "INSTR" => {
+                if args.len() != 2 {
+                    return Err(SqlError::wrong_args(&name));
+                }
+                args.swap(0, 1);
+                (Func::Locate, 2, 2)
+            }
+            "SUBSTRING_INDEX" => (Func::SubstringIndex, 3, 3),
+            "SPACE" => (Func::Space, 1, 1),
+            "ASCII" => (Func::Ascii, 1, 1),
+            "MD5" => (Func::Md5, 1, 1),
+            "SHA1" | "SHA" => (Func::Sha1, 1, 1),
+            "SHA2" => (Func::Sha2, 2, 2),
+            "TO_BASE64" => (Func::ToBase64, 1, 1),
+            "FROM_BASE64" => (Func::FromBase64, 1, 1),
+            "FORMAT" => (Func::Format, 2, 2),
+            "STRCMP" => (Func::Strcmp, 2, 2),
+            "SIGN" => (Func::Sign, 1, 1),
+            "TRUNCATE" => (Func::Truncate, 2, 2),
+            "EXP" => (Func::Exp, 1, 1),
+            "LN" => (Func::Ln, 1, 1),
+            "LOG" => (Func::Log, 1, 2),
+            "LOG2" => (Func::Log2, 1, 1),
+            "LOG10" => (Func::Log10, 1, 1),
+            "PI" => (Func::Pi, 0, 0),
+            "DEGREES" => (Func::Degrees, 1, 1),
+            "RADIANS" => (Func::Radians, 1, 1),
+            "SIN" => (Func::Sin, 1, 1),
+            "COS" => (Func::Cos, 1, 1),
+            "TAN" => (Func::Tan, 1, 1),
+            "RAND" => {
+                if !args.is_empty() {
+                    return Err(SqlError::unsupported("RAND(seed)"));
+                }
+                (Func::Rand, 0, 0)
+            }
+            "CRC32" => (Func::Crc32, 1, 1),
+            "DATEDIFF" => (Func::DateDiff, 2, 2),
+            "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 1),
+            "FROM_UNIXTIME" => (Func::FromUnixtime, 1, 1),
+            "HOUR" => (Func::Hour, 1, 1),
+            "MINUTE" => (Func::Minute, 1, 1),
+            "SECOND" => (Func::Second, 1, 1),
+            "DAYOFWEEK" => (Func::DayOfWeek, 1, 1),
+            "WEEKDAY" => (Func::Weekday, 1, 1),
+            "DAYOFYEAR" => (Func::DayOfYear, 1, 1),
+            "DAYNAME" => (Func::DayName, 1, 1),
+            "MONTHNAME" => (Func::MonthName, 1, 1),
+            "QUARTER" => (Func::Quarter, 1, 1),
+            "WEEK" => (Func::Week, 1, 2),
+            "LAST_DAY" => (Func::LastDay, 1, 1),
+            "MAKEDATE" => (Func::MakeDate, 2, 2),
+            "DATE_FORMAT" => (Func::DateFormat, 2, 2),
+            "STR_TO_DATE" => (Func::StrToDate, 2, 2),
+            "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => (Func::CurTime, 0, 1),
+            "UTC_TIMESTAMP" => (Func::Now, 0, 1),
+            "UTC_DATE" => (Func::CurDate, 0, 0),
+            "SLEEP" => (Func::Sleep, 1, 1),
+            "ISNULL" => (Func::IsNull, 1, 1),
+            "FIELD" => (Func::Field, 2, usize::MAX),
+            "ELT" => (Func::Elt, 2, usize::MAX),
+            "INET_ATON" => (Func::InetAton, 1, 1),
+            "INET_NTOA" => (Func::InetNtoa, 1, 1),
+            "UUID" => (Func::Uuid, 0, 0),
+            "COUNT" | "SUM" | "MIN" | "MAX" | "AVG" => {
+                return Err(SqlError::new(
+                    1111,
+                    "HY000",
+                    format!("Invalid use of group function {name}"),
+                ))
+            }
+            _ => return Err(SqlError::unknown_function(&name)),
+        };
+        if args.len() < min || args.len() > max {
+            return Err(wrong_count(&name));
+        }
+        if matches!(func, Func::LPad | Func::RPad) && args.len() == 2 {
+            // MariaDB pads with spaces when no pad string is given.
+            args.push(Expr::Const(Value::Str(" ".into())));
+        }
+        Ok(settle(Expr::Func(func, args), scope))
+    }
+}
+
+/// Converts the operands of an expression whose value is one of its operands' (CASE, IF,
+/// IFNULL/COALESCE, LEAST/GREATEST) to the type the whole has where theirs differs, so that
+/// every value prints, compares and adds up as that type (`IF(c, 6543.6, 4807)` gives
+/// `4807.0`). Other expressions come back as they are. Operands the scope cannot type (outer
+/// references, parameters) leave the expression as it is.
+fn settle(mut e: Expr, scope: &dyn Scope) -> Expr {
+    /// The operands whose values the expression returns.
+    fn operands(e: &mut Expr) -> Vec<&mut Expr> {
+        match e {
+            Expr::Case(_, whens, els) => whens
+                .iter_mut()
+                .map(|(_, r)| r)
+                .chain(els.as_deref_mut())
+                .collect(),
+            Expr::Func(Func::If, args) => args.iter_mut().skip(1).collect(),
+            Expr::Func(Func::Coalesce | Func::Greatest | Func::Least, args) => {
+                args.iter_mut().collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+    let ty = |x: &Expr| x.type_of(&|i| scope.col_type(i));
+    let known = |x: &Expr| {
+        let mut ok = true;
+        x.visit(&mut |n| match n {
+            Expr::Outer(_) | Expr::Param(_) => ok = false,
+            Expr::Col(i) if scope.col_type(*i).is_none() => ok = false,
+            _ => {}
+        });
+        ok
+    };
+    let ops = operands(&mut e);
+    if ops.is_empty() || !ops.iter().all(|x| known(x)) {
+        return e;
+    }
+    let Some(target) = ty(&e) else {
+        return e;
+    };
+    for x in operands(&mut e) {
+        if crate::types::typeagg::needs_conversion(ty(x), target) {
+            let inner = std::mem::replace(x, Expr::Const(Value::Null));
+            *x = Expr::Coerce(Box::new(inner), target);
+        }
+    }
+    e
+}
+
+/// A call with the wrong number of arguments: error 1582, or a syntax error (1064) for the
+/// functions MariaDB's grammar spells out itself.
+fn wrong_count(name: &str) -> SqlError {
+    match name {
+        "REPEAT" | "ASCII" | "TRUNCATE" | "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE"
+        | "TIMESTAMPDIFF" | "HOUR" | "MINUTE" | "SECOND" | "CURTIME" | "CURRENT_TIME"
+        | "UTC_TIME" | "UTC_TIMESTAMP" | "UTC_DATE" => SqlError::syntax(")", 1),
+        _ => SqlError::wrong_args(name),
+    }
+}
+
+/// The unit of `INTERVAL n unit` (singular or plural).
+fn interval_unit(f: &ast::DateTimeField) -> Result<Unit, SqlError> {
+    use ast::DateTimeField as F;
+    Ok(match f {
+        F::Microsecond | F::Microseconds => Unit::Microsecond,
+        F::Second | F::Seconds => Unit::Second,
+        F::Minute | F::Minutes => Unit::Minute,
+        F::Hour | F::Hours => Unit::Hour,
+        F::Day | F::Days => Unit::Day,
+        F::Week(None) | F::Weeks => Unit::Week,
+        F::Month | F::Months => Unit::Month,
+        F::Quarter => Unit::Quarter,
+        F::Year | F::Years => Unit::Year,
+        other => return Err(SqlError::unsupported(&format!("INTERVAL unit {other}"))),
+    })
+}
+
+/// `DATE 'yyyy-mm-dd'`, `TIMESTAMP '...'`, `DATETIME '...'`: a temporal constant; a string
+/// that is not one is error 1525, as in MariaDB.
+fn typed_literal(t: &ast::DataType, v: &ast::Value) -> Result<Expr, SqlError> {
+    let (ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s)) = v else {
+        return Err(SqlError::unsupported(&format!("literal {t} {v}")));
+    };
+    let (to, name) = match t {
+        ast::DataType::Date => (CastTo::Date, "DATE"),
+        ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => (CastTo::DateTime, "DATETIME"),
+        other => return Err(SqlError::unsupported(&format!("literal {other} '{s}'"))),
+    };
+    match cast(Value::Str(s.clone()), to)? {
+        Value::Null => Err(SqlError::new(
+            1525,
+            "HY000",
+            format!("Incorrect {name} value: '{s}'"),
+        )),
+        v => Ok(Expr::Const(v)),
+    }
+}
+
+fn cast_target(t: &ast::DataType) -> Result<CastTo, SqlError> {
+    use ast::DataType as D;
+    Ok(match t {
+        D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastTo::Signed,
+        D::Unsigned | D::UnsignedInteger => CastTo::Unsigned,
+        D::Char(_) | D::Varchar(_) | D::Text | D::String(_) => CastTo::Char,
+        D::Binary(_) | D::Varbinary(_) | D::Blob(_) => CastTo::Binary,
+        D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastTo::Double,
+        D::Decimal(info) | D::Numeric(info) => CastTo::Decimal(match info {
+            ast::ExactNumberInfo::PrecisionAndScale(_, s) => u8::try_from(*s).unwrap_or(30),
+            _ => 0,
+        }),
+        D::Date => CastTo::Date,
+        D::Datetime(_) | D::Timestamp(_, _) => CastTo::DateTime,
+        other => return Err(SqlError::unsupported(&format!("CAST AS {other}"))),
+    })
+}
+
+/// A numeric literal: an integer if it fits, a decimal if it has a point, else a double.
+pub fn number(n: &str) -> Result<Value, SqlError> {
+    if let Ok(i) = n.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(u) = n.parse::<u64>() {
+        return Ok(Value::UInt(u));
+    }
+    if !n.contains(['e', 'E']) {
+        if let Some(d) = Decimal::parse(n) {
+            return Ok(Value::Decimal(d));
+        }
+    }
+    n.parse::<f64>()
+        .map(Value::Double)
+        .map_err(|_| SqlError::syntax(n, 1))
+}
+
+fn unhex(h: &str) -> Option<Vec<u8>> {
+    if !h.len().is_multiple_of(2) {
+        return unhex(&format!("0{h}"));
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_temporal_literals_are_constants() {
+        let v = |s: &str| ast::Value::SingleQuotedString(s.into());
+        let Expr::Const(d) = typed_literal(&ast::DataType::Date, &v("2024-02-29")).unwrap() else {
+            panic!("not a constant")
+        };
+        assert!(matches!(d, Value::Date(_)));
+        assert_eq!(d.to_text().unwrap(), b"2024-02-29");
+        let Expr::Const(t) = typed_literal(
+            &ast::DataType::Timestamp(None, ast::TimezoneInfo::None),
+            &v("2020-01-02 03:04:05"),
+        )
+        .unwrap() else {
+            panic!("not a constant")
+        };
+        assert_eq!(t.to_text().unwrap(), b"2020-01-02 03:04:05");
+        let e = typed_literal(&ast::DataType::Date, &v("2023-02-30")).unwrap_err();
+        assert_eq!(e.code, 1525);
+    }
+}

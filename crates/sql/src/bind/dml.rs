@@ -1,0 +1,396 @@
+//! INSERT/REPLACE, UPDATE and DELETE: from the parser's AST to their plans
+//! ([`crate::plan::dml`]).
+
+use sqlparser::ast;
+
+use crate::bind::compile::{Compiler, Scope};
+use crate::bind::env::Env;
+use crate::bind::env::FromItem;
+use crate::bind::scope::{FromScope, NoScope, TableScope};
+use crate::catalog::{needs_value, no_default, Table};
+use crate::expr::Expr;
+use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
+use crate::plan::rules::access_path::choose_access;
+use crate::types::value::Value;
+use crate::SqlError;
+
+// ---- INSERT ------------------------------------------------------------------------------
+
+/// Scope of ON DUPLICATE KEY UPDATE: columns read the existing row, `VALUES(c)` the new one.
+struct DupScope<'a> {
+    t: &'a Table,
+    vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
+}
+
+impl Scope for DupScope<'_> {
+    fn column(&mut self, _q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
+        self.t
+            .column(name)
+            .map(Expr::Col)
+            .ok_or_else(|| SqlError::unknown_column(name, "field list"))
+    }
+    fn intercept(&mut self, _c: &mut Compiler, e: &ast::Expr) -> Result<Option<Expr>, SqlError> {
+        if let ast::Expr::Function(f) = e {
+            if f.name.to_string().eq_ignore_ascii_case("VALUES") {
+                if let ast::FunctionArguments::List(l) = &f.args {
+                    if let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                        ast::Expr::Identifier(id),
+                    ))] = l.args.as_slice()
+                    {
+                        let i = self
+                            .t
+                            .column(&id.value)
+                            .ok_or_else(|| SqlError::unknown_column(&id.value, "field list"))?;
+                        return Ok(Some(Expr::Col(self.t.types.len() + i)));
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
+        (self.vars)(name)
+    }
+    /// `[old row..., new row...]`: the table's types twice.
+    fn col_type(&self, i: usize) -> Option<crate::types::sqltype::SqlType> {
+        let n = self.t.types.len();
+        self.t.types.get(if i < n { i } else { i - n }).copied()
+    }
+}
+
+fn column_index(t: &Table, name: &str) -> Result<usize, SqlError> {
+    t.column(name)
+        .ok_or_else(|| SqlError::unknown_column(name, "field list"))
+}
+
+fn assignment_column(t: &Table, a: &ast::Assignment) -> Result<usize, SqlError> {
+    match &a.target {
+        ast::AssignmentTarget::ColumnName(n) => {
+            let last =
+                n.0.last()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.value.clone())
+                    .unwrap_or_default();
+            column_index(t, &last)
+        }
+        ast::AssignmentTarget::Tuple(_) => Err(SqlError::unsupported("tuple assignment")),
+    }
+}
+
+pub fn compile_insert(
+    ins: &ast::Insert,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<InsertPlan, SqlError> {
+    let ast::TableObject::TableName(name) = &ins.table else {
+        return Err(SqlError::unsupported("INSERT INTO TABLE FUNCTION"));
+    };
+    let t = env.table(name)?;
+    let columns: Vec<usize> = if ins.columns.is_empty() && ins.assignments.is_empty() {
+        (0..t.def.columns.len()).collect()
+    } else if !ins.assignments.is_empty() {
+        ins.assignments
+            .iter()
+            .map(|a| assignment_column(&t, a))
+            .collect::<Result<_, _>>()?
+    } else {
+        ins.columns
+            .iter()
+            .map(|n| {
+                let last =
+                    n.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(|i| i.value.clone())
+                        .unwrap_or_default();
+                column_index(&t, &last)
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let vars = env.vars;
+    let mut rows = Vec::new();
+    let mut select = None;
+    if !ins.assignments.is_empty() {
+        let mut r = Vec::new();
+        for a in &ins.assignments {
+            r.push(c.compile(
+                &a.value,
+                &mut NoScope {
+                    vars,
+                    clause: "field list",
+                },
+            )?);
+        }
+        rows.push(r);
+    } else {
+        let Some(src) = &ins.source else {
+            return Err(SqlError::unsupported("INSERT without VALUES"));
+        };
+        let values = match &*src.body {
+            ast::SetExpr::Values(values) => values,
+            // INSERT ... SELECT: the rows come from a query, read whole before the first insert
+            // (so a query over the target table sees it as it was, as in MySQL).
+            _ => {
+                let p = crate::bind::select::compile_select(src, env, c)?;
+                if p.visible != columns.len() {
+                    return Err(SqlError::new(
+                        1136,
+                        "21S01",
+                        "Column count doesn't match value count at row 1",
+                    ));
+                }
+                select = Some(Box::new(p));
+                &EMPTY_VALUES
+            }
+        };
+        for (n, row) in values.rows.iter().enumerate() {
+            if row.content.len() != columns.len() {
+                return Err(SqlError::new(
+                    1136,
+                    "21S01",
+                    format!("Column count doesn't match value count at row {}", n + 1),
+                ));
+            }
+            let mut r = Vec::with_capacity(row.content.len());
+            for e in &row.content {
+                r.push(match e {
+                    // DEFAULT in VALUES.
+                    ast::Expr::Identifier(id)
+                        if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
+                    {
+                        Expr::Func(crate::expr::Func::Coalesce, Vec::new())
+                    }
+                    _ => c.compile(
+                        e,
+                        &mut NoScope {
+                            vars,
+                            clause: "field list",
+                        },
+                    )?,
+                });
+            }
+            rows.push(r);
+        }
+    }
+    let mut on_dup = Vec::new();
+    if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
+        for a in assigns {
+            let col = assignment_column(&t, a)?;
+            let x = c.compile(&a.value, &mut DupScope { t: &t, vars })?;
+            on_dup.push((col, x));
+        }
+    } else if ins.on.is_some() {
+        return Err(SqlError::unsupported("ON CONFLICT"));
+    }
+    let mode = if ins.replace_into {
+        InsertMode::Replace
+    } else if ins.ignore {
+        InsertMode::Ignore
+    } else {
+        InsertMode::Insert
+    };
+    Ok(InsertPlan {
+        table: t,
+        columns,
+        rows,
+        select,
+        mode,
+        on_dup,
+    })
+}
+
+/// No VALUES rows (INSERT ... SELECT).
+static EMPTY_VALUES: ast::Values = ast::Values {
+    explicit_row: false,
+    value_keyword: false,
+    rows: Vec::new(),
+};
+
+// ---- UPDATE / DELETE ---------------------------------------------------------------------
+
+fn single_table(
+    t: &ast::TableWithJoins,
+    what: &str,
+) -> Result<(ast::ObjectName, Option<String>), SqlError> {
+    if !t.joins.is_empty() {
+        return Err(SqlError::unsupported(&format!("multi-table {what}")));
+    }
+    match &t.relation {
+        ast::TableFactor::Table { name, alias, .. } => {
+            Ok((name.clone(), alias.as_ref().map(|a| a.name.value.clone())))
+        }
+        _ => Err(SqlError::unsupported(&format!("{what} of this table form"))),
+    }
+}
+
+/// An expression of UPDATE/DELETE over the target table's row. Subqueries may appear if they
+/// do not read the row (they are run once, before any row changes: see
+/// [`crate::exec::prefill_subqueries`]); correlated ones are refused.
+fn dml_compile(
+    e: &ast::Expr,
+    t: &Table,
+    alias: Option<&str>,
+    clause: &'static str,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<Expr, SqlError> {
+    let items = [FromItem {
+        table: t,
+        alias,
+        offset: 0,
+        merged: &[],
+    }];
+    let x = c.compile(
+        e,
+        &mut FromScope {
+            items: &items,
+            visible: 1,
+            clause,
+            vars: env.vars,
+            env: Some(env),
+        },
+    )?;
+    let mut correlated = false;
+    x.visit(&mut |n| {
+        if let Expr::Subquery(p, _) = n {
+            correlated |= !p.outer_cols().is_empty();
+        }
+    });
+    if correlated {
+        return Err(SqlError::unsupported(
+            "subqueries that read the row being updated or deleted",
+        ));
+    }
+    Ok(x)
+}
+
+fn compile_where_order_limit(
+    t: &Table,
+    alias: Option<&str>,
+    selection: &Option<ast::Expr>,
+    order_by: &[ast::OrderByExpr],
+    limit: &Option<ast::Expr>,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<(Option<Expr>, Vec<(Expr, bool)>, Option<Expr>), SqlError> {
+    let vars = env.vars;
+    let filter = match selection {
+        None => None,
+        Some(w) => {
+            let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
+            crate::plan::rules::zero_dates::zero_dates_are_null(&mut f, &t.def.columns);
+            Some(f)
+        }
+    };
+    let mut order = Vec::new();
+    for o in order_by {
+        let x = c.compile(
+            &o.expr,
+            &mut TableScope {
+                table: t,
+                alias,
+                clause: "order clause",
+                vars,
+            },
+        )?;
+        order.push((x, matches!(o.options.sort, Some(ast::OrderBySort::Desc))));
+    }
+    let limit = limit
+        .as_ref()
+        .map(|e| {
+            c.compile(
+                e,
+                &mut NoScope {
+                    vars,
+                    clause: "limit",
+                },
+            )
+        })
+        .transpose()?;
+    Ok((filter, order, limit))
+}
+
+pub fn compile_update(
+    u: &ast::Update,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<UpdatePlan, SqlError> {
+    if u.from.is_some() {
+        return Err(SqlError::unsupported("UPDATE ... FROM"));
+    }
+    let (name, alias) = single_table(&u.table, "UPDATE")?;
+    let t = env.table(&name)?;
+    let mut assignments = Vec::new();
+    for a in &u.assignments {
+        let col = assignment_column(&t, a)?;
+        let x = match &a.value {
+            // SET col = DEFAULT: the column's default; one without is 1364, IGNORE or not.
+            ast::Expr::Identifier(id)
+                if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
+            {
+                let cd = &t.def.columns[col];
+                if needs_value(cd) {
+                    return Err(no_default(cd));
+                }
+                if cd.default_now {
+                    Expr::Func(crate::expr::Func::Now, Vec::new())
+                } else {
+                    Expr::Const(cd.default.clone().unwrap_or(Value::Null))
+                }
+            }
+            _ => dml_compile(&a.value, &t, alias.as_deref(), "field list", env, c)?,
+        };
+        assignments.push((col, x));
+    }
+    let (filter, order, limit) = compile_where_order_limit(
+        &t,
+        alias.as_deref(),
+        &u.selection,
+        &u.order_by,
+        &u.limit,
+        env,
+        c,
+    )?;
+    let access = choose_access(&t, filter.as_ref());
+    Ok(UpdatePlan {
+        table: t,
+        access,
+        filter,
+        assignments,
+        order,
+        limit,
+        // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::front::parse`).
+        ignore: matches!(u.or, Some(ast::SqliteOnConflict::Ignore)),
+    })
+}
+
+pub fn compile_delete(
+    d: &ast::Delete,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<DeletePlan, SqlError> {
+    let tables = match &d.from {
+        ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
+    };
+    if tables.len() != 1 || !d.tables.is_empty() || d.using.is_some() {
+        return Err(SqlError::unsupported("multi-table DELETE"));
+    }
+    let (name, alias) = single_table(&tables[0], "DELETE")?;
+    let t = env.table(&name)?;
+    let (filter, order, limit) = compile_where_order_limit(
+        &t,
+        alias.as_deref(),
+        &d.selection,
+        &d.order_by,
+        &d.limit,
+        env,
+        c,
+    )?;
+    let access = choose_access(&t, filter.as_ref());
+    Ok(DeletePlan {
+        table: t,
+        access,
+        filter,
+        order,
+        limit,
+    })
+}
