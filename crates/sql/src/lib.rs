@@ -34,7 +34,7 @@ mod types;
 pub use catalog::{accounts, codec};
 pub use types::{result, value};
 
-pub use error::SqlError;
+pub use error::{ErrorKind, SqlError};
 pub use front::parse::{parse, sql_from_bytes, Statement};
 pub use front::stack::{STATEMENT_STACK_BYTES, STATEMENT_STACK_NEEDED};
 pub use instance::session::Session;

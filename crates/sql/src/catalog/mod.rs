@@ -26,9 +26,9 @@ use std::sync::Arc;
 
 use zipdb_engine::{Codec, Database, TableFormat, Tree};
 
+use crate::error::{ErrorKind, SqlError};
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
-use crate::SqlError;
 
 /// Name of the engine tree holding the catalog.
 pub const CATALOG_TREE: &str = "zipdb.sql.catalog";
@@ -738,9 +738,8 @@ pub const NEXT_ID_KEY: &[u8] = b"N";
 
 /// ER_NO_DEFAULT_FOR_FIELD (1364).
 pub(crate) fn no_default(col: &ColumnDef) -> SqlError {
-    SqlError::new(
-        1364,
-        "HY000",
+    SqlError::of(
+        ErrorKind::NoDefaultForField,
         format!("Field '{}' doesn't have a default value", col.name),
     )
 }

@@ -7,12 +7,12 @@ use std::ops::Bound;
 use zipdb_engine::Transaction;
 
 use crate::catalog::{needs_value, no_default, Table};
+use crate::error::{ErrorKind, SqlError};
 use crate::exec::scan::scan_rows;
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::Access;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
 use crate::types::value::Value;
-use crate::SqlError;
 
 // ---- Storing values --------------------------------------------------------------------------
 
@@ -428,7 +428,7 @@ impl InsertPlan {
                 Ok(()) => {}
                 // INSERT IGNORE ... ON DUPLICATE KEY UPDATE: an update that collides in turn
                 // is skipped with a warning.
-                Err(e) if e.code == 1062 && !strict => {
+                Err(e) if e.kind == ErrorKind::DupEntry && !strict => {
                     n.warn("Warning", e.code, e.message);
                     return Ok(0);
                 }
@@ -692,7 +692,7 @@ impl UpdatePlan {
             match update_row(txn, t, &pk, &old, new.clone()) {
                 Ok(()) => {}
                 // UPDATE IGNORE: the row stays as it was; MariaDB 10.11 says nothing.
-                Err(e) if e.code == 1062 && self.ignore => continue,
+                Err(e) if e.kind == ErrorKind::DupEntry && self.ignore => continue,
                 Err(e) => return Err(e),
             }
             if let Some(ai) = t.auto_inc {

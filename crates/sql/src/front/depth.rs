@@ -26,7 +26,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, BinaryOperator, Expr, VisitMut, VisitorMut};
 
-use crate::SqlError;
+use crate::error::{ErrorKind, SqlError};
 
 /// Deepest expression tree accepted (levels of expressions, counted from a statement's
 /// outermost expression). MySQL accepts at least 1,000 nested parentheses; so does zipdb.
@@ -156,9 +156,8 @@ impl VisitorMut for Measure {
         self.select_depth += 1;
         // The statement's own SELECT is level 1; MySQL counts the subqueries below it.
         if self.select_depth > SELECT_NESTING_MAX + 1 {
-            self.error = Some(SqlError::new(
-                1473,
-                "HY000",
+            self.error = Some(SqlError::of(
+                ErrorKind::TooHighLevelOfNestingForSelect,
                 format!("Too high level of nesting for select (more than {SELECT_NESTING_MAX})"),
             ));
             return ControlFlow::Break(());
@@ -175,9 +174,8 @@ impl VisitorMut for Measure {
 /// ER_STACK_OVERRUN_NEED_MORE, worded for an expression: MySQL reports a statement too deep
 /// for its thread stack with this code.
 pub(crate) fn too_deep() -> SqlError {
-    SqlError::new(
-        1436,
-        "HY000",
+    SqlError::of(
+        ErrorKind::StackOverrunNeedMore,
         format!(
             "Thread stack overrun: the statement nests expressions more than {EXPR_DEPTH_MAX} \
              deep; simplify it (long AND/OR/XOR chains and IN lists are not limited)"

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::SqlError;
+use crate::error::{ErrorKind, SqlError};
 
 /// Why a statement was stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,14 +53,12 @@ impl Interrupt {
     /// The error the stopped statement ends with.
     pub(crate) fn error(&self) -> SqlError {
         match self.word.load(Ordering::Acquire) & REASON_MASK {
-            2 => SqlError::new(
-                3024,
-                "HY000",
+            2 => SqlError::of(
+                ErrorKind::QueryTimeout,
                 "Query execution was interrupted, maximum statement execution time exceeded",
             ),
-            3 => SqlError::new(
-                1969,
-                "70100",
+            3 => SqlError::of(
+                ErrorKind::StatementTimeout,
                 "Query execution was interrupted (max_statement_time exceeded)",
             ),
             _ => SqlError::interrupted(),
@@ -123,9 +121,8 @@ impl Interrupt {
         let used = self.mem_used.fetch_add(bytes, Ordering::Relaxed) + bytes;
         let max = self.mem_max.load(Ordering::Relaxed);
         if used > max {
-            return Err(SqlError::new(
-                1290,
-                "HY000",
+            return Err(SqlError::of(
+                ErrorKind::OptionPreventsStatement,
                 format!(
                     "The zipdb server is running with the --max-session-mem-used={max} option \
                      so it cannot execute this statement (it would hold more than {max} bytes \

@@ -14,6 +14,7 @@ use crate::bind::dml;
 use crate::bind::env::Env;
 use crate::bind::select::compile_select;
 use crate::catalog::Table;
+use crate::error::ErrorKind;
 use crate::exec::dml::DmlCount;
 use crate::expr::Ctx;
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
@@ -398,7 +399,7 @@ impl Session {
         };
         // Engine errors name trees; the client wants the table.
         let r = r.map_err(|mut e| {
-            if e.code == 1020 {
+            if e.kind == ErrorKind::Checkread {
                 let t = match plan {
                     Plan::Select(s) => s.table.as_ref().map(|t| t.def.name.clone()),
                     Plan::Insert(p) => Some(p.table.def.name.clone()),
