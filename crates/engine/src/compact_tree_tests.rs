@@ -214,6 +214,7 @@ mod fsst {
     use crate::btree::symtab::FIRST_TRAINING_BYTES;
     use crate::catalog::TableVersion;
     use crate::format::RecordCodec;
+    use std::ops::Bound;
 
     fn fsst_format() -> TreeFormat {
         TreeFormat {
@@ -275,6 +276,107 @@ mod fsst {
             assert!(t.insert(&id.to_be_bytes(), &c_value(id)).unwrap());
         }
         check_all(&t, n + 500, "after more writes");
+    }
+
+    /// The record-codec counters (design §2.8) move by exactly the records written after
+    /// training, decoded by gets, and returned by a scan.
+    #[test]
+    fn record_counters_count_writes_gets_and_scans() {
+        let (_disks, db) = db(PAGE);
+        let t = db.create_tree_with("f", fsst_format()).unwrap();
+        let classic = db.create_tree("c", Some(Codec::None)).unwrap();
+        classic.insert(b"k", b"v").unwrap();
+        let stats = |name: &str| {
+            let s = db.stats();
+            let tree = s.trees.into_iter().find(|x| x.name == name).unwrap();
+            tree.records
+        };
+        assert_eq!(
+            stats("c"),
+            None,
+            "a tree without a record codec has no record stats"
+        );
+        let s0 = stats("f").unwrap();
+        assert_eq!(
+            (s0.version, s0.records_encoded, s0.records_decoded),
+            (0, 0, 0)
+        );
+        let n = 3_000u64;
+        let mut after_training = Vec::new();
+        for id in 0..n {
+            let trained = !t.btree().symbol_tables().is_empty();
+            assert!(t.insert(&id.to_be_bytes(), &c_value(id)).unwrap());
+            if trained {
+                after_training.push(id);
+            }
+        }
+        assert!(!after_training.is_empty() && after_training.len() < n as usize);
+        let s1 = stats("f").unwrap();
+        let cur = t.btree().symbol_tables().current().unwrap();
+        assert_eq!(s1.version, cur.version.0);
+        assert_eq!(s1.versions, 1);
+        assert_eq!(s1.trained_ratio_per_mille, cur.trained_ratio.0);
+        // Digit groups always encode shorter with a table trained on digit groups.
+        assert_eq!(s1.records_encoded, after_training.len() as u64);
+        assert_eq!(s1.records_raw, 0);
+        let raw_bytes: u64 = after_training
+            .iter()
+            .map(|&i| c_value(i).len() as u64)
+            .sum();
+        assert_eq!(s1.bytes_in, raw_bytes);
+        assert!(s1.bytes_out > 0 && s1.bytes_out < s1.bytes_in / 2, "{s1:?}");
+        assert!(s1.encode_ns > 0, "the first encode is timed: {s1:?}");
+        // Inserts decode nothing (no existing value is read back).
+        assert_eq!(s1.records_decoded, 0);
+
+        // Bytes the table cannot shorten are stored raw and counted as such.
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let noise: Vec<u8> = (0..120)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        assert!(t.insert(&n.to_be_bytes(), &noise).unwrap());
+        let s2 = stats("f").unwrap();
+        assert_eq!(
+            (s2.records_encoded, s2.records_raw),
+            (s1.records_encoded, 1)
+        );
+        assert_eq!((s2.bytes_in, s2.bytes_out), (s1.bytes_in, s1.bytes_out));
+
+        // One decode per get of an encoded row; none for a raw row or a missing key.
+        let gets = &after_training[..500];
+        for &id in gets {
+            assert_eq!(t.get(&id.to_be_bytes()).unwrap(), Some(c_value(id)));
+        }
+        assert_eq!(t.get(&n.to_be_bytes()).unwrap(), Some(noise));
+        assert_eq!(t.get(&(n + 1).to_be_bytes()).unwrap(), None);
+        let s3 = stats("f").unwrap();
+        assert_eq!(s3.records_decoded, gets.len() as u64);
+        assert!(s3.decode_ns > 0, "the first decode is timed: {s3:?}");
+
+        // A scan decodes each row it returns, once.
+        let (lo, hi) = (after_training[100], after_training[400]);
+        let (lo_key, hi_key) = (lo.to_be_bytes(), hi.to_be_bytes());
+        let range: (Bound<&[u8]>, Bound<&[u8]>) =
+            (Bound::Included(&lo_key[..]), Bound::Excluded(&hi_key[..]));
+        let mut c = t.range(range).unwrap();
+        let mut rows = 0u64;
+        while let Some(r) = c.next_ref() {
+            r.unwrap();
+            rows += 1;
+        }
+        drop(c);
+        assert_eq!(rows, hi - lo);
+        let s4 = stats("f").unwrap();
+        assert_eq!(s4.records_decoded - s3.records_decoded, rows);
+        assert_eq!(
+            s4.records_encoded, s2.records_encoded,
+            "reads encode nothing"
+        );
     }
 
     #[test]

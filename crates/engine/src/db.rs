@@ -261,6 +261,8 @@ pub struct TreeStats {
     pub logical_bytes: u64,
     /// Bytes of the pages' on-disk images (as last written back).
     pub physical_bytes: u64,
+    /// Record-codec counters of a tree whose records are FSST-encoded (`None` otherwise).
+    pub records: Option<crate::btree::symtab::RecordStats>,
 }
 
 /// A snapshot of the database's counters and space.
@@ -798,6 +800,8 @@ impl Database {
                         pages: s.pages,
                         logical_bytes: s.logical_bytes,
                         physical_bytes: s.physical_bytes,
+                        records: (t.btree.format().records == crate::format::RecordCodec::Fsst)
+                            .then(|| t.btree.symbol_tables().record_stats()),
                     }
                 })
                 .collect()

@@ -38,6 +38,7 @@ mod tests;
 #[cfg(test)]
 mod txn_tests;
 
+pub use btree::symtab::RecordStats;
 pub use btree::{BTree, Cursor, VerifyReport};
 pub use db::{
     Database, FlushPolicy, IsolationLevel, Options, Savepoint, Stats, StoreStats, Transaction,

@@ -337,3 +337,90 @@ fn compression_options_pick_the_format_and_bad_ones_list_fsst() {
     drop(inst);
     db.close().expect("close");
 }
+
+/// `information_schema.ZIPDB_TABLE_COMPRESSION` (issue 19 deliverable 4): one row per fsst
+/// table, with a trained symbol table, encoded records at a ratio below 1, and decodes that
+/// SELECTs move; SHOW STATUS sums the same counters.
+#[test]
+fn table_compression_rows_and_status_counters() {
+    let dir = temp_dir();
+    let mut model = Model::new();
+    let (_db, inst) = open(&dir.0, TableFormat::COMPRESSED_DEFAULT);
+    let mut s = session(&inst);
+    q(
+        &mut s,
+        "CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
+         PRIMARY KEY (id), KEY k_1 (k)) COMPRESSION='fsst'",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE plain (id INT PRIMARY KEY, c CHAR(20))",
+    );
+    q(&mut s, "INSERT INTO plain VALUES (1, 'x')");
+    load(&mut s, &mut model);
+    let row = |s: &mut Session| {
+        let r = q(
+            s,
+            "SELECT TABLE_SCHEMA, TABLE_NAME, FORMAT, SYMBOL_TABLE_VERSION, TRAINED_RATIO, \
+             RECORDS_ENCODED, BYTES_IN, BYTES_OUT, RUNNING_RATIO, RECORDS_DECODED, \
+             LOGICAL_BYTES, PHYSICAL_BYTES FROM information_schema.ZIPDB_TABLE_COMPRESSION",
+        );
+        assert_eq!(r.len(), 1, "only the fsst table has a row: {r:?}");
+        r.into_iter().next().unwrap()
+    };
+    let num = |v: &str| -> f64 { v.parse().unwrap_or_else(|_| panic!("not a number: {v}")) };
+    let r = row(&mut s);
+    assert_eq!(
+        (r[0].as_str(), r[1].as_str(), r[2].as_str()),
+        ("d", "sbtest1", "fsst")
+    );
+    assert!(num(&r[3]) >= 1.0, "trained: {r:?}");
+    assert!(num(&r[4]) > 0.0 && num(&r[4]) < 1.0, "trained ratio: {r:?}");
+    assert!(num(&r[5]) > 0.0, "records encoded: {r:?}");
+    assert!(num(&r[7]) < num(&r[6]), "bytes out < in: {r:?}");
+    assert!(num(&r[8]) > 0.0 && num(&r[8]) < 1.0, "running ratio: {r:?}");
+    assert!(num(&r[10]) > 0.0, "logical bytes: {r:?}");
+    let decoded = num(&r[9]);
+
+    // Rows written late were encoded (the table trains on the first 16 KB); reading them
+    // decodes each at least once.
+    let ids: Vec<i64> = (ROWS - 50 + 1..=ROWS).collect();
+    for &id in &ids {
+        let got = q(&mut s, &format!("SELECT c FROM sbtest1 WHERE id = {id}"));
+        assert_eq!(got, vec![vec![model[&id].1.clone()]]);
+    }
+    let after_gets = num(&row(&mut s)[9]);
+    assert!(
+        after_gets >= decoded + ids.len() as f64,
+        "{} point SELECTs: decoded {decoded} -> {after_gets}",
+        ids.len()
+    );
+    let count = q(&mut s, "SELECT COUNT(*) FROM sbtest1 WHERE c <> ''");
+    assert_eq!(count, vec![vec![ROWS.to_string()]]);
+    let after_scan = num(&row(&mut s)[9]);
+    assert!(
+        after_scan > after_gets,
+        "a scan decodes: {after_gets} -> {after_scan}"
+    );
+
+    // SHOW STATUS: the sums over fsst trees (only sbtest1's primary here).
+    let status: BTreeMap<String, String> = q(&mut s, "SHOW STATUS")
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    for name in [
+        "Zipdb_records_encoded",
+        "Zipdb_records_raw",
+        "Zipdb_record_bytes_in",
+        "Zipdb_record_bytes_out",
+        "Zipdb_records_decoded",
+        "Zipdb_record_decode_ns",
+        "Zipdb_record_encode_ns",
+    ] {
+        assert!(status.contains_key(name), "SHOW STATUS lacks {name}");
+    }
+    assert_eq!(num(&status["Zipdb_records_decoded"]), after_scan);
+    assert_eq!(num(&status["Zipdb_records_encoded"]), num(&r[5]));
+    assert!(num(&status["Zipdb_record_decode_ns"]) > 0.0);
+}

@@ -303,7 +303,7 @@ fn information_schema_shows_counters_sizes_and_is_read_only() {
     assert_eq!(err(&mut s, "DROP TABLE information_schema.TABLES"), 1044);
     s.use_db("information_schema")
         .expect("use information_schema");
-    assert_eq!(q(&mut s, "SHOW TABLES").len(), 12);
+    assert_eq!(q(&mut s, "SHOW TABLES").len(), 13);
 }
 
 /// A small deterministic generator for the join model test (replayable from its seed).

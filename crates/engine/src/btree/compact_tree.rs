@@ -324,7 +324,7 @@ impl BTree {
             StoredValue::Fsst { bytes, len } => {
                 let table = self.fsst_table(leaf, version)?;
                 let start = out.len();
-                let n = table.decode(bytes, out).map_err(|e| {
+                let n = self.tables.decode_counted(table, bytes, out).map_err(|e| {
                     Error::corrupt(
                         leaf,
                         format!("tree {:?}: FSST value (version {version}): {e}", self.tree),
@@ -352,8 +352,7 @@ impl BTree {
             return None;
         }
         let t = self.tables.current()?;
-        buf.clear();
-        let n = t.table.encode(v, buf);
+        let n = self.tables.encode_counted(&t.table, v, buf);
         (n < v.len()).then_some(Encoded {
             codes: &buf[..n],
             version: t.version.0,

@@ -23,6 +23,7 @@
 
 use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::time::Instant;
 
 use parking_lot::Mutex;
 
@@ -67,6 +68,77 @@ pub struct SymbolTables {
     /// Raw values written while the tree has no table, for its first training; `None`
     /// once handed to training.
     sample: Mutex<Option<(usize, Vec<Vec<u8>>)>>,
+    /// Record-codec counters (design §2.8).
+    counters: RecordCounters,
+}
+
+/// One call in this many is timed: an `Instant::now` pair costs about as much as decoding a
+/// short record (design §2.8), so timing every call would double a point get's decode cost.
+/// The sampled durations are scaled by this factor, so the ns counters are estimates.
+pub const TIME_ONE_IN: u64 = 64;
+
+/// A tree's record-codec counters, since the tree was opened (in memory only, never saved).
+///
+/// Relaxed atomics, no lock: a decode adds one to `decoded` (and, one call in
+/// [`TIME_ONE_IN`], a scaled duration). Aligned to its own cache lines so that these writes
+/// do not evict the read-mostly slots and `current` that every get reads.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct RecordCounters {
+    /// Values handed to the encoder (the tree had a table): stored FSST or raw.
+    encodes: AtomicU64,
+    /// Of those, values whose codes were shorter (stored FSST).
+    encoded: AtomicU64,
+    /// Raw bytes of the encoded values, and their codes' bytes: the running ratio of newly
+    /// written records (the drift signal of step 7, against the trained ratio).
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
+    encode_ns: AtomicU64,
+    decoded: AtomicU64,
+    decode_ns: AtomicU64,
+}
+
+/// Starts a call counted by `n`: its start time when this call is one of the timed ones.
+#[inline]
+fn sample_start(n: &AtomicU64) -> Option<Instant> {
+    n.fetch_add(1, Ordering::Relaxed)
+        .is_multiple_of(TIME_ONE_IN)
+        .then(Instant::now)
+}
+
+#[inline]
+fn sample_end(start: Option<Instant>, ns: &AtomicU64) {
+    if let Some(t0) = start {
+        let d = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        ns.fetch_add(d.saturating_mul(TIME_ONE_IN), Ordering::Relaxed);
+    }
+}
+
+/// A snapshot of one FSST tree's record codec, for `TreeStats`. Counters run since the tree
+/// was opened (server start) and are never saved. Every decode counts, `verify`'s included;
+/// every value encoded counts once per write attempt (an insert that finds its key still
+/// encoded it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordStats {
+    /// The version new records are encoded with; 0 before the first training.
+    pub version: u16,
+    /// Installed versions.
+    pub versions: u32,
+    /// The current version's ratio on its training sample, in thousandths (0 without one).
+    pub trained_ratio_per_mille: u16,
+    /// Values written stored FSST.
+    pub records_encoded: u64,
+    /// Values written raw although the tree had a table (codes not shorter).
+    pub records_raw: u64,
+    /// Raw and encoded bytes of the values stored FSST: `bytes_out / bytes_in` is the
+    /// running ratio of newly written records.
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub records_decoded: u64,
+    /// Estimated from one call in [`TIME_ONE_IN`], scaled.
+    pub decode_ns: u64,
+    /// Estimated from one call in [`TIME_ONE_IN`], scaled (includes raw outcomes).
+    pub encode_ns: u64,
 }
 
 fn slot_of(v: TableVersion) -> usize {
@@ -80,6 +152,60 @@ impl SymbolTables {
             slots: std::array::from_fn(|_| OnceLock::new()),
             current: AtomicU16::new(0),
             sample: Mutex::new(Some((0, Vec::new()))),
+            counters: RecordCounters::default(),
+        }
+    }
+
+    /// Encodes `v` with `t` into `buf` (cleared first), counting it; returns the codes'
+    /// length. Shorter codes are what the caller stores, so they count as encoded.
+    #[inline]
+    pub(crate) fn encode_counted(&self, t: &SymbolTable, v: &[u8], buf: &mut Vec<u8>) -> usize {
+        let c = &self.counters;
+        let start = sample_start(&c.encodes);
+        buf.clear();
+        let n = t.encode(v, buf);
+        sample_end(start, &c.encode_ns);
+        if n < v.len() {
+            c.encoded.fetch_add(1, Ordering::Relaxed);
+            c.bytes_in.fetch_add(v.len() as u64, Ordering::Relaxed);
+            c.bytes_out.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        n
+    }
+
+    /// Decodes `codes` with `t`, appending to `out`, counting it.
+    #[inline]
+    pub(crate) fn decode_counted(
+        &self,
+        t: &SymbolTable,
+        codes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<usize, zipdb_storage::fsst::DecodeError> {
+        let c = &self.counters;
+        let start = sample_start(&c.decoded);
+        let r = t.decode(codes, out);
+        sample_end(start, &c.decode_ns);
+        r
+    }
+
+    /// The counters and the current version now.
+    pub fn record_stats(&self) -> RecordStats {
+        let c = &self.counters;
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let cur = self.current();
+        let encoded = ld(&c.encoded);
+        RecordStats {
+            version: cur.map_or(0, |s| s.version.0),
+            versions: self.slots.iter().filter(|s| s.get().is_some()).count() as u32,
+            trained_ratio_per_mille: cur.map_or(0, |s| s.trained_ratio.0),
+            records_encoded: encoded,
+            // Loaded apart, so a put between the loads may show as raw for one snapshot.
+            records_raw: ld(&c.encodes).saturating_sub(encoded),
+            bytes_in: ld(&c.bytes_in),
+            bytes_out: ld(&c.bytes_out),
+            records_decoded: ld(&c.decoded),
+            decode_ns: ld(&c.decode_ns),
+            encode_ns: ld(&c.encode_ns),
         }
     }
 

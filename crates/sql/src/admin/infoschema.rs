@@ -147,6 +147,46 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
                 })
                 .collect()
         }
+        SystemTable::ZipdbTableCompression => {
+            let stats = sess.inst.db.stats();
+            let mut r = Vec::new();
+            for t in user_tables(sess) {
+                let primary = stats.trees.iter().find(|x| x.name == t.def.primary_tree);
+                let Some(rs) = primary.and_then(|x| x.records.as_ref()) else {
+                    continue;
+                };
+                let z = crate::admin::tables::TableSizes::of(&t, &stats);
+                let ratio = |num: u64, den: u64| {
+                    if den == 0 {
+                        Value::Null
+                    } else {
+                        Value::Double(num as f64 / den as f64)
+                    }
+                };
+                r.push(vec![
+                    s(&t.def.db),
+                    s(&t.def.name),
+                    s("fsst"),
+                    Value::UInt(u64::from(rs.version)),
+                    Value::UInt(u64::from(rs.versions)),
+                    ratio(
+                        u64::from(rs.trained_ratio_per_mille),
+                        1000 * u64::from(rs.version != 0),
+                    ),
+                    Value::UInt(rs.records_encoded),
+                    Value::UInt(rs.records_raw),
+                    Value::UInt(rs.bytes_in),
+                    Value::UInt(rs.bytes_out),
+                    ratio(rs.bytes_out, rs.bytes_in),
+                    Value::UInt(rs.records_decoded),
+                    Value::UInt(rs.decode_ns),
+                    Value::UInt(rs.encode_ns),
+                    Value::UInt(z.data_logical + z.index_logical),
+                    Value::UInt(z.data_physical + z.index_physical),
+                ]);
+            }
+            r
+        }
     })
 }
 

@@ -51,6 +51,38 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
     push_debug("wal", format!("{:?}", st.wal));
     push_debug("mvcc", format!("{:?}", st.mvcc));
     push_debug("locks", format!("{:?}", st.locks));
+    // Record codec (FSST tables), summed over trees; per table in
+    // information_schema.ZIPDB_TABLE_COMPRESSION.
+    let mut rec = [0u64; 7];
+    for r in st.trees.iter().filter_map(|t| t.records.as_ref()) {
+        let each = [
+            r.records_encoded,
+            r.records_raw,
+            r.bytes_in,
+            r.bytes_out,
+            r.records_decoded,
+            r.decode_ns,
+            r.encode_ns,
+        ];
+        for (sum, x) in rec.iter_mut().zip(each) {
+            *sum = sum.saturating_add(x);
+        }
+    }
+    let names = [
+        "Zipdb_records_encoded",
+        "Zipdb_records_raw",
+        "Zipdb_record_bytes_in",
+        "Zipdb_record_bytes_out",
+        "Zipdb_records_decoded",
+        "Zipdb_record_decode_ns",
+        "Zipdb_record_encode_ns",
+    ];
+    v.extend(
+        names
+            .iter()
+            .zip(rec)
+            .map(|(n, x)| (n.to_string(), x.to_string())),
+    );
     v.push(("Zipdb_file_bytes".into(), st.file_bytes.to_string()));
     v.push(("Zipdb_free_bytes".into(), st.free_bytes.to_string()));
     v.push(("Zipdb_page_size".into(), st.page_size.to_string()));

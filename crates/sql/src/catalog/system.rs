@@ -31,6 +31,9 @@ pub enum SystemTable {
     Files,
     /// One row per table, unpartitioned (NULL partition), as MariaDB lists them.
     Partitions,
+    /// zipdb's own: one row per table whose primary tree FSST-encodes its records (issue 19
+    /// deliverable 4); tables stored otherwise have no row. Counters since server start.
+    ZipdbTableCompression,
 }
 
 pub(crate) const KINDS: &[(&str, SystemTable)] = &[
@@ -46,6 +49,10 @@ pub(crate) const KINDS: &[(&str, SystemTable)] = &[
     ("TRIGGERS", SystemTable::Triggers),
     ("FILES", SystemTable::Files),
     ("PARTITIONS", SystemTable::Partitions),
+    (
+        "ZIPDB_TABLE_COMPRESSION",
+        SystemTable::ZipdbTableCompression,
+    ),
 ];
 
 /// Whether `db` is `information_schema`.
@@ -260,6 +267,27 @@ pub(crate) fn columns(kind: SystemTable) -> Vec<(&'static str, SqlType)> {
             ("PARTITION_COMMENT", text(80)),
             ("NODEGROUP", text(12)),
             ("TABLESPACE_NAME", text(64)),
+        ],
+        SystemTable::ZipdbTableCompression => vec![
+            ("TABLE_SCHEMA", text(64)),
+            ("TABLE_NAME", text(64)),
+            ("FORMAT", text(16)),
+            // 0 before the first training; then the version new records are encoded with.
+            ("SYMBOL_TABLE_VERSION", BIGINT_UNSIGNED),
+            ("SYMBOL_TABLE_VERSIONS", BIGINT_UNSIGNED),
+            // Encoded / raw bytes of the training sample; NULL before the first training.
+            ("TRAINED_RATIO", SqlType::Double),
+            ("RECORDS_ENCODED", BIGINT_UNSIGNED),
+            ("RECORDS_RAW", BIGINT_UNSIGNED),
+            ("BYTES_IN", BIGINT_UNSIGNED),
+            ("BYTES_OUT", BIGINT_UNSIGNED),
+            // BYTES_OUT / BYTES_IN: records written since start (drift against TRAINED_RATIO).
+            ("RUNNING_RATIO", SqlType::Double),
+            ("RECORDS_DECODED", BIGINT_UNSIGNED),
+            ("DECODE_NS", BIGINT_UNSIGNED),
+            ("ENCODE_NS", BIGINT_UNSIGNED),
+            ("LOGICAL_BYTES", BIGINT_UNSIGNED),
+            ("PHYSICAL_BYTES", BIGINT_UNSIGNED),
         ],
         SystemTable::Triggers => vec![
             ("TRIGGER_CATALOG", text(512)),
