@@ -68,8 +68,22 @@ pub struct SymbolTables {
     /// Raw values written while the tree has no table, for its first training; `None`
     /// once handed to training.
     sample: Mutex<Option<(usize, Vec<Vec<u8>>)>>,
-    /// Record-codec counters (design §2.8).
-    counters: RecordCounters,
+    /// Record-codec counters (design §2.8), one stripe per group of threads.
+    counters: [RecordCounters; STRIPES],
+}
+
+/// Counter stripes per tree. Every get of an FSST tree counts a decode; one shared counter
+/// would make all threads reading a tree write the same cache line. A thread always uses the
+/// same stripe, so its own counts stay exact and a snapshot sums the stripes.
+const STRIPES: usize = 8;
+
+/// The stripe of the calling thread, assigned round-robin at its first count.
+fn stripe() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread_local! {
+        static STRIPE: usize = NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES;
+    }
+    STRIPE.try_with(|s| *s).unwrap_or(0)
 }
 
 /// One call in this many is timed: an `Instant::now` pair costs about as much as decoding a
@@ -77,7 +91,8 @@ pub struct SymbolTables {
 /// The sampled durations are scaled by this factor, so the ns counters are estimates.
 pub const TIME_ONE_IN: u64 = 64;
 
-/// A tree's record-codec counters, since the tree was opened (in memory only, never saved).
+/// One stripe of a tree's record-codec counters, since the tree was opened (in memory only,
+/// never saved).
 ///
 /// Relaxed atomics, no lock: a decode adds one to `decoded` (and, one call in
 /// [`TIME_ONE_IN`], a scaled duration). Aligned to its own cache lines so that these writes
@@ -152,7 +167,7 @@ impl SymbolTables {
             slots: std::array::from_fn(|_| OnceLock::new()),
             current: AtomicU16::new(0),
             sample: Mutex::new(Some((0, Vec::new()))),
-            counters: RecordCounters::default(),
+            counters: Default::default(),
         }
     }
 
@@ -160,7 +175,7 @@ impl SymbolTables {
     /// length. Shorter codes are what the caller stores, so they count as encoded.
     #[inline]
     pub(crate) fn encode_counted(&self, t: &SymbolTable, v: &[u8], buf: &mut Vec<u8>) -> usize {
-        let c = &self.counters;
+        let c = &self.counters[stripe()];
         let start = sample_start(&c.encodes);
         buf.clear();
         let n = t.encode(v, buf);
@@ -181,7 +196,7 @@ impl SymbolTables {
         codes: &[u8],
         out: &mut Vec<u8>,
     ) -> std::result::Result<usize, zipdb_storage::fsst::DecodeError> {
-        let c = &self.counters;
+        let c = &self.counters[stripe()];
         let start = sample_start(&c.decoded);
         let r = t.decode(codes, out);
         sample_end(start, &c.decode_ns);
@@ -190,22 +205,26 @@ impl SymbolTables {
 
     /// The counters and the current version now.
     pub fn record_stats(&self) -> RecordStats {
-        let c = &self.counters;
-        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let sum = |f: fn(&RecordCounters) -> &AtomicU64| -> u64 {
+            self.counters
+                .iter()
+                .map(|c| f(c).load(Ordering::Relaxed))
+                .fold(0, u64::wrapping_add)
+        };
         let cur = self.current();
-        let encoded = ld(&c.encoded);
+        let encoded = sum(|c| &c.encoded);
         RecordStats {
             version: cur.map_or(0, |s| s.version.0),
             versions: self.slots.iter().filter(|s| s.get().is_some()).count() as u32,
             trained_ratio_per_mille: cur.map_or(0, |s| s.trained_ratio.0),
             records_encoded: encoded,
             // Loaded apart, so a put between the loads may show as raw for one snapshot.
-            records_raw: ld(&c.encodes).saturating_sub(encoded),
-            bytes_in: ld(&c.bytes_in),
-            bytes_out: ld(&c.bytes_out),
-            records_decoded: ld(&c.decoded),
-            decode_ns: ld(&c.decode_ns),
-            encode_ns: ld(&c.encode_ns),
+            records_raw: sum(|c| &c.encodes).saturating_sub(encoded),
+            bytes_in: sum(|c| &c.bytes_in),
+            bytes_out: sum(|c| &c.bytes_out),
+            records_decoded: sum(|c| &c.decoded),
+            decode_ns: sum(|c| &c.decode_ns),
+            encode_ns: sum(|c| &c.encode_ns),
         }
     }
 
