@@ -57,7 +57,6 @@ const ALLOWED_LARGE_FILES: &[&str] = &[
     // Split by B10 (and on the way by B2-B9).
     "bind/select.rs",
     "expr/mod.rs",
-    "types/store.rs",
 ];
 
 #[test]

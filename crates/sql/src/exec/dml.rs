@@ -28,11 +28,11 @@ pub fn coerce(
     n: &mut DmlCount,
 ) -> Result<Value, SqlError> {
     let col = &t.def.columns[c];
-    let (v, issues) = crate::types::store::convert(v, col.ty, col.nullable);
+    let (v, issues) = crate::types::convert::store::convert(v, col.ty, col.nullable);
     if issues.is_empty() {
         return Ok(v);
     }
-    let dest = crate::types::store::Dest {
+    let dest = crate::types::convert::store::Dest {
         db: &t.def.db,
         table: &t.def.name,
         column: &col.name,
@@ -57,8 +57,8 @@ pub fn coerce_default(
     v: Value,
     col: &crate::catalog::ColumnDef,
 ) -> Result<(Value, bool), SqlError> {
-    let (v, issues) = crate::types::store::convert(v, col.ty, col.nullable);
-    let dest = crate::types::store::Dest {
+    let (v, issues) = crate::types::convert::store::convert(v, col.ty, col.nullable);
+    let dest = crate::types::convert::store::Dest {
         db: "",
         table: "",
         column: &col.name,
@@ -278,7 +278,7 @@ impl InsertPlan {
                 row.push(if col.default_now {
                     Value::DateTime(ctx.now - ctx.now.rem_euclid(1_000_000))
                 } else if needs_value(col) {
-                    crate::types::store::implicit_default(col.ty)
+                    crate::types::convert::store::implicit_default(col.ty)
                 } else {
                     col.default.clone().unwrap_or(Value::Null)
                 });

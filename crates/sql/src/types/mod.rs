@@ -9,7 +9,6 @@ pub(crate) mod decimal;
 pub(crate) mod diag;
 pub mod result;
 pub(crate) mod sqltype;
-pub mod store;
 pub(crate) mod temporal;
 pub(crate) mod typeagg;
 pub mod value;
