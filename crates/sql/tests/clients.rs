@@ -2,42 +2,16 @@
 //! COLUMNS, STATISTICS and PROCESSLIST, SHOW PROCESSLIST and KILL, the statements mysqldump
 //! sends and writes. Driven through `Session`, on a real database in a temporary folder.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use zipdb_engine::{Database, FlushPolicy, Options};
-use zipdb_sql::{Instance, InstanceOptions, Outcome, Session, Value};
+use zipdb_sql::{Outcome, Session};
 
-struct Fixture {
-    inst: Arc<Instance>,
-    dir: PathBuf,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+mod common;
+use common::{fixture as open_fixture, q, Fixture};
 
 fn fixture() -> Fixture {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "zipdb-sql-clients-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    let opts = Options {
-        pool_bytes: 16 << 20,
-        wal_bytes: 8 << 20,
-        flush_policy: FlushPolicy::None,
-        recovery_progress: false,
-        ..Options::default()
-    };
-    let db = Database::open(&dir, opts).expect("open database");
-    let inst = Instance::open(db, InstanceOptions::default()).expect("open instance");
-    Fixture { inst, dir }
+    open_fixture("clients")
 }
 
 fn session(f: &Fixture, id: u64) -> Session {
@@ -45,24 +19,6 @@ fn session(f: &Fixture, id: u64) -> Session {
     ok(&mut s, "CREATE DATABASE IF NOT EXISTS d");
     s.use_db("d").expect("use d");
     s
-}
-
-fn text(v: &Value) -> String {
-    v.to_string_lossy().unwrap_or_else(|| "NULL".into())
-}
-
-/// Runs one statement that must succeed; its rows as text (NULL as "NULL").
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    let mut r = s.query(sql);
-    assert_eq!(r.len(), 1, "{sql}");
-    match r.remove(0) {
-        Ok(Outcome::Rows { rows, .. }) => rows
-            .iter()
-            .map(|row| row.iter().map(text).collect())
-            .collect(),
-        Ok(Outcome::Done { .. }) => Vec::new(),
-        Err(e) => panic!("{sql}: error {} {}", e.code, e.message),
-    }
 }
 
 fn ok(s: &mut Session, sql: &str) {

@@ -3,50 +3,23 @@
 //! restart; the trees each DDL statement makes; the options that pick the format.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::Path;
 use std::sync::Arc;
 
-use zipdb_engine::{Codec, Database, FlushPolicy, Options, TableFormat, TreeFormat};
-use zipdb_sql::{Instance, InstanceOptions, Outcome, Session, Value};
+use zipdb_engine::{Codec, Database, TableFormat, TreeFormat};
+use zipdb_sql::{Instance, InstanceOptions, Session};
 
-struct Dir(PathBuf);
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn temp_dir() -> Dir {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "zipdb-sql-fsst-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    Dir(dir)
-}
+mod common;
+use common::{q, temp_dir};
 
 fn open(dir: &Path, default_format: TableFormat) -> (Database, Arc<Instance>) {
-    let opts = Options {
-        pool_bytes: 16 << 20,
-        wal_bytes: 8 << 20,
-        flush_policy: FlushPolicy::None,
-        recovery_progress: false,
-        ..Options::default()
-    };
-    let db = Database::open(dir, opts).expect("open database");
-    let inst = Instance::open(
-        db.clone(),
+    common::open(
+        dir,
         InstanceOptions {
             default_format,
             ..InstanceOptions::default()
         },
     )
-    .expect("open instance");
-    (db, inst)
 }
 
 fn session(inst: &Arc<Instance>) -> Session {
@@ -54,24 +27,6 @@ fn session(inst: &Arc<Instance>) -> Session {
     q(&mut s, "CREATE DATABASE IF NOT EXISTS d");
     s.use_db("d").expect("use d");
     s
-}
-
-fn text(v: &Value) -> String {
-    v.to_string_lossy().unwrap_or_else(|| "NULL".into())
-}
-
-/// Runs one statement that must succeed; its rows as text (empty for a statement without).
-fn q(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    let mut r = s.query(sql);
-    assert_eq!(r.len(), 1, "{sql}");
-    match r.remove(0) {
-        Ok(Outcome::Rows { rows, .. }) => rows
-            .iter()
-            .map(|row| row.iter().map(text).collect())
-            .collect(),
-        Ok(Outcome::Done { .. }) => Vec::new(),
-        Err(e) => panic!("{sql}: error {} {}", e.code, e.message),
-    }
 }
 
 fn show_create(s: &mut Session, table: &str) -> String {
@@ -178,7 +133,7 @@ fn fsst_trees(db: &Database) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn fsst_tables_keep_their_rows_and_format_through_dml_ddl_and_a_restart() {
-    let dir = temp_dir();
+    let dir = temp_dir("fsst");
     let mut model = Model::new();
     {
         let (db, inst) = open(&dir.0, TableFormat::COMPRESSED_DEFAULT);
@@ -274,7 +229,7 @@ fn fsst_tables_keep_their_rows_and_format_through_dml_ddl_and_a_restart() {
 
 #[test]
 fn compression_options_pick_the_format_and_bad_ones_list_fsst() {
-    let dir = temp_dir();
+    let dir = temp_dir("fsst");
     let (db, inst) = open(&dir.0, TableFormat::Codec(Codec::None));
     let mut s = session(&inst);
     let mut r = s.query("CREATE TABLE bad (a INT PRIMARY KEY) COMPRESSION='brotli'");
@@ -305,7 +260,7 @@ fn compression_options_pick_the_format_and_bad_ones_list_fsst() {
 
     // A server whose default is fsst: new tables and ROW_FORMAT=COMPRESSED are fsst, an
     // explicit uncompressed row format or codec is not.
-    let dir = temp_dir();
+    let dir = temp_dir("fsst");
     let (db, inst) = open(&dir.0, TableFormat::Fsst);
     let mut s = session(&inst);
     assert_eq!(
@@ -343,7 +298,7 @@ fn compression_options_pick_the_format_and_bad_ones_list_fsst() {
 /// SELECTs move; SHOW STATUS sums the same counters.
 #[test]
 fn table_compression_rows_and_status_counters() {
-    let dir = temp_dir();
+    let dir = temp_dir("fsst");
     let mut model = Model::new();
     let (_db, inst) = open(&dir.0, TableFormat::COMPRESSED_DEFAULT);
     let mut s = session(&inst);

@@ -3,42 +3,15 @@
 //! in a stack overflow (which aborts the whole server). Each runs on a thread with exactly
 //! [`zipdb_sql::STATEMENT_STACK_BYTES`] of stack, as the server's connection threads have.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use zipdb_engine::{Database, FlushPolicy, Options};
-use zipdb_sql::{Instance, InstanceOptions, Outcome, Session, SqlError};
+use zipdb_sql::{Instance, Outcome, Session, SqlError};
 
-struct Fixture {
-    inst: Arc<Instance>,
-    dir: PathBuf,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
+mod common;
+use common::{fixture as open_fixture, Fixture};
 
 fn fixture() -> Fixture {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "zipdb-sql-hostile-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    let opts = Options {
-        pool_bytes: 16 << 20,
-        wal_bytes: 8 << 20,
-        flush_policy: FlushPolicy::None,
-        recovery_progress: false,
-        ..Options::default()
-    };
-    let db = Database::open(&dir, opts).expect("open database");
-    let inst = Instance::open(db, InstanceOptions::default()).expect("open instance");
-    Fixture { inst, dir }
+    open_fixture("hostile")
 }
 
 /// Runs `f` on a thread with `bytes` of stack.
