@@ -1245,6 +1245,14 @@ impl Tree {
         let _gate = self.db.gate.write();
         self.alive()?.verify()
     }
+
+    /// `OPTIMIZE TABLE` for an FSST tree (see [`BTree::optimize`]): writers keep going; the
+    /// gate is held shared around the install and each leaf, not for the whole walk, so
+    /// checkpoints interleave. Nothing is logged (rebuilds keep every leaf's values).
+    pub fn optimize(&self) -> Result<crate::btree::OptimizeReport> {
+        self.db.check_writable()?;
+        self.alive()?.optimize(|| self.db.gate.read())
+    }
 }
 
 fn lock_row(db: &DbInner, txn: TxnId, tree: TreeId, key: &[u8]) -> Result<bool> {

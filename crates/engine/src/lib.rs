@@ -25,6 +25,8 @@ mod crash_tests;
 #[cfg(test)]
 mod cursor_tests;
 pub mod db;
+#[cfg(test)]
+mod drift_tests;
 pub mod error;
 pub mod format;
 #[cfg(test)]

@@ -379,3 +379,93 @@ fn table_compression_rows_and_status_counters() {
     assert_eq!(num(&status["Zipdb_records_encoded"]), num(&r[5]));
     assert!(num(&status["Zipdb_record_decode_ns"]) > 0.0);
 }
+
+/// `OPTIMIZE TABLE` (issue 19 step 7): MySQL's result set, one `status OK` row per table for
+/// fsst and other formats alike, an `Error` row for a missing table; an fsst table ends with
+/// every leaf on a new symbol-table version and the older one retired by the next checkpoint,
+/// and its rows unchanged.
+#[test]
+fn optimize_table_retrains_and_retires_the_old_version() {
+    let dir = temp_dir("fsst");
+    let mut model = Model::new();
+    let (db, inst) = open(&dir.0, TableFormat::COMPRESSED_DEFAULT);
+    let mut s = session(&inst);
+    q(
+        &mut s,
+        "CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0, \
+         c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
+         PRIMARY KEY (id), KEY k_1 (k)) COMPRESSION='fsst'",
+    );
+    q(
+        &mut s,
+        "CREATE TABLE plain (id INT PRIMARY KEY, c CHAR(20))",
+    );
+    q(&mut s, "INSERT INTO plain VALUES (1, 'x')");
+    load(&mut s, &mut model);
+    let (primary, _) = fsst_trees(&db);
+    let tree = db.open_tree(&primary[0]).unwrap();
+    let before = tree.btree().symbol_tables().current().unwrap().version;
+
+    let got = q(&mut s, "OPTIMIZE TABLE sbtest1, d.plain, nosuch");
+    let row = |t: &str, kind: &str, text: &str| -> Vec<String> {
+        [t, "optimize", kind, text].map(String::from).to_vec()
+    };
+    assert_eq!(
+        got,
+        vec![
+            row("d.sbtest1", "status", "OK"),
+            row("d.plain", "status", "OK"),
+            row("d.nosuch", "Error", "Table 'd.nosuch' doesn't exist"),
+            row("d.nosuch", "status", "Operation failed"),
+        ]
+    );
+    let tables = tree.btree().symbol_tables();
+    let after = tables.current().unwrap();
+    assert!(after.version > before, "{before:?} -> {:?}", after.version);
+    let leaves = tree.verify().unwrap().leaves;
+    assert_eq!(after.pages(), leaves, "every leaf on the new version");
+    assert_eq!(tables.get(before).unwrap().pages(), 0);
+    db.checkpoint().unwrap();
+    assert_eq!(tables.live_versions(), 1, "the old version retired");
+    check(&mut s, &model);
+    let r = q(
+        &mut s,
+        "SELECT SYMBOL_TABLE_VERSION, LIVE_VERSIONS, RETRAINS, RETRAINS_SKIPPED \
+         FROM information_schema.ZIPDB_TABLE_COMPRESSION",
+    );
+    let want = [
+        after.version.0.to_string(),
+        "1".into(),
+        "1".into(),
+        "0".into(),
+    ];
+    assert_eq!(r, vec![want.to_vec()]);
+    let status: BTreeMap<String, String> = q(&mut s, "SHOW STATUS LIKE 'Zipdb_record_retrains%'")
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    assert_eq!(
+        status.get("Zipdb_record_retrains").map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(
+        status
+            .get("Zipdb_record_retrains_skipped")
+            .map(String::as_str),
+        Some("0")
+    );
+    // A lone table, `NO_WRITE_TO_BINLOG` and `LOCAL`, and a syntax error.
+    for sql in [
+        "OPTIMIZE TABLE plain",
+        "optimize no_write_to_binlog table plain",
+        "OPTIMIZE LOCAL TABLES `plain`",
+    ] {
+        assert_eq!(
+            q(&mut s, sql),
+            vec![row("d.plain", "status", "OK")],
+            "{sql}"
+        );
+    }
+    let e = s.query("OPTIMIZE plain").pop().unwrap().unwrap_err();
+    assert_eq!(e.code, 1064, "{e:?}");
+}

@@ -39,6 +39,14 @@ use super::{BTree, DelOutcome, Path, PutMode, PutOutcome};
 fn set_symtab_version(p: &mut [u8], version: u16) {
     node::wr_u16(p, super::compact::OFF_SYMTAB, usize::from(version));
 }
+
+impl BTree {
+    /// [`set_symtab_version`] on a leaf that was on `from`, keeping the page counts.
+    fn set_leaf_version(&self, p: &mut [u8], from: u16, to: u16) {
+        set_symtab_version(p, to);
+        self.tables.retag(from, to);
+    }
+}
 use crate::catalog::TableVersion;
 use crate::error::{Error, Result};
 use crate::format::{NodeFormat, RecordCodec};
@@ -361,8 +369,8 @@ impl BTree {
 
     /// How a value is stored in leaf `l`, and the leaf's version afterwards: FSST when encoded
     /// and the leaf is on that version or on none yet, raw (or overflow) otherwise. Raw is
-    /// valid in every leaf, so a leaf on another version never needs a rebuild to take a
-    /// write; this build installs one version per tree, so that case does not arise yet.
+    /// valid in every leaf, so a leaf on another version (one whose lazy rebuild did not fit,
+    /// or a retrain raced the put's encode) takes the write without a rebuild.
     fn choose<'v>(
         &self,
         l: &CompactLeaf<'_>,
@@ -379,24 +387,6 @@ impl BTree {
                 e.version,
             ),
             _ => (stored(val), lv),
-        }
-    }
-
-    /// The version of a leaf built from cells of leaves on versions `a` and `b` (0: none).
-    /// Two different versions would need a re-encode, which retraining (step 7) brings; this
-    /// build keeps one version per tree (`BTree::load_tables`, first training only).
-    fn joint_version(&self, id: PageId, a: u16, b: u16) -> Result<u16> {
-        match (a, b) {
-            (0, v) | (v, 0) => Ok(v),
-            (a, b) if a == b => Ok(a),
-            (a, b) => Err(Error::corrupt(
-                id,
-                format!(
-                    "tree {:?}: leaves on symbol-table versions {a} and {b} meet in one \
-                     rebuild; this build keeps one version per tree",
-                    self.tree
-                ),
-            )),
         }
     }
 
@@ -453,8 +443,16 @@ impl BTree {
             sv.logical_len()
         );
         let l = self.cleaf(id, &g)?;
+        let lv = l.symtab_version();
+        let l = if lv != 0 && self.tables.current().is_some_and(|c| c.version.0 != lv) {
+            self.c_lazy_reencode(&mut g, lv)?;
+            self.cleaf(id, &g)?
+        } else {
+            l
+        };
+        let lv = l.symtab_version();
         let (sv, version) = self.choose(&l, val, enc);
-        let set_version = version != l.symtab_version();
+        let set_version = version != lv;
         let len = self.cell_len_in(&l, key, sv)?;
         let outcome = match l.search(key)? {
             Ok(_) if mode == PutMode::Insert => return Ok(Some(PutOutcome::Exists)),
@@ -482,7 +480,7 @@ impl BTree {
             }
         };
         if set_version {
-            set_symtab_version(&mut g, version);
+            self.set_leaf_version(&mut g, lv, version);
         }
         Ok(Some(outcome))
     }
@@ -508,8 +506,9 @@ impl BTree {
         })?;
         let id = cur.id();
         let l = self.cleaf(id, &cur)?;
+        let lv = l.symtab_version();
         let (sv, version) = self.choose(&l, val, enc);
-        let set_version = version != l.symtab_version();
+        let set_version = version != lv;
         self.cell_len_in(&l, key, sv)?;
         let (pos, outcome) = match l.search(key)? {
             Ok(_) if mode == PutMode::Insert => return Ok(PutOutcome::Exists),
@@ -522,13 +521,19 @@ impl BTree {
         };
         if insert_cell(id, &mut cur, pos, key, sv)? {
             if set_version {
-                set_symtab_version(&mut cur, version);
+                self.set_leaf_version(&mut cur, lv, version);
             }
             return Ok(outcome);
         }
+        // The split builds both halves on one version: the current one when the leaf (or the
+        // new value's codes, if a retrain raced the put) is on an older one.
+        let target = self.target_version(&[lv, version]);
         let mut entries = self.cleaf(id, &cur)?.collect_entries()?;
-        entries.insert(pos, Entry::new(key, sv));
-        self.c_split_leaf(path, cur, entries, pos, version)?;
+        self.reencode(id, &mut entries, lv, target, false)?;
+        let mut new = Entry::new(key, sv);
+        self.reencode(id, std::slice::from_mut(&mut new), version, target, false)?;
+        entries.insert(pos, new);
+        self.c_split_leaf(path, cur, entries, pos, target)?;
         Ok(outcome)
     }
 
@@ -550,12 +555,13 @@ impl BTree {
                 None => return Ok(()),
             }
         }
-        let (lower, upper, link) = {
+        let (lower, upper, link, old_version) = {
             let l = self.cleaf(id, &cur)?;
             (
                 l.lower_fence().map(<[u8]>::to_vec),
                 l.upper_fence().map(<[u8]>::to_vec),
                 l.link(),
+                l.symtab_version(),
             )
         };
         let f = Fences {
@@ -590,10 +596,15 @@ impl BTree {
             build_compact_leaf(l.id(), &mut l, left_f, version, rid, &entries[..m])?;
             set_page_type(&mut cur, PageType::Inner);
             build_node(&mut cur, 1, l.id(), &[&inner_cell(&sep, rid)]);
+            self.tables.retag(old_version, 0);
+            self.tables.page_added(TableVersion(version));
+            self.tables.page_added(TableVersion(version));
             return Ok(());
         }
         build_compact_leaf(rid, &mut r, right_f, version, link, &entries[m..])?;
         build_compact_leaf(id, &mut cur, left_f, version, rid, &entries[..m])?;
+        self.tables.retag(old_version, version);
+        self.tables.page_added(TableVersion(version));
         let sep_cell = inner_cell(&sep, rid);
         drop(r);
         drop(cur);
@@ -644,9 +655,9 @@ impl BTree {
         drop(cur);
         let mut left = self.pool.write(left_id)?;
         let mut right = self.pool.write(rid)?;
-        let (lower, kept, mut all, version) = {
+        let (lower, kept, mut all, left_version, target) = {
             let l = self.cleaf(left_id, &left)?;
-            let version = self.joint_version(left_id, l.symtab_version(), version)?;
+            let lv = l.symtab_version();
             if l.upper_fence() != Some(&old_sep[..]) || l.link() != rid {
                 return Err(Error::corrupt(
                     left_id,
@@ -657,10 +668,16 @@ impl BTree {
                 l.lower_fence().map(<[u8]>::to_vec),
                 l.count(),
                 l.collect_entries()?,
-                version,
+                lv,
+                self.target_version(&[lv, version]),
             )
         };
-        all.extend_from_slice(entries);
+        let right_version = self.cleaf(rid, &right)?.symtab_version();
+        self.reencode(left_id, &mut all, left_version, target, false)?;
+        let mut moved = entries.to_vec();
+        self.reencode(rid, &mut moved, version, target, false)?;
+        all.extend(moved);
+        let version = target;
         let f = Fences {
             lower: lower.as_deref(),
             upper: None,
@@ -685,6 +702,8 @@ impl BTree {
         };
         build_compact_leaf(left_id, &mut left, left_f, version, rid, &all[..m])?;
         build_compact_leaf(rid, &mut right, right_f, version, PageId::NONE, &all[m..])?;
+        self.tables.retag(left_version, version);
+        self.tables.retag(right_version, version);
         drop(left);
         drop(right);
         node::remove_cell(pid, parent, idx - 1)?;
@@ -776,10 +795,15 @@ impl BTree {
                     format!("separator {sep_idx} differs from the fences of leaves {lid}, {rid}"),
                 ));
             }
+            // Encoded bytes move as they are when both leaves are on the target version; a
+            // side on another one is re-encoded.
+            let (lv, rv) = (ll.symtab_version(), rl.symtab_version());
+            let version = self.target_version(&[lv, rv]);
             let mut entries = ll.collect_entries()?;
-            entries.extend(rl.collect_entries()?);
-            // Encoded bytes move as they are: both leaves share the tree's one version.
-            let version = self.joint_version(lid, ll.symtab_version(), rl.symtab_version())?;
+            self.reencode(lid, &mut entries, lv, version, false)?;
+            let mut right_entries = rl.collect_entries()?;
+            self.reencode(rid, &mut right_entries, rv, version, false)?;
+            entries.extend(right_entries);
             (
                 ll.lower_fence().map(<[u8]>::to_vec),
                 rl.upper_fence().map(<[u8]>::to_vec),
@@ -787,9 +811,10 @@ impl BTree {
                 ll.used(),
                 rl.used(),
                 entries,
-                version,
+                (lv, rv, version),
             )
         };
+        let (lv, rv, version) = version;
         let page = left.len();
         let merged = Fences {
             lower: lower.as_deref(),
@@ -799,6 +824,8 @@ impl BTree {
             // Merge right into left: the survivor spans both ranges.
             build_compact_leaf(lid, &mut left, merged, version, rlink, &entries)?;
             self.pool.free(right)?;
+            self.tables.retag(lv, version);
+            self.tables.page_removed(TableVersion(rv));
             drop(left);
             return node::remove_cell(pid, parent, sep_idx);
         }
@@ -826,6 +853,8 @@ impl BTree {
         };
         build_compact_leaf(lid, &mut left, left_f, version, rid, &entries[..m])?;
         build_compact_leaf(rid, &mut right, right_f, version, rlink, &entries[m..])?;
+        self.tables.retag(lv, version);
+        self.tables.retag(rv, version);
         drop(left);
         drop(right);
         node::remove_cell(pid, parent, sep_idx)?;
@@ -856,7 +885,8 @@ impl BTree {
                 let mut buf = super::ENC_BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
                 let enc = self.encode_value(v, &mut buf);
                 let (sv, version) = self.choose(&l, LeafValue::Inline(v), enc);
-                let set_version = version != l.symtab_version();
+                let lv = l.symtab_version();
+                let set_version = version != lv;
                 // (An error below drops `buf`: the next put on this thread allocates anew.)
                 let len = self.cell_len_in(&l, key, sv)?;
                 let done = 'w: {
@@ -885,7 +915,7 @@ impl BTree {
                     true
                 };
                 if done && set_version {
-                    set_symtab_version(g, version);
+                    self.set_leaf_version(g, lv, version);
                 }
                 let r = Ok(done);
                 super::ENC_BUF.with(|b| *b.borrow_mut() = buf);

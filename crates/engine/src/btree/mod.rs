@@ -44,6 +44,7 @@ pub mod compact;
 mod compact_tree;
 pub mod cursor;
 pub mod node;
+mod reencode;
 pub mod symtab;
 mod verify;
 
@@ -65,6 +66,7 @@ use node::{
     split_point, split_point_append, write_leaf_cell_head, write_overflow, LeafValue, Limits, Node,
     INNER_CELL_HDR, SLOT_LEN, VALUE_INLINE, VALUE_OVERFLOW,
 };
+pub use reencode::{OptimizeReport, OPTIMIZE_SAMPLE_BYTES};
 pub use verify::VerifyReport;
 
 /// Largest value length the leaf cell format can describe.
@@ -191,14 +193,6 @@ impl BTree {
             return Err(Error::CorruptCatalog(format!(
                 "tree {:?}: symbol tables, but its records are not FSST ({})",
                 self.tree, self.format
-            )));
-        }
-        if versions.len() > 1 {
-            // Leaves on two versions would need re-encoding when they merge (step 7).
-            return Err(Error::CorruptCatalog(format!(
-                "tree {:?}: {} symbol-table versions; this build keeps one per tree",
-                self.tree,
-                versions.len()
             )));
         }
         self.tables = symtab::SymbolTables::from_catalog(self.tree, versions)?;
@@ -594,12 +588,15 @@ impl BTree {
         };
         let outcome = self.put_dispatch(key, val, enc, cell_len, mode);
         ENC_BUF.with(|b| *b.borrow_mut() = buf);
-        if self.format.records == RecordCodec::Fsst && self.tables.is_empty() {
+        if self.format.records == RecordCodec::Fsst {
             if let LeafValue::Inline(v) = val {
-                // First training (design §2.5): after the put released its latches, still
-                // under the caller's `gate.read()`, so the install precedes any checkpoint
-                // that could capture a page naming the version.
-                self.tables.note_raw_for_training(v);
+                // First training and drift retraining (design §2.5): after the put released
+                // its latches, still under the caller's `gate.read()`, so the install
+                // precedes any checkpoint that could capture a page naming the version.
+                match self.tables.is_empty() {
+                    true => self.tables.note_raw_for_training(v),
+                    false => self.tables.note_written(v),
+                }
             }
         }
         let outcome = match outcome {

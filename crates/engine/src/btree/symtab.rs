@@ -15,15 +15,30 @@
 //! - **Page counts** per version are atomics, moved only by page allocation, free and rebuild
 //!   (under the gate); `verify` recounts them.
 //!
-//! Slots are never emptied: a version's table lives as long as the in-memory tree. Installing
-//! a version whose slot still holds an older one fails ([`SymbolTables::install`] returns
-//! `None`), so one tree object holds at most [`SLOTS`] versions over its life. Retraining
-//! (step 7) is where slot reuse must be added (it needs a grace period for readers still
-//! holding a `&SymbolTable`); until then only first training installs a version.
+//! - **Drift** (step 7, design §2.5): the encoder counts raw and stored bytes of the values
+//!   written since the current version was installed; once [`DriftConfig::min_records`] were
+//!   written, the running ratio is worse than the trained one by [`DriftConfig::worse_per_mille`]
+//!   and the last install is [`DriftConfig::min_interval`] old, the tree collects a ring of
+//!   recently written values ([`DriftConfig::ring_bytes`]) and trains the next version
+//!   ([`SymbolTables::note_written`], called by `put` after its latches are released).
+//! - **Retirement.** A version that is not current and whose page count is 0 is dropped from
+//!   the catalog by the next checkpoint's [`SymbolTables::snapshot`] (under the gate held
+//!   exclusively, so no page changes version meanwhile). Only *exact* counts retire a version:
+//!   those of versions installed by this open (kept from 0 by allocate, free and rebuild), or
+//!   recounted by `verify`, or proven 0 by `OPTIMIZE TABLE` (every leaf rewritten onto a newer
+//!   version). Counts loaded from a catalog are not trusted (earlier builds saved stale ones).
+//!
+//! Slots are never emptied or reused within one open: a retired version's table stays in its
+//! slot, so a cursor holding codes of it (copied from a leaf before the leaf was rebuilt)
+//! still decodes them. Installing a version whose slot is taken fails
+//! ([`SymbolTables::install`] returns `None`; the retrain is counted as skipped), so one tree
+//! object holds at most [`SLOTS`] versions over its life, loaded ones included; a reopen
+//! starts with the live ones only. At [`TABLE_VERSIONS_MAX`] live versions retraining waits
+//! (counted) until a version retires.
 
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -50,12 +65,74 @@ pub struct Installed {
     pub trained_ratio: PerMille,
     /// Pages whose FSST cells use this version.
     pages: AtomicU64,
+    /// `pages` is exact (module docs "Retirement").
+    exact: AtomicBool,
+    /// Dropped from the catalog; its table stays for readers (module docs).
+    retired: AtomicBool,
 }
 
 impl Installed {
+    fn new(version: TableVersion, table: SymbolTable, ratio: PerMille, pages: u64) -> Installed {
+        Installed {
+            version,
+            table,
+            trained_ratio: ratio,
+            pages: AtomicU64::new(pages),
+            exact: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
+        }
+    }
+
     pub fn pages(&self) -> u64 {
         self.pages.load(Ordering::Relaxed)
     }
+
+    /// Whether the page count is exact (module docs "Retirement").
+    pub fn exact(&self) -> bool {
+        self.exact.load(Ordering::Relaxed)
+    }
+
+    pub fn retired(&self) -> bool {
+        self.retired.load(Ordering::Relaxed)
+    }
+}
+
+/// When a tree retrains (design §2.5 "Drift"). [`DriftConfig::DEFAULT`] holds the design's
+/// thresholds; tests lower them with [`SymbolTables::set_drift_config`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DriftConfig {
+    /// Values written since the current version was installed before drift is judged.
+    pub min_records: u64,
+    /// Retrain when the running ratio exceeds the trained one times this, in thousandths.
+    pub worse_per_mille: u64,
+    /// Least time between two installs.
+    pub min_interval: Duration,
+    /// Raw bytes of recent values the next version is trained on.
+    pub ring_bytes: usize,
+}
+
+impl DriftConfig {
+    pub const DEFAULT: DriftConfig = DriftConfig {
+        min_records: 4096,
+        worse_per_mille: 1150,
+        min_interval: Duration::from_secs(10),
+        ring_bytes: zipdb_storage::fsst::SAMPLE_BYTES,
+    };
+}
+
+/// Drift is judged once per this many values a stripe encodes, so `put` reads one flag, not
+/// every stripe's counters.
+const DRIFT_CHECK_EVERY: u64 = 64;
+
+/// Retraining state of a tree, under one mutex taken only while drift is suspected.
+#[derive(Debug)]
+struct Retrain {
+    config: DriftConfig,
+    /// When the current version was installed (monotonic).
+    installed_at: Option<Instant>,
+    /// Recent raw values while drift is suspected, and their bytes.
+    ring: Vec<Vec<u8>>,
+    ring_bytes: usize,
 }
 
 /// The symbol-table versions of one tree (empty for trees whose records are not FSST).
@@ -70,6 +147,13 @@ pub struct SymbolTables {
     sample: Mutex<Option<(usize, Vec<Vec<u8>>)>>,
     /// Record-codec counters (design §2.8), one stripe per group of threads.
     counters: [RecordCounters; STRIPES],
+    retrain: Mutex<Retrain>,
+    /// Set when a drift check found the running ratio degraded: `put` then feeds the ring.
+    drifting: AtomicBool,
+    retrains: AtomicU64,
+    retrains_skipped: AtomicU64,
+    /// Leaves rebuilt onto the current version by a write (lazy re-encoding).
+    leaves_reencoded: AtomicU64,
 }
 
 /// Counter stripes per tree. Every get of an FSST tree counts a decode; one shared counter
@@ -111,6 +195,11 @@ struct RecordCounters {
     encode_ns: AtomicU64,
     decoded: AtomicU64,
     decode_ns: AtomicU64,
+    /// Since the current version was installed: values encoded, their raw bytes and the
+    /// bytes stored (codes when shorter, else raw). Reset by an install.
+    drift_records: AtomicU64,
+    drift_raw: AtomicU64,
+    drift_stored: AtomicU64,
 }
 
 /// Starts a call counted by `n`: its start time when this call is one of the timed ones.
@@ -154,6 +243,18 @@ pub struct RecordStats {
     pub decode_ns: u64,
     /// Estimated from one call in [`TIME_ONE_IN`], scaled (includes raw outcomes).
     pub encode_ns: u64,
+    /// Versions in the catalog (installed, not retired).
+    pub live_versions: u32,
+    /// Versions trained because of drift (or OPTIMIZE TABLE), since open.
+    pub retrains: u64,
+    /// Drift retrains not done: live-version cap or no free slot.
+    pub retrains_skipped: u64,
+    /// Leaves rebuilt onto the current version by a write.
+    pub leaves_reencoded: u64,
+    /// Since the current version was installed: raw and stored bytes of written values
+    /// (stored: codes when shorter, else raw), the drift signal.
+    pub drift_raw: u64,
+    pub drift_stored: u64,
 }
 
 fn slot_of(v: TableVersion) -> usize {
@@ -168,7 +269,22 @@ impl SymbolTables {
             current: AtomicU16::new(0),
             sample: Mutex::new(Some((0, Vec::new()))),
             counters: Default::default(),
+            retrain: Mutex::new(Retrain {
+                config: DriftConfig::DEFAULT,
+                installed_at: None,
+                ring: Vec::new(),
+                ring_bytes: 0,
+            }),
+            drifting: AtomicBool::new(false),
+            retrains: AtomicU64::new(0),
+            retrains_skipped: AtomicU64::new(0),
+            leaves_reencoded: AtomicU64::new(0),
         }
+    }
+
+    /// Replaces the drift thresholds (tests lower them; the defaults are the design's).
+    pub fn set_drift_config(&self, config: DriftConfig) {
+        self.retrain.lock().config = config;
     }
 
     /// Encodes `v` with `t` into `buf` (cleared first), counting it; returns the codes'
@@ -185,7 +301,131 @@ impl SymbolTables {
             c.bytes_in.fetch_add(v.len() as u64, Ordering::Relaxed);
             c.bytes_out.fetch_add(n as u64, Ordering::Relaxed);
         }
+        c.drift_raw.fetch_add(v.len() as u64, Ordering::Relaxed);
+        c.drift_stored
+            .fetch_add(n.min(v.len()) as u64, Ordering::Relaxed);
+        let seen = c.drift_records.fetch_add(1, Ordering::Relaxed) + 1;
+        if seen.is_multiple_of(DRIFT_CHECK_EVERY) && !self.drifting.load(Ordering::Relaxed) {
+            self.check_drift();
+        }
         n
+    }
+
+    /// The drift counters summed over the stripes: (records, raw, stored).
+    fn drift_totals(&self) -> (u64, u64, u64) {
+        self.counters.iter().fold((0, 0, 0), |(r, a, b), c| {
+            (
+                r + c.drift_records.load(Ordering::Relaxed),
+                a + c.drift_raw.load(Ordering::Relaxed),
+                b + c.drift_stored.load(Ordering::Relaxed),
+            )
+        })
+    }
+
+    fn reset_drift(&self) {
+        for c in &self.counters {
+            c.drift_records.store(0, Ordering::Relaxed);
+            c.drift_raw.store(0, Ordering::Relaxed);
+            c.drift_stored.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets `drifting` when the values written since the current install compress worse than
+    /// its sample did (design §2.5 "Drift"); at the live-version cap, counts a skipped retrain
+    /// and starts a new window instead.
+    #[cold]
+    fn check_drift(&self) {
+        let Some(cur) = self.current() else {
+            return;
+        };
+        let (records, raw, stored) = self.drift_totals();
+        let r = self.retrain.lock();
+        let cfg = r.config;
+        if records < cfg.min_records || raw == 0 {
+            return;
+        }
+        let limit = u64::from(cur.trained_ratio.0) * cfg.worse_per_mille;
+        if stored * 1_000_000 <= limit * raw {
+            return;
+        }
+        if r.installed_at
+            .is_some_and(|t| t.elapsed() < cfg.min_interval)
+        {
+            return;
+        }
+        drop(r);
+        if self.live_versions() >= TABLE_VERSIONS_MAX {
+            self.retrains_skipped.fetch_add(1, Ordering::Relaxed);
+            self.reset_drift();
+            return;
+        }
+        self.drifting.store(true, Ordering::Relaxed);
+    }
+
+    /// Drift retraining (design §2.5): while drift is suspected, keeps `value` (an inline value
+    /// just written) in the ring, and once the ring holds [`DriftConfig::ring_bytes`], trains
+    /// the next version on it and installs it. The caller holds no latch and holds the
+    /// checkpoint gate shared, as for the first training. One branch when no drift is suspected.
+    #[inline]
+    pub fn note_written(&self, value: &[u8]) {
+        if self.drifting.load(Ordering::Relaxed) {
+            self.feed_ring(value);
+        }
+    }
+
+    #[cold]
+    fn feed_ring(&self, value: &[u8]) {
+        let samples = {
+            let mut r = self.retrain.lock();
+            if !self.drifting.load(Ordering::Relaxed) {
+                return;
+            }
+            r.ring_bytes += value.len();
+            r.ring.push(value.to_vec());
+            if r.ring_bytes < r.config.ring_bytes {
+                return;
+            }
+            r.ring_bytes = 0;
+            // Cleared under the lock: exactly one thread trains on this ring.
+            self.drifting.store(false, Ordering::Relaxed);
+            std::mem::take(&mut r.ring)
+        };
+        let (table, ratio) = train(&samples);
+        if self.install_counted(table, ratio).is_some() {
+            self.retrains.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// [`SymbolTables::install`] within the live-version cap; a refusal counts as a skipped
+    /// retrain.
+    pub fn install_counted(&self, table: SymbolTable, ratio: PerMille) -> Option<TableVersion> {
+        let v = (self.live_versions() < TABLE_VERSIONS_MAX)
+            .then(|| self.install(table, ratio))
+            .flatten();
+        if v.is_none() {
+            self.retrains_skipped.fetch_add(1, Ordering::Relaxed);
+            self.reset_drift();
+        }
+        v
+    }
+
+    /// Versions installed and not retired.
+    pub fn live_versions(&self) -> usize {
+        self.slots
+            .iter()
+            .filter_map(OnceLock::get)
+            .filter(|s| !s.retired())
+            .count()
+    }
+
+    /// A version was trained outside drift (`OPTIMIZE TABLE`).
+    pub(crate) fn count_retrain(&self) {
+        self.retrains.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A write rebuilt a leaf onto the current version.
+    pub(crate) fn count_leaf_reencoded(&self) {
+        self.leaves_reencoded.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Decodes `codes` with `t`, appending to `out`, counting it.
@@ -213,7 +453,14 @@ impl SymbolTables {
         };
         let cur = self.current();
         let encoded = sum(|c| &c.encoded);
+        let (_, drift_raw, drift_stored) = self.drift_totals();
         RecordStats {
+            live_versions: self.live_versions() as u32,
+            retrains: self.retrains.load(Ordering::Relaxed),
+            retrains_skipped: self.retrains_skipped.load(Ordering::Relaxed),
+            leaves_reencoded: self.leaves_reencoded.load(Ordering::Relaxed),
+            drift_raw,
+            drift_stored,
             version: cur.map_or(0, |s| s.version.0),
             versions: self.slots.iter().filter(|s| s.get().is_some()).count() as u32,
             trained_ratio_per_mille: cur.map_or(0, |s| s.trained_ratio.0),
@@ -249,12 +496,7 @@ impl SymbolTables {
                 )));
             }
             last = v.version.0;
-            let installed = Installed {
-                version: v.version,
-                table: v.table.clone(),
-                trained_ratio: v.trained_ratio,
-                pages: AtomicU64::new(v.pages),
-            };
+            let installed = Installed::new(v.version, v.table.clone(), v.trained_ratio, v.pages);
             if set.slots[slot_of(v.version)].set(installed).is_err() {
                 return Err(bad(format!(
                     "symbol-table versions {} apart share a slot",
@@ -296,12 +538,9 @@ impl SymbolTables {
     pub fn install(&self, table: SymbolTable, trained_ratio: PerMille) -> Option<TableVersion> {
         let cur = self.current.load(Ordering::Acquire);
         let next = TableVersion(cur.checked_add(1)?);
-        let installed = Installed {
-            version: next,
-            table,
-            trained_ratio,
-            pages: AtomicU64::new(0),
-        };
+        let installed = Installed::new(next, table, trained_ratio, 0);
+        // Counted from 0 by this open: exact.
+        installed.exact.store(true, Ordering::Relaxed);
         self.slots[slot_of(next)].set(installed).ok()?;
         // Two installers racing would both see `cur`; the slot's `set` lets only one win, and
         // the winner moves `current` exactly once.
@@ -313,7 +552,35 @@ impl SymbolTables {
             "symbol-table version {} installed twice",
             next.0
         );
+        self.reset_drift();
+        // A new version (drift or OPTIMIZE) restarts the judgement: a ring being collected
+        // for the old one would train on values the new one has not been measured on yet.
+        let mut r = self.retrain.lock();
+        r.installed_at = Some(Instant::now());
+        r.ring.clear();
+        r.ring_bytes = 0;
+        self.drifting.store(false, Ordering::Relaxed);
         Some(next)
+    }
+
+    /// A leaf moved from version `from` to `to` (0: none): rebuilt, or took its first FSST
+    /// cell. Called under the leaf's exclusive latch and the checkpoint gate shared.
+    pub fn retag(&self, from: u16, to: u16) {
+        if from != to {
+            self.page_removed(TableVersion(from));
+            self.page_added(TableVersion(to));
+        }
+    }
+
+    /// Every leaf of the tree was rewritten onto `version` or a newer one (`OPTIMIZE TABLE`)
+    /// while no write could move a leaf back: older versions have no pages, exactly.
+    pub fn older_than_have_no_pages(&self, version: TableVersion) {
+        for s in self.slots.iter().filter_map(OnceLock::get) {
+            if s.version < version {
+                s.pages.store(0, Ordering::Relaxed);
+                s.exact.store(true, Ordering::Relaxed);
+            }
+        }
     }
 
     /// A page now uses `version`'s table (allocated or rebuilt on it).
@@ -333,24 +600,53 @@ impl SymbolTables {
         }
     }
 
-    /// Overwrites the page counts with a recount (`verify`); versions absent from `counts`
-    /// get 0.
-    pub fn set_page_counts(&self, counts: &[(TableVersion, u64)]) {
+    /// Overwrites the page counts with a recount made with no writer running (`verify`);
+    /// versions absent from `counts` get 0. The counts are exact afterwards. Fails, after
+    /// storing the recount, when a count kept exact differs from it or a retired version
+    /// still has pages: the upkeep lost track.
+    pub fn set_page_counts(
+        &self,
+        counts: &[(TableVersion, u64)],
+    ) -> std::result::Result<(), String> {
+        let mut wrong = Vec::new();
         for s in self.slots.iter().filter_map(OnceLock::get) {
             let n = counts
                 .iter()
                 .find(|(v, _)| *v == s.version)
                 .map_or(0, |&(_, n)| n);
+            if (s.exact() && s.pages() != n) || (s.retired() && n != 0) {
+                wrong.push(format!(
+                    "version {} counted {} pages, has {n}{}",
+                    s.version.0,
+                    s.pages(),
+                    if s.retired() { " (retired)" } else { "" }
+                ));
+            }
             s.pages.store(n, Ordering::Relaxed);
+            s.exact.store(true, Ordering::Relaxed);
+        }
+        match wrong.is_empty() {
+            true => Ok(()),
+            false => Err(wrong.join("; ")),
         }
     }
 
-    /// The live versions, oldest first, as a catalog entry lists them.
+    /// The live versions, oldest first, as a catalog entry lists them. Retires first (module
+    /// docs): a version that is not current and has exactly 0 pages is left out, now and
+    /// later. The checkpoint calls this under the gate held exclusively, so no page changes
+    /// version meanwhile.
     pub fn snapshot(&self) -> Vec<SymbolTableVersion> {
+        let cur = self.current.load(Ordering::Acquire);
+        for s in self.slots.iter().filter_map(OnceLock::get) {
+            if s.version.0 != cur && s.exact() && s.pages() == 0 {
+                s.retired.store(true, Ordering::Relaxed);
+            }
+        }
         let mut out: Vec<SymbolTableVersion> = self
             .slots
             .iter()
             .filter_map(OnceLock::get)
+            .filter(|s| !s.retired())
             .map(|s| SymbolTableVersion {
                 version: s.version,
                 table: s.table.clone(),
@@ -359,10 +655,13 @@ impl SymbolTables {
             })
             .collect();
         out.sort_by_key(|s| s.version);
-        // Retirement (step 7) drops versions with no pages; until then a tree installs at most
-        // one version per training and keeps it, so the list stays within the catalog's cap.
-        let keep = out.len().saturating_sub(TABLE_VERSIONS_MAX);
-        out.drain(..keep);
+        // Installs go through `install_counted` (the live cap) but for the first training,
+        // so the list fits the catalog's cap; dropping a version here would lose pages.
+        debug_assert!(
+            out.len() <= TABLE_VERSIONS_MAX,
+            "{} live versions",
+            out.len()
+        );
         out
     }
 
@@ -391,14 +690,9 @@ impl SymbolTables {
             return;
         }
         let (table, ratio) = train(&samples);
-        let v = self.install(table, ratio);
-        // Only this thread took the sample, and nothing else installs in this build.
-        assert_eq!(
-            v,
-            Some(TableVersion(1)),
-            "tree {:?}: first training",
-            self.tree
-        );
+        // Only this thread took the sample; an `OPTIMIZE TABLE` racing it may have installed a
+        // version meanwhile, and then this one simply becomes the next.
+        let _ = self.install(table, ratio);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -409,7 +703,12 @@ impl SymbolTables {
 /// Trains a table on `samples` and measures it on them: the ratio is encoded/raw in
 /// thousandths (drift, step 7, compares against it).
 pub fn train<S: AsRef<[u8]>>(samples: &[S]) -> (SymbolTable, PerMille) {
-    let table = SymbolTable::train(samples);
+    train_with(samples, zipdb_storage::fsst::SAMPLE_BYTES)
+}
+
+/// [`train`] with a sample budget of `budget` bytes (`OPTIMIZE TABLE` samples more).
+pub fn train_with<S: AsRef<[u8]>>(samples: &[S], budget: usize) -> (SymbolTable, PerMille) {
+    let table = SymbolTable::train_with(samples, budget);
     let (mut raw, mut enc) = (0usize, 0usize);
     let mut buf = Vec::new();
     for s in samples {
@@ -487,22 +786,62 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_not_reused_yet() {
+    fn live_cap_and_slots_are_not_reused() {
         let set = SymbolTables::new(TreeId(1));
         let (t, r) = trained();
-        for v in 1..=SLOTS as u16 {
-            assert_eq!(set.install(t.clone(), r), Some(TableVersion(v)));
+        for v in 1..=TABLE_VERSIONS_MAX as u16 {
+            assert_eq!(set.install_counted(t.clone(), r), Some(TableVersion(v)));
+        }
+        assert_eq!(set.install_counted(t.clone(), r), None, "live cap");
+        assert_eq!(set.record_stats().retrains_skipped, 1);
+        // Versions 1..3 have (exactly) no pages and are not current: the checkpoint's
+        // snapshot retires them, which frees room under the cap but not their slots.
+        let cur = TableVersion(TABLE_VERSIONS_MAX as u16);
+        set.page_added(cur);
+        let snap = set.snapshot();
+        assert_eq!(snap.len(), 1);
+        assert_eq!(snap[0].version, cur);
+        assert_eq!(set.live_versions(), 1);
+        assert!(
+            set.get(TableVersion(1)).is_some(),
+            "retired tables stay readable"
+        );
+        for v in TABLE_VERSIONS_MAX as u16 + 1..=SLOTS as u16 {
+            assert_eq!(set.install_counted(t.clone(), r), Some(TableVersion(v)));
+            set.retag(v - 1, v);
+            assert_eq!(set.snapshot().len(), 1);
         }
         assert_eq!(
-            set.install(t.clone(), r),
+            set.install_counted(t.clone(), r),
             None,
             "slot of version 1 is still held"
         );
+        assert_eq!(set.record_stats().retrains_skipped, 2);
         assert_eq!(set.current().unwrap().version, TableVersion(SLOTS as u16));
-        // The catalog keeps the newest four.
-        let snap = set.snapshot();
-        assert_eq!(snap.len(), TABLE_VERSIONS_MAX);
-        assert_eq!(snap.last().unwrap().version, TableVersion(SLOTS as u16));
+    }
+
+    #[test]
+    fn loaded_counts_are_not_trusted_until_recounted() {
+        let (t, r) = trained();
+        let v = |n, pages| SymbolTableVersion {
+            version: TableVersion(n),
+            table: t.clone(),
+            trained_ratio: r,
+            pages,
+        };
+        let set = SymbolTables::from_catalog(TreeId(1), &[v(3, 0), v(4, 2)]).unwrap();
+        assert_eq!(set.live_versions(), 2);
+        assert_eq!(set.snapshot().len(), 2, "a loaded 0 may be stale: kept");
+        let err = set
+            .set_page_counts(&[(TableVersion(4), 3)])
+            .map(|()| "agreed");
+        assert_eq!(err, Ok("agreed"), "loaded counts are not checked");
+        assert_eq!(set.snapshot().len(), 1, "recounted 0: retired");
+        set.page_added(TableVersion(4));
+        let err = set.set_page_counts(&[(TableVersion(4), 3), (TableVersion(3), 1)]);
+        let msg = err.unwrap_err();
+        assert!(msg.contains("version 4 counted 4 pages, has 3"), "{msg}");
+        assert!(msg.contains("(retired)"), "{msg}");
     }
 
     #[test]
@@ -517,9 +856,13 @@ mod tests {
         set.page_removed(v);
         set.page_removed(v);
         assert_eq!(set.get(v).unwrap().pages(), 0, "never below zero");
-        set.set_page_counts(&[(v, 5)]);
+        assert!(
+            set.set_page_counts(&[(v, 5)]).is_err(),
+            "kept 0, recounted 5"
+        );
         assert_eq!(set.get(v).unwrap().pages(), 5);
-        set.set_page_counts(&[]);
+        assert!(set.set_page_counts(&[(v, 5)]).is_ok());
+        assert!(set.set_page_counts(&[]).is_err());
         assert_eq!(set.get(v).unwrap().pages(), 0);
     }
 
@@ -530,6 +873,8 @@ mod tests {
         let v1 = set.install(t.clone(), r).unwrap();
         let v2 = set.install(t, r).unwrap();
         set.page_added(v2);
+        // A version without pages would retire at this snapshot; give version 1 one.
+        set.page_added(v1);
         let value = sbtest_value(12345);
         let mut enc = Vec::new();
         set.current().unwrap().table.encode(&value, &mut enc);
@@ -556,7 +901,7 @@ mod tests {
         let again = SymbolTables::from_catalog(TreeId(3), &back.entries[0].tables).unwrap();
         assert_eq!(again.current().unwrap().version, v2);
         assert_eq!(again.get(v2).unwrap().pages(), 1);
-        assert_eq!(again.get(v1).unwrap().pages(), 0);
+        assert_eq!(again.get(v1).unwrap().pages(), 1);
         let mut dec = Vec::new();
         again.get(v2).unwrap().table.decode(&enc, &mut dec).unwrap();
         assert_eq!(dec, value);
@@ -582,286 +927,6 @@ mod tests {
     }
 }
 
-/// The read side in a tree: a root leaf built by hand with FSST cells (the write path is the
-/// next piece of step 4) is read by `get`, cursors and `verify`, and the checks refuse a
-/// leaf whose version the tree lacks and a value that decodes to another length.
 #[cfg(test)]
-mod tree_tests {
-    use std::sync::Arc;
-
-    use zipdb_storage::io::SimStorage;
-    use zipdb_storage::pool::{BufferPool, PoolConfig};
-    use zipdb_storage::store::{PageStore, StoreConfig};
-    use zipdb_storage::{Codec, PageId, TreeId};
-
-    use super::tests_support::{sbtest_value, trained};
-    use crate::btree::compact::{build_compact_leaf, Entry, Fences, StoredValue};
-    use crate::btree::BTree;
-    use crate::format::{RecordCodec, TreeFormat};
-    use crate::Error;
-
-    fn tree_with(page: usize, pool_pages: usize, format: TreeFormat) -> BTree {
-        let store = Arc::new(
-            PageStore::create(
-                Box::new(SimStorage::new("symtab")),
-                StoreConfig { page_size: page },
-            )
-            .unwrap(),
-        );
-        let pool = BufferPool::new(
-            store,
-            PoolConfig {
-                budget_bytes: pool_pages * page,
-            },
-        )
-        .unwrap();
-        BTree::create(pool, TreeId(1), format).unwrap()
-    }
-
-    const FSST: TreeFormat = TreeFormat {
-        records: RecordCodec::Fsst,
-        ..TreeFormat::compact(Codec::None)
-    };
-
-    fn fsst_tree() -> BTree {
-        tree_with(16384, 64, FSST)
-    }
-
-    /// A 184-byte value shaped like the storage bench's sbtest row: sysbench's `c` (ten
-    /// 11-digit groups joined by '-'), a space, `pad` (five groups), then 6 digits of `k` (184 bytes).
-    fn sbtest184(i: u64) -> Vec<u8> {
-        let mut v = sbtest_value(i);
-        v.push(b' ');
-        v.extend_from_slice(&sbtest_value(i ^ 0x5555)[..58]);
-        v.extend(format!("{:06}", i % 1_000_000).bytes());
-        assert_eq!(v.len(), 184);
-        v
-    }
-
-    /// Text values of a few hundred bytes.
-    fn text(i: u64) -> Vec<u8> {
-        const WORDS: [&str; 12] = [
-            "the",
-            "package",
-            "debian",
-            "install",
-            "configuration",
-            "file",
-            "system",
-            "service",
-            "default",
-            "options",
-            "manual",
-            "network",
-        ];
-        let n = 5 + (i % 60) as usize;
-        let mut s = String::new();
-        let mut x = i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-        for _ in 0..n {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            s.push_str(WORDS[(x % 12) as usize]);
-            s.push(' ');
-        }
-        s.into_bytes()
-    }
-
-    /// Random inserts, updates and deletes of sbtest-shaped and text values (plus the odd
-    /// overflow value) against a `BTreeMap`, with a pool far smaller than the tree, so leaves
-    /// are evicted and re-read; the tree trains after its first 16 KB of values.
-    fn model_fsst(page: usize, ops: u64, seed: u64) {
-        use rand::rngs::SmallRng;
-        use rand::{Rng, SeedableRng};
-        let bt = tree_with(page, 64, FSST);
-        let mut model = std::collections::BTreeMap::new();
-        let mut rng = SmallRng::seed_from_u64(seed);
-        for n in 0..ops {
-            let id: u64 = rng.gen_range(0..ops / 2);
-            let key = id.to_be_bytes().to_vec();
-            match rng.gen_range(0..10) {
-                0..=5 => {
-                    let v = sbtest184(n);
-                    assert_eq!(bt.upsert(&key, &v).unwrap(), model.insert(key, v).is_some());
-                }
-                6 => {
-                    let v = if n % 50 == 0 {
-                        text(n).repeat(40)
-                    } else {
-                        text(n)
-                    };
-                    assert_eq!(bt.upsert(&key, &v).unwrap(), model.insert(key, v).is_some());
-                }
-                7 | 8 => {
-                    assert_eq!(bt.delete(&key).unwrap(), model.remove(&key).is_some());
-                }
-                _ => {
-                    assert_eq!(bt.get(&key).unwrap().as_ref(), model.get(&key));
-                }
-            }
-        }
-        assert!(!bt.symbol_tables().is_empty(), "the tree trained");
-        let rep = bt.verify().unwrap();
-        // `verify` recounted the leaves on version 1.
-        let pages = bt.symbol_tables().current().unwrap().pages();
-        assert!(
-            pages > 0 && pages <= rep.leaves,
-            "{pages} of {} leaves",
-            rep.leaves
-        );
-        assert_eq!(rep.entries, model.len() as u64);
-        for (k, v) in &model {
-            assert_eq!(bt.get(k).unwrap().as_ref(), Some(v));
-        }
-        let all: Vec<(Vec<u8>, Vec<u8>)> = bt
-            .range::<std::ops::RangeFull>(..)
-            .collect::<crate::Result<_>>()
-            .unwrap();
-        assert!(all.iter().map(|(k, v)| (k, v)).eq(model.iter()));
-        // Bounded scans in both directions that stop early: values are decoded lazily, in
-        // `next()`, so rows left in the cursor's buffer are never decoded.
-        use std::ops::Bound;
-        for lo in [0u64, 7, ops / 5, ops / 3] {
-            let lo = lo.to_be_bytes().to_vec();
-            let fwd: Vec<_> = bt
-                .range_bounds(Bound::Included(&lo), Bound::Unbounded, false)
-                .take(100)
-                .collect::<crate::Result<_>>()
-                .unwrap();
-            assert!(fwd
-                .iter()
-                .map(|(k, v)| (k, v))
-                .eq(model.range(lo.clone()..).take(100)));
-            let rev: Vec<_> = bt
-                .range_bounds(Bound::Unbounded, Bound::Excluded(&lo), true)
-                .take(30)
-                .collect::<crate::Result<_>>()
-                .unwrap();
-            assert!(rev
-                .iter()
-                .map(|(k, v)| (k, v))
-                .eq(model.range(..lo.clone()).rev().take(30)));
-        }
-    }
-
-    #[test]
-    fn model_16k_fsst() {
-        model_fsst(16384, 20_000, 1);
-    }
-
-    #[test]
-    fn model_4k_fsst() {
-        model_fsst(4096, 12_000, 2);
-    }
-
-    /// 10k sbtest-shaped rows (8-byte key, 184-byte value) in key order: an FSST tree needs
-    /// at most 0.6x the leaves of a classic one.
-    #[test]
-    fn fsst_leaves_against_classic() {
-        let classic = tree_with(16384, 64, TreeFormat::classic(Codec::None));
-        let fsst = fsst_tree();
-        for i in 0..10_000u64 {
-            let (k, v) = (i.to_be_bytes(), sbtest184(i));
-            assert!(classic.insert(&k, &v).unwrap());
-            assert!(fsst.insert(&k, &v).unwrap());
-        }
-        let (c, f) = (classic.verify().unwrap(), fsst.verify().unwrap());
-        assert_eq!((c.entries, c.value_bytes), (f.entries, f.value_bytes));
-        let ratio = f.leaves as f64 / c.leaves as f64;
-        eprintln!(
-            "leaves: classic {} fsst {} ratio {ratio:.3}",
-            c.leaves, f.leaves
-        );
-        assert!(
-            ratio <= 0.6,
-            "fsst {} / classic {} leaves",
-            f.leaves,
-            c.leaves
-        );
-    }
-
-    /// Rewrites the root leaf with rows `0..n`: even ids FSST-encoded, odd ones raw.
-    fn fill(bt: &BTree, version: u16, n: u64, lie_about_len: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
-        let table = &bt.symbol_tables().current().unwrap().table;
-        let rows: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
-            .map(|i| (i.to_be_bytes().to_vec(), sbtest_value(i)))
-            .collect();
-        let codes: Vec<Vec<u8>> = rows
-            .iter()
-            .map(|(_, v)| {
-                let mut c = Vec::new();
-                table.encode(v, &mut c);
-                c
-            })
-            .collect();
-        let entries: Vec<Entry> = rows
-            .iter()
-            .zip(&codes)
-            .enumerate()
-            .map(|(i, ((k, v), c))| {
-                if i % 2 == 0 {
-                    let len = v.len() + usize::from(lie_about_len);
-                    Entry::new(k, StoredValue::Fsst { bytes: c, len })
-                } else {
-                    Entry::new(k, StoredValue::Raw(v))
-                }
-            })
-            .collect();
-        let root = bt.root();
-        let mut g = bt.pool().write(root).unwrap();
-        build_compact_leaf(
-            root,
-            &mut g,
-            Fences::UNBOUNDED,
-            version,
-            PageId::NONE,
-            &entries,
-        )
-        .unwrap();
-        rows
-    }
-
-    #[test]
-    fn fsst_cells_read_by_get_cursor_and_verify() {
-        let bt = fsst_tree();
-        let (t, r) = trained();
-        let v = bt.symbol_tables().install(t, r).unwrap();
-        let rows = fill(&bt, v.0, 40, false);
-        for (k, want) in &rows {
-            assert_eq!(bt.get(k).unwrap().as_ref(), Some(want));
-            assert_eq!(bt.get_with(k, |b| b.len()).unwrap(), Some(want.len()));
-        }
-        let scanned: Vec<(Vec<u8>, Vec<u8>)> = bt
-            .range::<std::ops::RangeFull>(..)
-            .collect::<crate::Result<_>>()
-            .unwrap();
-        assert_eq!(scanned, rows);
-        let rep = bt.verify().unwrap();
-        assert_eq!(rep.entries, 40);
-        assert_eq!(
-            rep.value_bytes,
-            rows.iter().map(|(_, v)| v.len() as u64).sum::<u64>()
-        );
-    }
-
-    #[test]
-    fn fsst_leaf_with_unknown_version_or_wrong_length_is_corrupt() {
-        let bt = fsst_tree();
-        let (t, r) = trained();
-        let v = bt.symbol_tables().install(t, r).unwrap();
-        fill(&bt, v.0 + 1, 4, false);
-        let e = bt.get(&0u64.to_be_bytes()).unwrap_err();
-        assert!(
-            matches!(e, Error::Corrupt { .. }) && e.to_string().contains("does not have"),
-            "{e}"
-        );
-        fill(&bt, v.0, 4, true);
-        let e = bt.get(&0u64.to_be_bytes()).unwrap_err();
-        assert!(e.to_string().contains("its cell says"), "{e}");
-        assert!(bt.verify().is_err());
-        // Version 0 with FSST cells: the node parser refuses them.
-        fill(&bt, 0, 4, false);
-        let e = bt.get(&0u64.to_be_bytes()).unwrap_err();
-        assert!(e.to_string().contains("without a symbol table"), "{e}");
-    }
-}
+#[path = "symtab_tree_tests.rs"]
+mod tree_tests;

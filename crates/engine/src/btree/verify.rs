@@ -67,8 +67,11 @@ impl BTree {
             }
         }
         // The recount of the per-version page counts (design §2.5 "Retirement"): exact here,
-        // since no writer runs during `verify`.
-        self.tables.set_page_counts(&w.versions);
+        // since no writer runs during `verify`; counts kept exact by allocate, free and
+        // rebuild must agree with it.
+        self.tables
+            .set_page_counts(&w.versions)
+            .map_err(|e| Error::corrupt(self.root, format!("symbol-table page counts: {e}")))?;
         Ok(w.report)
     }
 

@@ -183,6 +183,11 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
                     Value::UInt(rs.encode_ns),
                     Value::UInt(z.data_logical + z.index_logical),
                     Value::UInt(z.data_physical + z.index_physical),
+                    Value::UInt(u64::from(rs.live_versions)),
+                    Value::UInt(rs.retrains),
+                    Value::UInt(rs.retrains_skipped),
+                    Value::UInt(rs.leaves_reencoded),
+                    ratio(rs.drift_stored, rs.drift_raw),
                 ]);
             }
             r

@@ -2,6 +2,7 @@
 //! information_schema tables' rows, status and process lists, account statements.
 
 pub(crate) mod infoschema;
+pub(crate) mod optimize;
 pub(crate) mod processlist;
 pub(crate) mod show;
 pub(crate) mod status;

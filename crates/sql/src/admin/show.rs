@@ -21,7 +21,7 @@ use crate::types::value::Value;
 use crate::SqlError;
 
 /// Words of a SHOW statement: identifiers unquoted, string literals kept with a marker.
-fn words(sql: &str) -> Vec<(String, bool)> {
+pub(crate) fn words(sql: &str) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     let mut it = sql.trim().trim_end_matches(';').chars().peekable();
     while let Some(&c) = it.peek() {
@@ -78,7 +78,7 @@ fn text_cols(names: &[&str]) -> Arc<Vec<ColumnMeta>> {
     Arc::new(names.iter().map(|n| ColumnMeta::text(n)).collect())
 }
 
-fn rows(names: &[&str], rows: Vec<Vec<Value>>) -> Outcome {
+pub(crate) fn rows(names: &[&str], rows: Vec<Vec<Value>>) -> Outcome {
     Outcome::Rows {
         columns: text_cols(names),
         rows,

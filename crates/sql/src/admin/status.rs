@@ -53,7 +53,7 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
     push_debug("locks", format!("{:?}", st.locks));
     // Record codec (FSST tables), summed over trees; per table in
     // information_schema.ZIPDB_TABLE_COMPRESSION.
-    let mut rec = [0u64; 7];
+    let mut rec = [0u64; 10];
     for r in st.trees.iter().filter_map(|t| t.records.as_ref()) {
         let each = [
             r.records_encoded,
@@ -63,6 +63,9 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
             r.records_decoded,
             r.decode_ns,
             r.encode_ns,
+            r.retrains,
+            r.retrains_skipped,
+            r.leaves_reencoded,
         ];
         for (sum, x) in rec.iter_mut().zip(each) {
             *sum = sum.saturating_add(x);
@@ -76,6 +79,9 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
         "Zipdb_records_decoded",
         "Zipdb_record_decode_ns",
         "Zipdb_record_encode_ns",
+        "Zipdb_record_retrains",
+        "Zipdb_record_retrains_skipped",
+        "Zipdb_record_leaves_reencoded",
     ];
     v.extend(
         names

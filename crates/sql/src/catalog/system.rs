@@ -288,6 +288,15 @@ pub(crate) fn columns(kind: SystemTable) -> Vec<(&'static str, SqlType)> {
             ("ENCODE_NS", BIGINT_UNSIGNED),
             ("LOGICAL_BYTES", BIGINT_UNSIGNED),
             ("PHYSICAL_BYTES", BIGINT_UNSIGNED),
+            // Issue 19 step 7: versions in the catalog, retrains since start (drift or
+            // OPTIMIZE TABLE), retrains skipped (live-version cap, slots), leaves a write
+            // rebuilt onto the current version, and stored / raw bytes of the values
+            // written since the current version was installed (the drift signal).
+            ("LIVE_VERSIONS", BIGINT_UNSIGNED),
+            ("RETRAINS", BIGINT_UNSIGNED),
+            ("RETRAINS_SKIPPED", BIGINT_UNSIGNED),
+            ("LEAVES_REENCODED", BIGINT_UNSIGNED),
+            ("DRIFT_RATIO", SqlType::Double),
         ],
         SystemTable::Triggers => vec![
             ("TRIGGER_CATALOG", text(512)),

@@ -85,6 +85,9 @@ impl Session {
         if let Some(r) = self.compat_statement(sql) {
             return r;
         }
+        if let Some(r) = crate::admin::optimize::try_optimize(self, sql) {
+            return r;
+        }
         let stmts = crate::front::parse::parse_ast(sql)?;
         self.text.clear();
         self.text.push_str(sql);
