@@ -504,8 +504,7 @@ fn write_outcome(
                 // KILL QUERY while a large result goes out: an error packet ends it early,
                 // as MySQL ends a result it stops sending.
                 if n % 256 == 255 && session.query_killed() {
-                    let e =
-                        zipdb_sql::SqlError::new(1317, "70100", "Query execution was interrupted");
+                    let e = SqlError::interrupted();
                     io.write(&reply::err(e.code, e.sqlstate, &e.message));
                     return;
                 }
@@ -685,7 +684,7 @@ impl Conn {
             command::STMT_EXECUTE => {
                 let id = binary::execute_stmt_id(arg)?;
                 let (Some(n), Some(w)) = (session.prepared_params(id), stmts.get_mut(&id)) else {
-                    send_sql_err(io, &unknown_statement(id));
+                    send_sql_err(io, &SqlError::unknown_stmt(id));
                     return Ok(true);
                 };
                 if w.long_data_refused {
@@ -733,7 +732,7 @@ impl Conn {
                         w.long_data_refused = false;
                         io.write(&reply::ok(0, 0, session.status_flags(), 0));
                     }
-                    None => send_sql_err(io, &unknown_statement(id)),
+                    None => send_sql_err(io, &SqlError::unknown_stmt(id)),
                 }
             }
             command::SET_OPTION => {
@@ -758,14 +757,6 @@ impl Conn {
         io.flush()?;
         Ok(!session.connection_killed())
     }
-}
-
-fn unknown_statement(id: u32) -> SqlError {
-    SqlError::new(
-        1243,
-        "HY000",
-        format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
-    )
 }
 
 #[cfg(test)]

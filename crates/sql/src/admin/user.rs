@@ -26,9 +26,9 @@
 //! with 1235: pretending to restrict an account would be worse than saying it cannot.
 
 use crate::catalog::accounts::{self, Account, Accounts, Plugin, HOST_NAME_MAX, USER_NAME_MAX};
+use crate::error::{ErrorKind, SqlError};
 use crate::instance::session::Session;
 use crate::types::result::Outcome;
-use crate::SqlError;
 
 /// A user in a statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -372,16 +372,14 @@ fn check_lengths(user: &str, host: &str) -> Result<(), SqlError> {
         (host, "host name", HOST_NAME_MAX),
     ] {
         if v.chars().count() > max {
-            return Err(SqlError::new(
-                1470,
-                "HY000",
+            return Err(SqlError::of(
+                ErrorKind::WrongStringLength,
                 format!("String '{v}' is too long for {what} (should be no longer than {max})"),
             ));
         }
         if v.contains('\0') {
-            return Err(SqlError::new(
-                1064,
-                "42000",
+            return Err(SqlError::of(
+                ErrorKind::ParseError,
                 format!("A {what} cannot contain the NUL character"),
             ));
         }
@@ -570,8 +568,12 @@ pub(crate) fn try_user_statement(s: &mut Session, sql: &str) -> Option<Result<Ou
 }
 
 fn plugin_named(name: &str) -> Result<Plugin, SqlError> {
-    Plugin::from_name(name)
-        .ok_or_else(|| SqlError::new(1524, "HY000", format!("Plugin '{name}' is not loaded")))
+    Plugin::from_name(name).ok_or_else(|| {
+        SqlError::of(
+            ErrorKind::PluginIsNotLoaded,
+            format!("Plugin '{name}' is not loaded"),
+        )
+    })
 }
 
 fn resolve(s: &Session, u: &UserName) -> (String, String) {
@@ -582,9 +584,8 @@ fn resolve(s: &Session, u: &UserName) -> (String, String) {
 }
 
 fn cannot_user(op: &str, failed: &[String]) -> SqlError {
-    SqlError::new(
-        1396,
-        "HY000",
+    SqlError::of(
+        ErrorKind::CannotUser,
         format!("Operation {op} failed for {}", failed.join(",")),
     )
 }
@@ -597,9 +598,8 @@ fn check_password_policy(s: &Session, user: &str, host: &str, pw: &str) -> Resul
             .network_exposed
             .load(std::sync::atomic::Ordering::Acquire)
     {
-        return Err(SqlError::new(
-            1819,
-            "HY000",
+        return Err(SqlError::of(
+            ErrorKind::NotValidPassword,
             format!(
                 "Your password does not satisfy the current policy requirements: the server \
                  listens on a non-loopback address, so {} needs a password",
@@ -737,9 +737,8 @@ fn execute(s: &mut Session, stmt: UserStmt) -> Result<Outcome, SqlError> {
         UserStmt::SetPassword { user, password } => {
             let (user, host) = resolve(s, user.as_ref().unwrap_or(&UserName::Current));
             let Some(cur) = next.get(&user, &host).cloned() else {
-                return Err(SqlError::new(
-                    1133,
-                    "28000",
+                return Err(SqlError::of(
+                    ErrorKind::PasswordNoMatch,
                     "Can't find any matching row in the user table",
                 ));
             };
@@ -752,9 +751,8 @@ fn execute(s: &mut Session, stmt: UserStmt) -> Result<Outcome, SqlError> {
                 let (user, host) = resolve(s, u);
                 if next.get(&user, &host).is_none() {
                     // MySQL 8's answer: GRANT no longer creates accounts.
-                    return Err(SqlError::new(
-                        1410,
-                        "42000",
+                    return Err(SqlError::of(
+                        ErrorKind::CantCreateUserWithGrant,
                         "You are not allowed to create a user with GRANT",
                     ));
                 }

@@ -20,11 +20,11 @@ use zipdb_engine::{Codec, Database, TableFormat, Tree};
 use crate::bind::compile::Compiler;
 use crate::bind::env::writable_name;
 use crate::catalog::{self, ColumnDef, IndexDef, TableDef, TableOptions};
+use crate::error::{ErrorKind, SqlError};
 use crate::instance::session::Session;
 use crate::types::result::Outcome;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
-use crate::SqlError;
 
 /// Largest key a table accepts is the engine's; column counts are bounded like MySQL's.
 const COLUMNS_MAX: usize = 4096;
@@ -125,9 +125,8 @@ fn ddl_gate(s: &Session) -> Result<parking_lot::RwLockWriteGuard<'_, ()>, SqlErr
         .gate
         .try_write_for(s.inst.options.lock_wait_timeout)
         .ok_or_else(|| {
-            SqlError::new(
-                1205,
-                "HY000",
+            SqlError::of(
+                ErrorKind::LockWaitTimeout,
                 "Lock wait timeout exceeded waiting for open transactions to end before DDL",
             )
         })
@@ -153,9 +152,8 @@ pub(crate) fn write_catalog(
 
 fn valid_name(n: &str, what: &str) -> Result<(), SqlError> {
     if n.is_empty() || n.len() > 64 || n.contains('\0') {
-        return Err(SqlError::new(
-            1103,
-            "42000",
+        return Err(SqlError::of(
+            ErrorKind::WrongTableName,
             format!("Incorrect {what} name '{n}'"),
         ));
     }
@@ -174,9 +172,8 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> Result<O
             );
             return Ok(Outcome::done(0));
         }
-        return Err(SqlError::new(
-            1007,
-            "HY000",
+        return Err(SqlError::of(
+            ErrorKind::DbCreateExists,
             format!("Can't create database '{name}'; database exists"),
         ));
     }
@@ -207,9 +204,8 @@ fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> Result<u64, Sq
             return Ok(0);
         }
         None => {
-            return Err(SqlError::new(
-                1008,
-                "HY000",
+            return Err(SqlError::of(
+                ErrorKind::DbDropExists,
                 format!("Can't drop database '{name}'; database doesn't exist"),
             ))
         }
@@ -270,9 +266,8 @@ fn sql_type(dt: &ast::DataType) -> Result<SqlType, SqlError> {
                 ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
             };
             if p > 65 || sc > 30 || sc > p {
-                return Err(SqlError::new(
-                    1426,
-                    "42000",
+                return Err(SqlError::of(
+                    ErrorKind::TooBigPrecision,
                     format!("Too-big precision {p} specified. Maximum is 65."),
                 ));
             }
@@ -402,9 +397,8 @@ fn format_of(o: &TableOptions, default: TableFormat) -> Result<TableFormat, SqlE
             "zstd" => Ok(TableFormat::Codec(Codec::Zstd(1))),
             "zlib" => Ok(TableFormat::Codec(Codec::Zlib(6))),
             "fsst" => Ok(TableFormat::Fsst),
-            other => Err(SqlError::new(
-                1231,
-                "42000",
+            other => Err(SqlError::of(
+                ErrorKind::WrongValueForVar,
                 format!(
                     "Invalid compression '{other}': use 'none', 'lz4', 'zstd', 'zlib' or 'fsst'"
                 ),
@@ -451,14 +445,13 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         return Err(SqlError::unknown_db(&db));
     }
     if ct.columns.is_empty() {
-        return Err(SqlError::new(
-            1113,
-            "42000",
+        return Err(SqlError::of(
+            ErrorKind::TableMustHaveColumns,
             "A table must have at least 1 column",
         ));
     }
     if ct.columns.len() > COLUMNS_MAX {
-        return Err(SqlError::new(1117, "HY000", "Too many columns"));
+        return Err(SqlError::of(ErrorKind::TooManyFields, "Too many columns"));
     }
     let vars = |n: &str| s.sysvar(n);
     let mut default_notes: Vec<String> = Vec::new();
@@ -469,9 +462,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         let cname = cd.name.value.clone();
         valid_name(&cname, "column")?;
         if columns.iter().any(|c| c.name.eq_ignore_ascii_case(&cname)) {
-            return Err(SqlError::new(
-                1060,
-                "42S21",
+            return Err(SqlError::of(
+                ErrorKind::DupFieldname,
                 format!("Duplicate column name '{cname}'"),
             ));
         }
@@ -547,9 +539,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         }
         let _ = explicit_null;
         if col.auto_increment && !col.ty.is_integer() {
-            return Err(SqlError::new(
-                1063,
-                "42000",
+            return Err(SqlError::of(
+                ErrorKind::WrongFieldSpec,
                 format!("Incorrect column specifier for column '{cname}'"),
             ));
         }
@@ -557,21 +548,12 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
             // The default must fit the column.
             col.default = Some(if d.is_null() {
                 if !col.nullable {
-                    return Err(SqlError::new(
-                        1067,
-                        "42000",
-                        format!("Invalid default value for '{cname}'"),
-                    ));
+                    return Err(SqlError::invalid_default(&cname));
                 }
                 Value::Null
             } else {
-                let (v, rounded) = crate::exec::dml::coerce_default(d, &col).map_err(|_| {
-                    SqlError::new(
-                        1067,
-                        "42000",
-                        format!("Invalid default value for '{cname}'"),
-                    )
-                })?;
+                let (v, rounded) = crate::exec::dml::coerce_default(d, &col)
+                    .map_err(|_| SqlError::invalid_default(&cname))?;
                 if rounded {
                     // Rounded (1.55 into DECIMAL(5,1)): MariaDB notes it and goes on.
                     default_notes.push(format!("Data truncated for column '{cname}' at row 0"));
@@ -588,7 +570,10 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         match c {
             ast::TableConstraint::PrimaryKey(p) => {
                 if !pk.is_empty() {
-                    return Err(SqlError::new(1068, "42000", "Multiple primary key defined"));
+                    return Err(SqlError::of(
+                        ErrorKind::MultiplePriKey,
+                        "Multiple primary key defined",
+                    ));
                 }
                 pk = p
                     .columns
@@ -636,13 +621,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         columns
             .iter()
             .position(|c| c.name.eq_ignore_ascii_case(n))
-            .ok_or_else(|| {
-                SqlError::new(
-                    1072,
-                    "42000",
-                    format!("Key column '{n}' doesn't exist in table"),
-                )
-            })
+            .ok_or_else(|| SqlError::key_column_missing(n))
     };
     let pk: Vec<usize> = pk
         .iter()
@@ -652,10 +631,10 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         columns[c].nullable = false;
     }
     if columns.iter().filter(|c| c.auto_increment).count() > 1 {
-        return Err(SqlError::new(
-            1075,
-            "42000",
-            "Incorrect table definition; there can be only one auto column and it must be defined as a key",
+        return Err(SqlError::of(
+            ErrorKind::WrongAutoKey,
+            "Incorrect table definition; there can be only one auto column and it must be \
+             defined as a key",
         ));
     }
     let options = table_options(ct);
@@ -675,9 +654,8 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
             s.note(1050, format!("Table '{name}' already exists"));
             return Ok(Outcome::done(0));
         }
-        return Err(SqlError::new(
-            1050,
-            "42S01",
+        return Err(SqlError::of(
+            ErrorKind::TableExistsError,
             format!("Table '{name}' already exists"),
         ));
     }
@@ -689,11 +667,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
             .iter()
             .any(|d: &IndexDef| d.name.eq_ignore_ascii_case(&iname))
         {
-            return Err(SqlError::new(
-                1061,
-                "42000",
-                format!("Duplicate key name '{iname}'"),
-            ));
+            return Err(SqlError::dup_key_name(&iname));
         }
         let columns: Vec<usize> = cols
             .iter()
@@ -754,9 +728,8 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> Resul
             s.note(1051, format!("Unknown table '{db}.{tname}'"));
             return Ok(());
         }
-        return Err(SqlError::new(
-            1051,
-            "42S02",
+        return Err(SqlError::of(
+            ErrorKind::BadTableError,
             format!("Unknown table '{db}.{tname}'"),
         ));
     };
@@ -827,23 +800,11 @@ fn create_index(
         .iter()
         .any(|i| i.name.eq_ignore_ascii_case(iname))
     {
-        return Err(SqlError::new(
-            1061,
-            "42000",
-            format!("Duplicate key name '{iname}'"),
-        ));
+        return Err(SqlError::dup_key_name(iname));
     }
     let columns: Vec<usize> = cols
         .iter()
-        .map(|n| {
-            t.column(n).ok_or_else(|| {
-                SqlError::new(
-                    1072,
-                    "42000",
-                    format!("Key column '{n}' doesn't exist in table"),
-                )
-            })
-        })
+        .map(|n| t.column(n).ok_or_else(|| SqlError::key_column_missing(n)))
         .collect::<Result<_, _>>()?;
     let _gate = ddl_gate(s)?;
     let mut def = t.def.clone();
@@ -938,9 +899,8 @@ fn drop_index(s: &mut Session, table: &ast::ObjectName, iname: &str) -> Result<(
         .iter()
         .position(|x| x.name.eq_ignore_ascii_case(iname))
     else {
-        return Err(SqlError::new(
-            1091,
-            "42000",
+        return Err(SqlError::of(
+            ErrorKind::CantDropFieldOrKey,
             format!("Can't DROP '{iname}'; check that column/key exists"),
         ));
     };

@@ -116,6 +116,8 @@ errors! {
     SubqueryNo1Row = 1242, "21000", "Subquery returns more than 1 row";
     UnknownStmtHandler = 1243, "HY000",
         "Unknown prepared statement handler ({id}) given to {command}";
+    TablenameNotAllowedHere = 1250, "42000",
+        "Table '{table}' from one of the SELECTs cannot be used in {clause}";
     WarnDataOutOfRange = 1264, "22003", "Out of range value for column '{column}' at row {row}";
     WarnDataTruncated = 1265, "01000", "Data truncated for column '{column}' at row {row}";
     OptionPreventsStatement = 1290, "HY000",
@@ -137,6 +139,8 @@ errors! {
         "Too-big precision {p} specified. Maximum is 65.";
     StackOverrunNeedMore = 1436, "HY000", "Thread stack overrun: {detail}";
     DatetimeFunctionOverflow = 1441, "22008", "Datetime function: {function} field overflow";
+    MaxPreparedStmtCountReached = 1461, "42000",
+        "Can't create more than max_prepared_stmt_count statements (current value: {max})";
     WrongStringLength = 1470, "HY000",
         "String '{value}' is too long for {what} (should be no longer than {max})";
     TooHighLevelOfNestingForSelect = 1473, "HY000",
@@ -215,6 +219,7 @@ mod tests {
         (K::OperandColumns, 1241, "21000"),
         (K::SubqueryNo1Row, 1242, "21000"),
         (K::UnknownStmtHandler, 1243, "HY000"),
+        (K::TablenameNotAllowedHere, 1250, "42000"),
         (K::WarnDataOutOfRange, 1264, "22003"),
         (K::WarnDataTruncated, 1265, "01000"),
         (K::OptionPreventsStatement, 1290, "HY000"),
@@ -231,6 +236,7 @@ mod tests {
         (K::TooBigPrecision, 1426, "42000"),
         (K::StackOverrunNeedMore, 1436, "HY000"),
         (K::DatetimeFunctionOverflow, 1441, "22008"),
+        (K::MaxPreparedStmtCountReached, 1461, "42000"),
         (K::WrongStringLength, 1470, "HY000"),
         (K::TooHighLevelOfNestingForSelect, 1473, "HY000"),
         (K::PluginIsNotLoaded, 1524, "HY000"),

@@ -48,7 +48,7 @@ impl SqlError {
     }
 
     /// ER_QUERY_INTERRUPTED (1317).
-    pub(crate) fn interrupted() -> SqlError {
+    pub fn interrupted() -> SqlError {
         SqlError::of(
             ErrorKind::QueryInterrupted,
             "Query execution was interrupted",
@@ -88,20 +88,37 @@ impl SqlError {
     pub fn engine(e: zipdb_engine::Error) -> SqlError {
         use zipdb_engine::Error as E;
         match e {
-            E::Deadlock => SqlError::of(ErrorKind::LockDeadlock, "Deadlock found when trying to get lock; try restarting transaction",
+            E::Deadlock => SqlError::of(
+                ErrorKind::LockDeadlock,
+                "Deadlock found when trying to get lock; try restarting transaction",
             ),
-            E::LockWaitTimeout { .. } => SqlError::of(ErrorKind::LockWaitTimeout, "Lock wait timeout exceeded; try restarting transaction",
+            E::LockWaitTimeout { .. } => SqlError::of(
+                ErrorKind::LockWaitTimeout,
+                "Lock wait timeout exceeded; try restarting transaction",
             ),
             // MariaDB's innodb_snapshot_isolation=ON reports the same condition as 1020.
-            E::WriteConflict { tree } => SqlError::of(ErrorKind::Checkread, format!(
-                    "Record has changed since last read in table '{tree}'; try restarting transaction"
+            E::WriteConflict { tree } => SqlError::of(
+                ErrorKind::Checkread,
+                format!(
+                    "Record has changed since last read in table '{tree}'; try restarting \
+                     transaction"
                 ),
             ),
-            E::KeyTooLarge { max, .. } => SqlError::of(ErrorKind::TooLongKey, format!("Specified key was too long; max key length is {max} bytes"),
+            E::KeyTooLarge { max, .. } => SqlError::of(
+                ErrorKind::TooLongKey,
+                format!("Specified key was too long; max key length is {max} bytes"),
             ),
-            E::ReadOnlyAfterIoError(m) => SqlError::of(ErrorKind::GetErrno, format!("Got error from storage engine: the database refuses changes after an I/O error ({m}); restart zipdb to recover"),
+            E::ReadOnlyAfterIoError(m) => SqlError::of(
+                ErrorKind::GetErrno,
+                format!(
+                    "Got error from storage engine: the database refuses changes after an I/O \
+                     error ({m}); restart zipdb to recover"
+                ),
             ),
-            other => SqlError::of(ErrorKind::GetErrno, format!("Got error from storage engine: {other}")),
+            other => SqlError::of(
+                ErrorKind::GetErrno,
+                format!("Got error from storage engine: {other}"),
+            ),
         }
     }
 
@@ -188,6 +205,57 @@ impl SqlError {
     pub fn internal(m: impl Into<String>) -> SqlError {
         SqlError::of(ErrorKind::UnknownError, m)
     }
+
+    /// ER_UNKNOWN_STMT_HANDLER (1243): MySQL names the command, not the statement's text.
+    pub fn unknown_stmt(id: u32) -> SqlError {
+        SqlError::of(
+            ErrorKind::UnknownStmtHandler,
+            format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
+        )
+    }
+    /// ER_WRONG_ARGUMENTS (1210): `what` is the clause or command, with any detail after it.
+    pub fn wrong_arguments(what: &str) -> SqlError {
+        SqlError::of(
+            ErrorKind::WrongArguments,
+            format!("Incorrect arguments to {what}"),
+        )
+    }
+    pub fn dup_key_name(key: &str) -> SqlError {
+        SqlError::of(ErrorKind::DupKeyname, format!("Duplicate key name '{key}'"))
+    }
+    pub fn key_column_missing(c: &str) -> SqlError {
+        SqlError::of(
+            ErrorKind::KeyColumnDoesNotExist,
+            format!("Key column '{c}' doesn't exist in table"),
+        )
+    }
+    pub fn invalid_default(c: &str) -> SqlError {
+        SqlError::of(
+            ErrorKind::InvalidDefault,
+            format!("Invalid default value for '{c}'"),
+        )
+    }
+    pub fn wrong_value_for_var(name: &str, value: &str) -> SqlError {
+        SqlError::of(
+            ErrorKind::WrongValueForVar,
+            format!("Variable '{name}' can't be set to the value of '{value}'"),
+        )
+    }
+    /// ER_DATA_OUT_OF_RANGE (1690) for a computed value (`ty`: BIGINT, DECIMAL, …), not a
+    /// stored one (that is 1264, [`SqlError::out_of_range`]).
+    pub fn value_out_of_range(ty: &str) -> SqlError {
+        SqlError::of(
+            ErrorKind::DataOutOfRange,
+            format!("{ty} value is out of range"),
+        )
+    }
+    /// ER_INCORRECT_GLOBAL_LOCAL_VAR (1238); `how` says where the variable is set instead.
+    pub fn read_only_var(name: &str, how: &str) -> SqlError {
+        SqlError::of(
+            ErrorKind::IncorrectGlobalLocalVar,
+            format!("Variable '{name}' is a read only variable ({how})"),
+        )
+    }
 }
 
 #[cfg(test)]
@@ -207,6 +275,83 @@ mod tests {
         let ddl_timeout = SqlError::new(1205, "HY000", "Lock wait timeout exceeded");
         assert_eq!(ddl_timeout.kind, ErrorKind::LockWaitTimeout);
         assert!(ddl_timeout.rolls_back_transaction());
+    }
+
+    /// The constructors that replaced literal sites (C2b/C2c) send what those sites sent:
+    /// code, SQLSTATE and text, written out as the sites wrote them.
+    #[test]
+    fn constructors_send_what_the_literal_sites_sent() {
+        let cases = [
+            (
+                SqlError::unknown_stmt(7),
+                1243,
+                "HY000",
+                "Unknown prepared statement handler (7) given to mysqld_stmt_execute",
+            ),
+            (
+                SqlError::wrong_arguments("LIMIT"),
+                1210,
+                "HY000",
+                "Incorrect arguments to LIMIT",
+            ),
+            (
+                SqlError::dup_key_name("k"),
+                1061,
+                "42000",
+                "Duplicate key name 'k'",
+            ),
+            (
+                SqlError::key_column_missing("c"),
+                1072,
+                "42000",
+                "Key column 'c' doesn't exist in table",
+            ),
+            (
+                SqlError::invalid_default("c"),
+                1067,
+                "42000",
+                "Invalid default value for 'c'",
+            ),
+            (
+                SqlError::wrong_value_for_var("autocommit", "x"),
+                1231,
+                "42000",
+                "Variable 'autocommit' can't be set to the value of 'x'",
+            ),
+            (
+                SqlError::read_only_var("v", "set it with the server's --flush-policy"),
+                1238,
+                "HY000",
+                "Variable 'v' is a read only variable (set it with the server's --flush-policy)",
+            ),
+            (
+                SqlError::value_out_of_range("BIGINT UNSIGNED"),
+                1690,
+                "22003",
+                "BIGINT UNSIGNED value is out of range",
+            ),
+            (
+                SqlError::interrupted(),
+                1317,
+                "70100",
+                "Query execution was interrupted",
+            ),
+            (
+                SqlError::engine(zipdb_engine::Error::WriteConflict {
+                    tree: "t".to_string(),
+                }),
+                1020,
+                "HY000",
+                "Record has changed since last read in table 't'; try restarting transaction",
+            ),
+        ];
+        for (e, code, state, message) in cases {
+            assert_eq!(
+                (e.code, e.sqlstate, e.message.as_str()),
+                (code, state, message)
+            );
+            assert_eq!(ErrorKind::from_code(code), Some(e.kind));
+        }
     }
 
     #[test]

@@ -563,7 +563,7 @@ fn targets(
         None => None,
         Some(e) => match e.eval(&[], ctx)?.to_i64() {
             Some(l) if l >= 0 => Some(l as usize),
-            _ => return Err(SqlError::new(1210, "HY000", "Incorrect arguments to LIMIT")),
+            _ => return Err(SqlError::wrong_arguments("LIMIT")),
         },
     };
     let mut out: Vec<(Vec<u8>, Vec<Value>, u64)> = Vec::new();

@@ -21,13 +21,13 @@ use std::sync::Arc;
 
 use zipdb_engine::Transaction;
 
+use crate::error::{ErrorKind, SqlError};
 use crate::exec::scan::scan_rows;
 use crate::expr::{Cmp, Ctx, Expr, SubqueryPlan, SubqueryRunner};
 use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp, SubPlan};
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
-use crate::SqlError;
 
 // ---- Aggregates --------------------------------------------------------------------------
 
@@ -412,9 +412,8 @@ fn eval_subquery(
             0 => Value::Null,
             1 => rows[0].first().cloned().unwrap_or(Value::Null),
             _ => {
-                return Err(SqlError::new(
-                    1242,
-                    "21000",
+                return Err(SqlError::of(
+                    ErrorKind::SubqueryNo1Row,
                     "Subquery returns more than 1 row",
                 ))
             }
@@ -531,14 +530,10 @@ fn limit_value(e: &Option<Expr>, ctx: &Ctx) -> Result<Option<u64>, SqlError> {
                 .parse::<u64>()
                 .map(Some)
                 .map_err(|_| SqlError::syntax(&s, 1)),
-            other => Err(SqlError::new(
-                1210,
-                "HY000",
-                format!(
-                    "Incorrect arguments to LIMIT: {}",
-                    other.to_string_lossy().unwrap_or_default()
-                ),
-            )),
+            other => Err(SqlError::wrong_arguments(&format!(
+                "LIMIT: {}",
+                other.to_string_lossy().unwrap_or_default()
+            ))),
         },
     }
 }

@@ -10,6 +10,7 @@ use parking_lot::{Mutex, RawRwLock};
 use sqlparser::ast;
 use zipdb_engine::{IsolationLevel, Transaction};
 
+use crate::error::{ErrorKind, SqlError};
 use crate::expr::Ctx;
 use crate::instance::{Activity, Instance, Process};
 use crate::plan::dml::Plan;
@@ -17,7 +18,6 @@ use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::temporal::DateTime;
 use crate::types::value::Value;
-use crate::SqlError;
 
 /// An open transaction and the shared hold on the DDL gate that comes with it.
 pub(crate) struct OpenTxn {
@@ -244,9 +244,8 @@ impl Session {
     pub(crate) fn kill(&mut self, id: u64, connection: bool) -> Result<Outcome, SqlError> {
         let target = self.inst.processes.lock().get(&id).cloned();
         let Some(p) = target else {
-            return Err(SqlError::new(
-                1094,
-                "HY000",
+            return Err(SqlError::of(
+                ErrorKind::NoSuchThread,
                 format!("Unknown thread id: {id}"),
             ));
         };
@@ -255,7 +254,10 @@ impl Session {
                 // MariaDB answers a session that kills itself with this error, then closes it:
                 // the socket stays open until the server has sent it.
                 p.conn_killed.store(true, Ordering::Release);
-                return Err(SqlError::new(1927, "70100", "Connection was killed"));
+                return Err(SqlError::of(
+                    ErrorKind::ConnectionKilled,
+                    "Connection was killed",
+                ));
             }
             p.kill();
         } else {

@@ -5,9 +5,9 @@ use std::sync::atomic::Ordering;
 use sqlparser::ast;
 use zipdb_engine::IsolationLevel;
 
+use crate::error::{ErrorKind, SqlError};
 use crate::instance::session::{OpenTxn, Session};
 use crate::types::result::Outcome;
-use crate::SqlError;
 
 impl Session {
     /// SAVEPOINT name. Outside a transaction it does nothing, as in MySQL with autocommit on.
@@ -31,7 +31,12 @@ impl Session {
     /// ROLLBACK TO [SAVEPOINT] name (`undo`) or RELEASE SAVEPOINT name. Savepoints set after
     /// `name` go in both cases; `name` itself stays after a rollback, as in MySQL.
     pub(crate) fn savepoint_end(&mut self, name: &str, undo: bool) -> Result<Outcome, SqlError> {
-        let missing = || SqlError::new(1305, "42000", format!("SAVEPOINT {name} does not exist"));
+        let missing = || {
+            SqlError::of(
+                ErrorKind::SpDoesNotExist,
+                format!("SAVEPOINT {name} does not exist"),
+            )
+        };
         let open = self.txn.as_mut().ok_or_else(missing)?;
         let k = open
             .savepoints

@@ -8,11 +8,11 @@ use zipdb_engine::IsolationLevel;
 
 use crate::bind::compile::Compiler;
 use crate::catalog::format_name;
+use crate::error::{ErrorKind, SqlError};
 use crate::instance::session::Session;
 use crate::instance::txn::isolation_of;
 use crate::types::result::Outcome;
 use crate::types::value::Value;
-use crate::SqlError;
 
 impl Session {
     pub(crate) fn set(&mut self, set: &ast::Set) -> Result<Outcome, SqlError> {
@@ -103,11 +103,7 @@ impl Session {
                 Value::Str(s) => match s.to_ascii_uppercase().as_str() {
                     "ON" | "TRUE" | "1" => Ok(true),
                     "OFF" | "FALSE" | "0" => Ok(false),
-                    _ => Err(SqlError::new(
-                        1231,
-                        "42000",
-                        format!("Variable '{name}' can't be set to the value of '{s}'"),
-                    )),
+                    _ => Err(SqlError::wrong_value_for_var(&name, s)),
                 },
                 other => Ok(other.truth().unwrap_or(false)),
             }
@@ -126,24 +122,27 @@ impl Session {
             | "max_statement_time"
             | "max_session_mem_used" => self.set_limit(&name, &v, global)?,
             "innodb_flush_log_at_trx_commit" => {
-                return Err(SqlError::new(
-                    1238,
-                    "HY000",
-                    format!(
-                        "Variable '{name}' is a read only variable (set it with the server's --flush-policy)"
-                    ),
+                return Err(SqlError::read_only_var(
+                    &name,
+                    "set it with the server's --flush-policy",
                 ))
             }
             // Read by the server at start only: accepting a new value that changes nothing
             // would mislead.
-            n if matches!(n, "connect_timeout" | "extra_max_connections" | "max_connections")
-                || self.inst.options.server_variables.iter().any(|(k, _)| *k == n) =>
+            n if matches!(
+                n,
+                "connect_timeout" | "extra_max_connections" | "max_connections"
+            ) || self
+                .inst
+                .options
+                .server_variables
+                .iter()
+                .any(|(k, _)| *k == n) =>
             {
-                return Err(SqlError::new(
-                    1238,
-                    "HY000",
-                    format!(
-                        "Variable '{name}' is a read only variable (set it with the server's --{} flag or config file)",
+                return Err(SqlError::read_only_var(
+                    &name,
+                    &format!(
+                        "set it with the server's --{} flag or config file",
                         name.replace('_', "-")
                     ),
                 ))
@@ -153,13 +152,7 @@ impl Session {
                 self.isolation = match s.replace(' ', "-").as_str() {
                     "READ-COMMITTED" | "READ-UNCOMMITTED" => IsolationLevel::ReadCommitted,
                     "REPEATABLE-READ" | "SERIALIZABLE" => IsolationLevel::RepeatableRead,
-                    _ => {
-                        return Err(SqlError::new(
-                            1231,
-                            "42000",
-                            format!("Variable '{name}' can't be set to the value of '{s}'"),
-                        ))
-                    }
+                    _ => return Err(SqlError::wrong_value_for_var(&name, &s)),
                 };
             }
             _ => {
@@ -178,17 +171,15 @@ impl Session {
         global: bool,
     ) -> Result<(), SqlError> {
         let wrong = || {
-            SqlError::new(
-                1232,
-                "42000",
+            SqlError::of(
+                ErrorKind::WrongTypeForVar,
                 format!("Incorrect argument type to variable '{name}'"),
             )
         };
         let g = &self.inst.globals;
         match name {
-            "max_prepared_stmt_count" if !global => Err(SqlError::new(
-                1229,
-                "HY000",
+            "max_prepared_stmt_count" if !global => Err(SqlError::of(
+                ErrorKind::GlobalVariable,
                 format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
             )),
             "max_prepared_stmt_count" => {
@@ -250,7 +241,10 @@ impl Session {
             return Ok(v.clone());
         }
         sysvar_default(self, n).ok_or_else(|| {
-            SqlError::new(1193, "HY000", format!("Unknown system variable '{name}'"))
+            SqlError::of(
+                ErrorKind::UnknownSystemVariable,
+                format!("Unknown system variable '{name}'"),
+            )
         })
     }
 

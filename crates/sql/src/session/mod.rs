@@ -148,10 +148,10 @@ impl Session {
                         let mut c = Compiler::new();
                         compiled = self.compile(stmt, &mut c)?;
                         if c.param_count() > 0 {
-                            return Err(SqlError::new(
-                                1064,
-                                "42000",
-                                "You have an error in your SQL syntax: '?' outside a prepared statement",
+                            return Err(SqlError::of(
+                                ErrorKind::ParseError,
+                                "You have an error in your SQL syntax: '?' outside a prepared \
+                                 statement",
                             ));
                         }
                         (&compiled, &[][..])
@@ -575,9 +575,8 @@ impl Session {
         let mut stmts =
             crate::front::parse::parse_ast(&crate::front::parse::executable_comments(sql))?;
         if stmts.len() != 1 {
-            return Err(SqlError::new(
-                1064,
-                "42000",
+            return Err(SqlError::of(
+                ErrorKind::ParseError,
                 "You have an error in your SQL syntax: a prepared statement holds one statement",
             ));
         }
@@ -598,9 +597,8 @@ impl Session {
         };
         // The wire gives a statement's parameter count 16 bits (ER_PS_MANY_PARAM).
         if c.param_count() > usize::from(u16::MAX) {
-            return Err(SqlError::new(
-                1390,
-                "HY000",
+            return Err(SqlError::of(
+                ErrorKind::PsManyParam,
                 "Prepared statement contains too many placeholders",
             ));
         }
@@ -620,11 +618,11 @@ impl Session {
                 .counters
                 .prepared_count
                 .fetch_sub(1, Ordering::AcqRel);
-            return Err(SqlError::new(
-                1461,
-                "42000",
+            return Err(SqlError::of(
+                ErrorKind::MaxPreparedStmtCountReached,
                 format!(
-                    "Can't create more than max_prepared_stmt_count statements (current value: {max})"
+                    "Can't create more than max_prepared_stmt_count statements (current value: \
+                     {max})"
                 ),
             ));
         }
@@ -660,7 +658,7 @@ impl Session {
         self.warnings_shown = false;
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         let Some(mut p) = self.prepared.remove(&id) else {
-            return Err(unknown_stmt(id));
+            return Err(SqlError::unknown_stmt(id));
         };
         self.begin_command("Execute", &p.sql);
         let r = crate::front::depth::with_statement_stack(|| self.execute_prepared(&mut p, params));
@@ -675,11 +673,7 @@ impl Session {
         params: &[Value],
     ) -> Result<Outcome, SqlError> {
         if params.len() != p.params {
-            return Err(SqlError::new(
-                1210,
-                "HY000",
-                "Incorrect arguments to mysqld_stmt_execute",
-            ));
+            return Err(SqlError::wrong_arguments("mysqld_stmt_execute"));
         }
         let version = self.inst.schema_version.load(Ordering::Acquire);
         if p.plan.is_some() && p.version != version {
@@ -692,9 +686,8 @@ impl Session {
             p.version = version;
             if let Some(Plan::Select(s)) = &p.plan {
                 if s.columns.len() != p.columns.len() {
-                    return Err(SqlError::new(
-                        1615,
-                        "HY000",
+                    return Err(SqlError::of(
+                        ErrorKind::NeedReprepare,
                         format!("Prepared statement needs to be re-prepared: {}", p.sql),
                     ));
                 }
@@ -720,14 +713,6 @@ impl Session {
     pub fn has_statement(&self, id: u32) -> bool {
         self.prepared.contains_key(&id)
     }
-}
-
-pub(crate) fn unknown_stmt(id: u32) -> SqlError {
-    SqlError::new(
-        1243,
-        "HY000",
-        format!("Unknown prepared statement handler ({id}) given to mysqld_stmt_execute"),
-    )
 }
 
 /// Which statement a `DmlCount` came from (for the OK packet's info string).

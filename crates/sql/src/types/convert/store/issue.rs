@@ -1,7 +1,7 @@
 //! What a conversion lost ([`Issue`]), and where the value was going ([`Dest`]), for the
 //! messages.
 
-use crate::SqlError;
+use crate::error::{ErrorKind, SqlError};
 
 /// Something a conversion lost.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,29 +55,28 @@ impl Issue {
         match self {
             Issue::Null => SqlError::not_null(d.column),
             Issue::OutOfRange => SqlError::out_of_range(d.column, d.row),
-            Issue::Truncated | Issue::Note => SqlError::new(1265, "01000", Issue::truncated(d)),
+            Issue::Truncated | Issue::Note => {
+                SqlError::of(ErrorKind::WarnDataTruncated, Issue::truncated(d))
+            }
             Issue::TooLong => SqlError::too_long(d.column, d.row),
-            Issue::BadValue { kind, text } => SqlError::new(
-                1366,
-                "22007",
+            Issue::BadValue { kind, text } => SqlError::of(
+                ErrorKind::TruncatedWrongValueForField,
                 format!(
                     "Incorrect {kind} value: '{text}' for column {} at row {}",
                     Issue::full_name(d),
                     d.row
                 ),
             ),
-            Issue::TimestampRange { text } => SqlError::new(
-                1292,
-                "22007",
+            Issue::TimestampRange { text } => SqlError::of(
+                ErrorKind::TruncatedWrongValue,
                 format!(
                     "Incorrect datetime value: '{text}' for column {} at row {}",
                     Issue::full_name(d),
                     d.row
                 ),
             ),
-            Issue::BadTemporal { kind, text } => SqlError::new(
-                1292,
-                "22007",
+            Issue::BadTemporal { kind, text } => SqlError::of(
+                ErrorKind::TruncatedWrongValue,
                 format!(
                     "Incorrect {kind} value: '{text}' for column {} at row {}",
                     Issue::full_name(d),
