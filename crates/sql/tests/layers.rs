@@ -56,7 +56,6 @@ const ALLOWED_IMPORTS: &[&str] = &[];
 const ALLOWED_LARGE_FILES: &[&str] = &[
     // Split by B10 (and on the way by B2-B9).
     "bind/select.rs",
-    "expr/mod.rs",
 ];
 
 #[test]
