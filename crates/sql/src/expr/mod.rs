@@ -2,11 +2,12 @@
 //! `crate::bind::compile`: columns resolved to row positions, `?` to parameter slots), then
 //! evaluated per row.
 //!
-//! This file only declares the parts and re-exports their public items: [`Expr`] and its
-//! operators (`node`), the evaluation context (`ctx`), evaluation ([`eval`]), typing
-//! (`typing`), arithmetic (`arith`), LIKE (`like`), CAST (`cast`) and the scalar functions
-//! (`func`, with the helpers of [`builtins`]). The files import each other's items
-//! from where they are defined, never through this one, so that no file imports its parent.
+//! This file defines nothing: it declares the parts, re-exports their public items and holds
+//! the unit tests of whole expressions. The parts: [`Expr`] and its operators (`node`), the
+//! evaluation context (`ctx`), evaluation ([`eval`]), typing (`typing`), arithmetic (`arith`),
+//! LIKE (`like`), CAST (`cast`) and the scalar functions (`func`, with the helpers of
+//! [`builtins`]). They import each other's items from the files that define them, so that no
+//! file imports its parent (a cycle for crates/sql/tests/layers.rs).
 
 mod arith;
 pub mod builtins;
