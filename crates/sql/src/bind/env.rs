@@ -24,7 +24,9 @@ pub struct Env<'a> {
     /// Common table expressions in scope (`WITH name AS (...)`), innermost last.
     pub ctes: &'a [&'a ast::Cte],
     /// Compiles a subquery or derived table (`bind::select::compile_select`, handed down by
-    /// the session): the scopes call it, and bind/select.rs imports the scopes.
+    /// the session): the scopes call it, and bind/select/mod.rs imports the scopes; so do
+    /// bind/select/from.rs (derived tables, CTEs) and union.rs (set operands), which
+    /// select/mod.rs imports.
     pub compile_query: CompileQuery<'a>,
 }
 

@@ -1,0 +1,60 @@
+//! CAST and the conversions functions share with it.
+
+use crate::expr::node::CastTo;
+use crate::types::convert::temporal::to_datetime;
+use crate::types::temporal::DateTime;
+use crate::types::value::{format_double, Value};
+use crate::SqlError;
+
+pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    Ok(match to {
+        CastTo::Signed => Value::Int(v.to_i64().unwrap_or(0)),
+        CastTo::Unsigned => match v {
+            Value::UInt(u) => Value::UInt(u),
+            // A negative integer wraps (two's complement), a negative DECIMAL or DOUBLE
+            // clips to 0, as in MariaDB.
+            Value::Decimal(d) if d.mant < 0 => Value::UInt(0),
+            Value::Double(f) if f < 0.0 => Value::UInt(0),
+            other => Value::UInt(other.to_i64().unwrap_or(0) as u64),
+        },
+        CastTo::Char => Value::Str(v.to_string_lossy().unwrap_or_default()),
+        CastTo::Binary => Value::Bytes(v.to_text().unwrap_or_default()),
+        CastTo::Double => Value::Double(v.to_f64().unwrap_or(0.0)),
+        CastTo::Decimal(s) => match v.to_decimal().and_then(|d| d.rescale(s)) {
+            Some(d) => Value::Decimal(d),
+            None => Value::Null,
+        },
+        CastTo::Date => match to_datetime_arg(&v) {
+            Some(d) => Value::Date(DateTime::unpack(d).date_part().pack()),
+            None => Value::Null,
+        },
+        CastTo::DateTime => match to_datetime_arg(&v) {
+            Some(d) => Value::DateTime(d),
+            None => Value::Null,
+        },
+    })
+}
+
+/// [`to_datetime`] for a function's argument or a CAST: a value that is not a date is NULL
+/// with warning 1292.
+pub(crate) fn to_datetime_arg(v: &Value) -> Option<i64> {
+    let r = to_datetime(v);
+    if r.is_none() && !v.is_null() {
+        crate::types::diag::warn(1292, || {
+            let t = v.to_text().unwrap_or_default();
+            format!(
+                "Incorrect datetime value: '{}'",
+                crate::types::diag::quoted(&t)
+            )
+        });
+    }
+    r
+}
+
+/// Formats a double as MySQL does (re-exported for the SHOW code).
+pub fn fmt_double(d: f64) -> String {
+    format_double(d)
+}
