@@ -36,6 +36,7 @@ fail() {
 # --- source: a zipdb with the test data ------------------------------------------------------
 start_server "$BIN" "$WORK/src" "$WORK/src.log"
 SRC_PORT=$PORT
+SRC_PID=$SERVER_PID
 src() { mariadb -h 127.0.0.1 -P "$SRC_PORT" -u root "$@"; }
 src -e "CREATE DATABASE rt"
 # A 70 000-byte blob, spelled out (REPEAT() is not there yet: error 1305).
@@ -139,7 +140,10 @@ grep -q '^INSERT INTO `multi` VALUES' "$WORK/dump.sql" || fail "no rows in the d
 
 # --- restore into a fresh zipdb ---------------------------------------------------------------
 start_server "$BIN" "$WORK/dst" "$WORK/dst.log"
+# start_server set SERVER_PID to the new server: keep both for the cleanup (a CI run once left
+# the source server running after the script ended).
 SECOND_PID=$SERVER_PID
+SERVER_PID=$SRC_PID
 DST_PORT=$PORT
 mariadb -h 127.0.0.1 -P "$DST_PORT" -u root <"$WORK/dump.sql" || fail "restore into zipdb failed"
 checksum "$DST_PORT" >"$WORK/sum.dst"
