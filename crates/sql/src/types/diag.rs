@@ -226,7 +226,7 @@ mod tests {
             let d = inner.finish();
             assert_eq!(d.count, 0);
             let e = d.escalated.expect("strict scope escalates warnings");
-            assert_eq!((e.code, e.sqlstate), (1365, "22012"));
+            assert_eq!((e.code(), e.sqlstate()), (1365, "22012"));
         }
         warn(1292, || "c".into());
         let d = s.finish();
@@ -244,7 +244,10 @@ mod tests {
         warn(1365, || "second".into());
         let d = s.finish();
         assert_eq!(d.count, 1);
-        assert_eq!(d.escalated.map(|e| e.message), Some("first".to_string()));
+        assert_eq!(
+            d.escalated.map(|e| e.into_message()),
+            Some("first".to_string())
+        );
     }
 
     #[test]
