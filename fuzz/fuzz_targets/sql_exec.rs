@@ -59,7 +59,7 @@ fn run_fixture(s: &mut Session) {
     for sql in FIXTURE {
         for r in s.query(sql) {
             if let Err(e) = r {
-                panic!("fixture {sql}: {}", e.message);
+                panic!("fixture {sql}: {}", e.message());
             }
         }
     }
@@ -68,7 +68,7 @@ fn run_fixture(s: &mut Session) {
 fn fingerprint(s: &mut Session) -> String {
     match s.query(CHECK).pop() {
         Some(Ok(Outcome::Rows { rows, .. })) => format!("{:?}", rows),
-        other => format!("{:?}", other.map(|r| r.map(|_| ()).map_err(|e| e.code))),
+        other => format!("{:?}", other.map(|r| r.map(|_| ()).map_err(|e| e.code()))),
     }
 }
 

@@ -386,7 +386,7 @@ fn connect(
     limits::start_session(&mut session, resp.caps & caps::INTERACTIVE != 0);
     if let Some(db) = resp.database.as_deref().filter(|d| !d.is_empty()) {
         if let Err(e) = session.use_db(db) {
-            log(&e.message);
+            log(e.message());
             send_sql_err(io, &e);
             return Ok(None);
         }
@@ -434,7 +434,7 @@ fn auth_data(
 }
 
 fn send_sql_err(io: &mut PacketIo<TcpStream>, e: &SqlError) {
-    io.write(&reply::err(e.code, e.sqlstate, &e.message));
+    io.write(&reply::err(e.code(), e.sqlstate(), e.message()));
     let _ = io.flush();
 }
 
@@ -505,7 +505,7 @@ fn write_outcome(
                 // as MySQL ends a result it stops sending.
                 if n % 256 == 255 && session.query_killed() {
                     let e = SqlError::interrupted();
-                    io.write(&reply::err(e.code, e.sqlstate, &e.message));
+                    io.write(&reply::err(e.code(), e.sqlstate(), e.message()));
                     return;
                 }
                 p.clear();
@@ -598,7 +598,7 @@ impl Conn {
                 let name = String::from_utf8_lossy(arg);
                 match session.use_db(&name) {
                     Ok(()) => io.write(&reply::ok(0, 0, session.status_flags(), 0)),
-                    Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                    Err(e) => io.write(&reply::err(e.code(), e.sqlstate(), e.message())),
                 }
             }
             command::QUERY => {
@@ -608,7 +608,7 @@ impl Conn {
                 for (i, r) in results.iter().enumerate() {
                     match r {
                         Ok(o) => write_outcome(io, session, o, i + 1 < n, false),
-                        Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                        Err(e) => io.write(&reply::err(e.code(), e.sqlstate(), e.message())),
                     }
                 }
                 if limits::may_change_timeouts(arg) {
@@ -630,7 +630,7 @@ impl Conn {
                         }
                         io.write(&reply::eof(0, session.status_flags()));
                     }
-                    Some(Err(e)) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                    Some(Err(e)) => io.write(&reply::err(e.code(), e.sqlstate(), e.message())),
                     _ => io.write(&reply::eof(0, session.status_flags())),
                 }
             }
@@ -649,7 +649,7 @@ impl Conn {
             command::STMT_PREPARE => {
                 let sql = zipdb_sql::sql_from_bytes(arg);
                 match session.prepare(&sql) {
-                    Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                    Err(e) => io.write(&reply::err(e.code(), e.sqlstate(), e.message())),
                     Ok(info) => {
                         stmts.insert(
                             info.id,
@@ -697,7 +697,7 @@ impl Conn {
                 let sets_timeouts = w.sets_timeouts;
                 match session.execute(id, &exec.params) {
                     Ok(o) => write_outcome(io, session, &o, false, true),
-                    Err(e) => io.write(&reply::err(e.code, e.sqlstate, &e.message)),
+                    Err(e) => io.write(&reply::err(e.code(), e.sqlstate(), e.message())),
                 }
                 if sets_timeouts {
                     io.set_timeouts(limits::session(session));

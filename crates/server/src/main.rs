@@ -339,7 +339,7 @@ fn main() -> ExitCode {
             ) {
                 Ok(i) => i,
                 Err(e) => {
-                    eprintln!("zipdb: cannot open the SQL catalog: {}", e.message);
+                    eprintln!("zipdb: cannot open the SQL catalog: {}", e.message());
                     return ExitCode::FAILURE;
                 }
             };

@@ -24,7 +24,7 @@ fn session(f: &Fixture, id: u64) -> Session {
 fn ok(s: &mut Session, sql: &str) {
     for r in s.query(sql) {
         if let Err(e) = r {
-            panic!("{sql}: error {} {}", e.code, e.message);
+            panic!("{sql}: error {} {}", e.code(), e.message());
         }
     }
 }
@@ -32,7 +32,7 @@ fn ok(s: &mut Session, sql: &str) {
 /// The error of a statement that must fail: (code, SQLSTATE, message).
 fn err(s: &mut Session, sql: &str) -> (u16, String, String) {
     match s.query(sql).pop() {
-        Some(Err(e)) => (e.code, e.sqlstate.to_string(), e.message),
+        Some(Err(e)) => (e.code(), e.sqlstate().to_string(), e.into_message()),
         other => panic!("{sql}: expected an error, got {other:?}"),
     }
 }

@@ -234,8 +234,8 @@ fn compression_options_pick_the_format_and_bad_ones_list_fsst() {
     let mut s = session(&inst);
     let mut r = s.query("CREATE TABLE bad (a INT PRIMARY KEY) COMPRESSION='brotli'");
     let e = r.remove(0).unwrap_err();
-    assert_eq!((e.code, e.sqlstate), (1231, "42000"), "{}", e.message);
-    assert!(e.message.contains("'fsst'"), "{}", e.message);
+    assert_eq!((e.code(), e.sqlstate()), (1231, "42000"), "{}", e.message());
+    assert!(e.message().contains("'fsst'"), "{}", e.message());
     let default_name = zipdb_sql::catalog::format_name(TableFormat::COMPRESSED_DEFAULT);
     for (options, want) in [
         ("", "none"),
@@ -467,5 +467,5 @@ fn optimize_table_retrains_and_retires_the_old_version() {
         );
     }
     let e = s.query("OPTIMIZE plain").pop().unwrap().unwrap_err();
-    assert_eq!(e.code, 1064, "{e:?}");
+    assert_eq!(e.code(), 1064, "{e:?}");
 }

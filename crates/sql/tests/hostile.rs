@@ -51,7 +51,7 @@ fn one(s: &mut Session, sql: &str) -> Result<String, SqlError> {
 fn code(r: Result<String, SqlError>) -> u16 {
     match r {
         Ok(v) => panic!("expected an error, got {v}"),
-        Err(e) => e.code,
+        Err(e) => e.code(),
     }
 }
 
@@ -73,7 +73,7 @@ fn several_statements_in_one_text_each_get_a_result() {
         s.query("INSERT INTO t VALUES (1, 'a'); SELECT * FROM nope; INSERT INTO t VALUES (2, 'b')");
     assert_eq!(r.len(), 2);
     assert!(r[0].is_ok());
-    assert_eq!(r[1].as_ref().unwrap_err().code, 1146);
+    assert_eq!(r[1].as_ref().unwrap_err().code(), 1146);
     assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "1");
     // Comments and quotes that hold `;` are one statement.
     assert_eq!(one(&mut s, "SELECT 1 /* a;b */").unwrap(), "1");
@@ -84,8 +84,8 @@ fn several_statements_in_one_text_each_get_a_result() {
     let r = s.query("INSERT INTO t VALUES (3, 'c'); SELECT 2");
     assert_eq!(r.len(), 1);
     let e = r[0].as_ref().unwrap_err();
-    assert_eq!(e.code, 1064);
-    assert!(e.message.contains("near 'SELECT 2'"), "{}", e.message);
+    assert_eq!(e.code(), 1064);
+    assert!(e.message().contains("near 'SELECT 2'"), "{}", e.message());
     assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "1");
     assert_eq!(one(&mut s, "SELECT 5;").unwrap(), "5");
     // A stored program is one statement (with `;` in its body), refused as one.
@@ -194,7 +194,7 @@ fn deep_statements(inst: &Arc<Instance>) {
                 let r = one(&mut s, &sql);
                 if let Err(e) = &r {
                     assert!(
-                        matches!(e.code, 1436 | 1064 | 1473 | 1690 | 1235 | 1054),
+                        matches!(e.code(), 1436 | 1064 | 1473 | 1690 | 1235 | 1054),
                         "n={n} {}: {e:?}",
                         &sql[..60]
                     );
@@ -210,7 +210,7 @@ fn deep_statements(inst: &Arc<Instance>) {
         let e = s
             .prepare(&format!("SELECT {}", chain(70_000, "+").replace('1', "?")))
             .unwrap_err();
-        assert_eq!(e.code, 1436);
+        assert_eq!(e.code(), 1436);
         let p = s
             .prepare(&format!("SELECT {}", chain(1_000, "+").replace('1', "?")))
             .unwrap();
@@ -326,10 +326,10 @@ fn prepared_statements_are_capped_by_max_prepared_stmt_count() {
         .unwrap()
         .is_ok());
     let ids: Vec<u32> = (0..10).map(|_| s.prepare("SELECT ?").unwrap().id).collect();
-    assert_eq!(s.prepare("SELECT 1").unwrap_err().code, 1461);
+    assert_eq!(s.prepare("SELECT 1").unwrap_err().code(), 1461);
     // Another session counts against the same limit; closing one frees a place.
     let mut s2 = session(&f.inst);
-    assert_eq!(s2.prepare("SELECT 1").unwrap_err().code, 1461);
+    assert_eq!(s2.prepare("SELECT 1").unwrap_err().code(), 1461);
     s.close_statement(ids[0]);
     assert!(s2.prepare("SELECT 1").is_ok());
     // A session's statements are released when it ends.
@@ -337,9 +337,9 @@ fn prepared_statements_are_capped_by_max_prepared_stmt_count() {
     for _ in 0..9 {
         s2.prepare("SELECT 2").unwrap();
     }
-    assert_eq!(s2.prepare("SELECT 1").unwrap_err().code, 1461);
+    assert_eq!(s2.prepare("SELECT 1").unwrap_err().code(), 1461);
     // More placeholders than the wire can count: 1390.
     s2.query("SET GLOBAL max_prepared_stmt_count = 100");
     let many = format!("SELECT {}", vec!["?"; 70_000].join(","));
-    assert_eq!(s2.prepare(&many).unwrap_err().code, 1390);
+    assert_eq!(s2.prepare(&many).unwrap_err().code(), 1390);
 }

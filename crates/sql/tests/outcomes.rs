@@ -26,7 +26,7 @@ fn run(s: &mut Session, sql: &str) -> Outcome {
     assert_eq!(r.len(), 1, "{sql}");
     r.pop()
         .unwrap()
-        .unwrap_or_else(|e| panic!("{sql}: {}", e.message))
+        .unwrap_or_else(|e| panic!("{sql}: {}", e.message()))
 }
 
 fn info(s: &mut Session, sql: &str) -> (u64, String) {

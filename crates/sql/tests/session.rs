@@ -23,7 +23,7 @@ fn ok(s: &mut Session, sql: &str) -> u64 {
     match r.remove(0) {
         Ok(Outcome::Done { affected_rows, .. }) => affected_rows,
         Ok(Outcome::Rows { .. }) => panic!("{sql}: rows, expected none"),
-        Err(e) => panic!("{sql}: error {} {}", e.code, e.message),
+        Err(e) => panic!("{sql}: error {} {}", e.code(), e.message()),
     }
 }
 
@@ -32,7 +32,7 @@ fn err(s: &mut Session, sql: &str) -> u16 {
     assert_eq!(r.len(), 1, "{sql}");
     match r.remove(0) {
         Ok(_) => panic!("{sql}: succeeded, expected an error"),
-        Err(e) => e.code,
+        Err(e) => e.code(),
     }
 }
 

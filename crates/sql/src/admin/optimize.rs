@@ -80,7 +80,7 @@ fn optimize(sess: &mut Session, names: &[(Option<String>, String)]) -> Result<Ou
                 continue;
             }
             Err(e) => {
-                out.push(row("Error", e.message));
+                out.push(row("Error", e.into_message()));
                 out.push(row("status", "Operation failed".into()));
                 continue;
             }
@@ -92,7 +92,7 @@ fn optimize(sess: &mut Session, names: &[(Option<String>, String)]) -> Result<Ou
             Ok(()) => out.push(row("status", "OK".into())),
             Err(e) => {
                 let e = SqlError::engine(e);
-                out.push(row("Error", e.message));
+                out.push(row("Error", e.into_message()));
                 out.push(row("status", "Operation failed".into()));
             }
         }

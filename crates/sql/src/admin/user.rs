@@ -213,9 +213,11 @@ impl Parser<'_> {
     fn error(&self, expected: &str) -> SqlError {
         let at = self.toks.get(self.pos).map_or(self.sql.len(), |t| t.at);
         let line = self.sql[..at].matches('\n').count() as u64 + 1;
-        let mut e = SqlError::syntax(&self.sql[at..], line);
-        e.message = format!("{} ({}: expected {expected})", e.message, self.construct);
-        e
+        let e = SqlError::syntax(&self.sql[at..], line);
+        SqlError::of(
+            ErrorKind::ParseError,
+            format!("{} ({}: expected {expected})", e.message(), self.construct),
+        )
     }
 
     fn expect_kw(&mut self, kw: &str) -> Result<(), SqlError> {
@@ -932,13 +934,13 @@ mod tests {
     #[test]
     fn garbage_gets_1064_naming_the_construct() {
         let e = err("CREATE USER 'bob'@ IDENTIFIED BY 'x'");
-        assert_eq!(e.code, 1064);
+        assert_eq!(e.code(), 1064);
         assert!(
-            e.message.contains("near 'IDENTIFIED BY 'x''"),
+            e.message().contains("near 'IDENTIFIED BY 'x''"),
             "{}",
-            e.message
+            e.message()
         );
-        assert!(e.message.contains("CREATE USER"), "{}", e.message);
+        assert!(e.message().contains("CREATE USER"), "{}", e.message());
         for sql in [
             "CREATE USER",
             "CREATE USER bob IDENTIFIED 'x'",
@@ -955,7 +957,7 @@ mod tests {
             "CREATE USER a; SELECT 1",
         ] {
             let e = err(sql);
-            assert_eq!(e.code, 1064, "{sql}: {}", e.message);
+            assert_eq!(e.code(), 1064, "{sql}: {}", e.message());
         }
     }
 
@@ -970,17 +972,17 @@ mod tests {
             "GRANT SELECT ON *.* TO bob",
             "REVOKE ALL ON *.* FROM bob",
         ] {
-            assert_eq!(err(sql).code, 1235, "{sql}");
+            assert_eq!(err(sql).code(), 1235, "{sql}");
         }
     }
 
     #[test]
     fn over_long_names_get_1470() {
         let long = "u".repeat(33);
-        assert_eq!(err(&format!("CREATE USER '{long}'")).code, 1470);
+        assert_eq!(err(&format!("CREATE USER '{long}'")).code(), 1470);
         assert!(parse(&format!("CREATE USER '{}'", "u".repeat(32))).is_some_and(|r| r.is_ok()));
         let host = "h".repeat(256);
-        assert_eq!(err(&format!("CREATE USER u@'{host}'")).code, 1470);
+        assert_eq!(err(&format!("CREATE USER u@'{host}'")).code(), 1470);
     }
 
     // ---- Executed against an instance -------------------------------------------------
@@ -1005,7 +1007,7 @@ mod tests {
     }
 
     fn code(r: Result<Outcome, SqlError>) -> u16 {
-        r.err().map_or(0, |e| e.code)
+        r.err().map_or(0, |e| e.code())
     }
 
     #[test]
@@ -1023,7 +1025,7 @@ mod tests {
             assert_eq!(code(run(&mut s, "CREATE USER bob")), 1396);
             let e = run(&mut s, "CREATE USER dave, bob, carol").unwrap_err();
             assert_eq!(
-                e.message,
+                e.message(),
                 "Operation CREATE USER failed for 'bob'@'%','carol'@'%'"
             );
             // All or nothing: dave was not created.

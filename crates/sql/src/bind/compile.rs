@@ -3,6 +3,7 @@
 
 use sqlparser::ast;
 
+use crate::error::ErrorKind;
 use crate::expr::builtins::Unit;
 use crate::expr::{cast, Arith, CastTo, Cmp, Expr, Func, SubKind, SubqueryPlan};
 use crate::types::decimal::Decimal;
@@ -611,9 +612,8 @@ impl Compiler {
             "INET_NTOA" => (Func::InetNtoa, 1, 1),
             "UUID" => (Func::Uuid, 0, 0),
             "COUNT" | "SUM" | "MIN" | "MAX" | "AVG" => {
-                return Err(SqlError::new(
-                    1111,
-                    "HY000",
+                return Err(SqlError::of(
+                    ErrorKind::InvalidGroupFuncUse,
                     format!("Invalid use of group function {name}"),
                 ))
             }
@@ -717,9 +717,8 @@ fn typed_literal(t: &ast::DataType, v: &ast::Value) -> Result<Expr, SqlError> {
         other => return Err(SqlError::unsupported(&format!("literal {other} '{s}'"))),
     };
     match cast(Value::Str(s.clone()), to)? {
-        Value::Null => Err(SqlError::new(
-            1525,
-            "HY000",
+        Value::Null => Err(SqlError::of(
+            ErrorKind::WrongValue,
             format!("Incorrect {name} value: '{s}'"),
         )),
         v => Ok(Expr::Const(v)),
@@ -793,6 +792,6 @@ mod tests {
         };
         assert_eq!(t.to_text().unwrap(), b"2020-01-02 03:04:05");
         let e = typed_literal(&ast::DataType::Date, &v("2023-02-30")).unwrap_err();
-        assert_eq!(e.code, 1525);
+        assert_eq!(e.code(), 1525);
     }
 }

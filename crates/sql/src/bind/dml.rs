@@ -8,6 +8,7 @@ use crate::bind::env::Env;
 use crate::bind::env::FromItem;
 use crate::bind::scope::{FromScope, NoScope, TableScope};
 use crate::catalog::{needs_value, no_default, Table};
+use crate::error::ErrorKind;
 use crate::expr::Expr;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
 use crate::plan::rules::access_path::choose_access;
@@ -132,9 +133,8 @@ pub fn compile_insert(
             _ => {
                 let p = crate::bind::select::compile_select(src, env, c)?;
                 if p.visible != columns.len() {
-                    return Err(SqlError::new(
-                        1136,
-                        "21S01",
+                    return Err(SqlError::of(
+                        ErrorKind::WrongValueCountOnRow,
                         "Column count doesn't match value count at row 1",
                     ));
                 }
@@ -144,9 +144,8 @@ pub fn compile_insert(
         };
         for (n, row) in values.rows.iter().enumerate() {
             if row.content.len() != columns.len() {
-                return Err(SqlError::new(
-                    1136,
-                    "21S01",
+                return Err(SqlError::of(
+                    ErrorKind::WrongValueCountOnRow,
                     format!("Column count doesn't match value count at row {}", n + 1),
                 ));
             }

@@ -8,6 +8,7 @@ use sqlparser::ast;
 
 use crate::bind::compile::Compiler;
 use crate::catalog::Table;
+use crate::error::ErrorKind;
 use crate::plan::select::SelectPlan;
 use crate::types::value::Value;
 use crate::SqlError;
@@ -47,9 +48,8 @@ impl Env<'_> {
     pub fn table(&self, name: &ast::ObjectName) -> Result<Arc<Table>, SqlError> {
         let (db, t) = split_name(name, self.db)?;
         if crate::catalog::system::is_db(&db) {
-            return Err(SqlError::new(
-                1044,
-                "42000",
+            return Err(SqlError::of(
+                ErrorKind::DbAccessDenied,
                 format!("Access denied to database '{}'", crate::catalog::system::DB),
             ));
         }
@@ -87,9 +87,8 @@ pub fn writable_name(
 ) -> Result<(String, String), SqlError> {
     let (d, t) = split_name(name, db)?;
     if crate::catalog::system::is_db(&d) {
-        return Err(SqlError::new(
-            1044,
-            "42000",
+        return Err(SqlError::of(
+            ErrorKind::DbAccessDenied,
             format!("Access denied to database '{}'", crate::catalog::system::DB),
         ));
     }

@@ -8,6 +8,7 @@ use sqlparser::ast;
 use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::{Env, FromItem, OuterRef};
 use crate::catalog::Table;
+use crate::error::ErrorKind;
 use crate::expr::{Expr, SubqueryPlan};
 use crate::plan::select::SubPlan;
 use crate::types::result::{col_flags, describe, ColumnMeta};
@@ -79,9 +80,8 @@ fn resolve(
         }
         if let Some(i) = it.table.column(name) {
             if found.is_some() {
-                return Err(SqlError::new(
-                    1052,
-                    "23000",
+                return Err(SqlError::of(
+                    ErrorKind::NonUniqError,
                     format!("Column '{name}' in {clause} is ambiguous"),
                 ));
             }

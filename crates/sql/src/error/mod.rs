@@ -9,10 +9,37 @@ pub use codes::ErrorKind;
 #[error("ERROR {code} ({sqlstate}): {message}")]
 pub struct SqlError {
     /// What went wrong; code and SQLSTATE are the kind's (see [`SqlError::new`]).
-    pub kind: ErrorKind,
-    pub code: u16,
-    pub sqlstate: &'static str,
-    pub message: String,
+    kind: ErrorKind,
+    code: u16,
+    sqlstate: &'static str,
+    message: String,
+}
+
+impl SqlError {
+    /// What went wrong, as MySQL classifies it.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The MySQL error code sent to the client.
+    pub fn code(&self) -> u16 {
+        self.code
+    }
+
+    /// The SQLSTATE sent with the code.
+    pub fn sqlstate(&self) -> &'static str {
+        self.sqlstate
+    }
+
+    /// The message text sent to the client.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The message text, for callers that keep it (a warning made of an error).
+    pub fn into_message(self) -> String {
+        self.message
+    }
 }
 
 impl SqlError {
@@ -72,10 +99,10 @@ impl SqlError {
         }
     }
 
-    /// An error by its code, for the sites not yet moved to [`SqlError::of`] and for warnings
-    /// escalated to errors (their code is data). The code and SQLSTATE are sent as given; a
-    /// code the table lacks gets the kind [`ErrorKind::UnknownError`].
-    pub fn new(code: u16, sqlstate: &'static str, message: impl Into<String>) -> SqlError {
+    /// An error by its code, for warnings escalated to errors (their code is data, see
+    /// types/diag.rs). The code and SQLSTATE are sent as given; a code the table lacks gets
+    /// the kind [`ErrorKind::UnknownError`].
+    pub(crate) fn new(code: u16, sqlstate: &'static str, message: impl Into<String>) -> SqlError {
         SqlError {
             kind: ErrorKind::from_code(code).unwrap_or(ErrorKind::UnknownError),
             code,

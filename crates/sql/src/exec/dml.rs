@@ -257,7 +257,7 @@ impl InsertPlan {
                     return Err(no_default(col));
                 }
                 let e = no_default(col);
-                n.warn("Warning", e.code, e.message);
+                n.warn("Warning", e.code(), e.into_message());
             }
         }
         let selected = match &self.select {
@@ -298,7 +298,7 @@ impl InsertPlan {
                                 return Err(no_default(col));
                             }
                             let e = no_default(col);
-                            n.warn("Warning", e.code, e.message);
+                            n.warn("Warning", e.code(), e.into_message());
                         }
                         continue;
                     }
@@ -428,8 +428,8 @@ impl InsertPlan {
                 Ok(()) => {}
                 // INSERT IGNORE ... ON DUPLICATE KEY UPDATE: an update that collides in turn
                 // is skipped with a warning.
-                Err(e) if e.kind == ErrorKind::DupEntry && !strict => {
-                    n.warn("Warning", e.code, e.message);
+                Err(e) if e.kind() == ErrorKind::DupEntry && !strict => {
+                    n.warn("Warning", e.code(), e.into_message());
                     return Ok(0);
                 }
                 Err(e) => return Err(e),
@@ -692,7 +692,7 @@ impl UpdatePlan {
             match update_row(txn, t, &pk, &old, new.clone()) {
                 Ok(()) => {}
                 // UPDATE IGNORE: the row stays as it was; MariaDB 10.11 says nothing.
-                Err(e) if e.kind == ErrorKind::DupEntry && self.ignore => continue,
+                Err(e) if e.kind() == ErrorKind::DupEntry && self.ignore => continue,
                 Err(e) => return Err(e),
             }
             if let Some(ai) = t.auto_inc {
@@ -847,7 +847,7 @@ mod dml_tests {
                 "Incorrect integer value: 'abc' for column `d`.`t`.`i` at row 1"
             );
             // Strict: the first loss is the error, with its own code.
-            let err = |s: &mut Session, sql: &str| run(s, sql).unwrap_err().code;
+            let err = |s: &mut Session, sql: &str| run(s, sql).unwrap_err().code();
             assert_eq!(err(s, "INSERT INTO t (k, i) VALUES (2, '12abc')"), 1265);
             assert_eq!(err(s, "INSERT INTO t (k, c) VALUES (2, 'abcdef')"), 1406);
             assert_eq!(
@@ -910,7 +910,7 @@ mod dml_tests {
             assert_eq!(n, 1);
             // A real conflict on ua is still one.
             assert_eq!(
-                run(s, "UPDATE t SET a = 2 WHERE a = 1").unwrap_err().code,
+                run(s, "UPDATE t SET a = 2 WHERE a = 1").unwrap_err().code(),
                 1062
             );
         });

@@ -22,7 +22,7 @@ pub(crate) fn int_result(v: i128) -> Result<Value, SqlError> {
     } else if let Ok(u) = u64::try_from(v) {
         Ok(Value::UInt(u))
     } else {
-        Err(SqlError::new(1690, "22003", "BIGINT value is out of range"))
+        Err(SqlError::value_out_of_range("BIGINT"))
     }
 }
 
@@ -43,25 +43,21 @@ pub(crate) fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
-    let overflow = || SqlError::new(1690, "22003", "DECIMAL value is out of range");
+    let overflow = || SqlError::value_out_of_range("DECIMAL");
     if let (Some(x), Some(y)) = (as_i128(&a), as_i128(&b)) {
         // MySQL's integer rule: with an UNSIGNED operand the result is UNSIGNED (a negative
         // one is an error, as `1 - unsigned_col` is), otherwise it is a signed BIGINT.
         let unsigned = matches!(a, Value::UInt(_)) || matches!(b, Value::UInt(_));
         let typed = |r: Option<i128>| -> Result<Value, SqlError> {
             match (r, unsigned) {
-                (Some(r), true) => u64::try_from(r).map(Value::UInt).map_err(|_| {
-                    SqlError::new(1690, "22003", "BIGINT UNSIGNED value is out of range")
-                }),
+                (Some(r), true) => u64::try_from(r)
+                    .map(Value::UInt)
+                    .map_err(|_| SqlError::value_out_of_range("BIGINT UNSIGNED")),
                 (Some(r), false) => i64::try_from(r)
                     .map(Value::Int)
-                    .map_err(|_| SqlError::new(1690, "22003", "BIGINT value is out of range")),
-                (None, true) => Err(SqlError::new(
-                    1690,
-                    "22003",
-                    "BIGINT UNSIGNED value is out of range",
-                )),
-                (None, false) => Err(SqlError::new(1690, "22003", "BIGINT value is out of range")),
+                    .map_err(|_| SqlError::value_out_of_range("BIGINT")),
+                (None, true) => Err(SqlError::value_out_of_range("BIGINT UNSIGNED")),
+                (None, false) => Err(SqlError::value_out_of_range("BIGINT")),
             }
         };
         return match op {
@@ -160,7 +156,7 @@ pub(crate) fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
             let q = (x / y).trunc();
             // i64::MAX as f64 rounds up to 2^63, which is out of range itself.
             if !(q >= i64::MIN as f64 && q < i64::MAX as f64) {
-                return Err(SqlError::new(1690, "22003", "BIGINT value is out of range"));
+                return Err(SqlError::value_out_of_range("BIGINT"));
             }
             Value::Int(q as i64)
         }
@@ -186,7 +182,7 @@ fn decimal_int_div(x: Decimal, y: Decimal, unsigned: bool) -> Result<Value, SqlE
         } else {
             "BIGINT"
         };
-        SqlError::new(1690, "22003", format!("{what} value is out of range"))
+        SqlError::value_out_of_range(what)
     };
     let s = x.scale.max(y.scale);
     let q = match (x.rescale(s), y.rescale(s)) {
@@ -254,7 +250,7 @@ mod tests {
         assert_eq!(
             arith(Arith::Add, Value::Int(i64::MAX), Value::Int(1))
                 .unwrap_err()
-                .code,
+                .code(),
             1690
         );
         assert!(matches!(
@@ -264,7 +260,7 @@ mod tests {
         assert_eq!(
             arith(Arith::Sub, Value::Int(1), Value::UInt(2))
                 .unwrap_err()
-                .code,
+                .code(),
             1690
         );
         assert!(matches!(

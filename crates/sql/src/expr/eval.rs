@@ -196,9 +196,7 @@ impl Expr {
                         mant: -i128::from(i),
                         scale: 0,
                     }),
-                    None => {
-                        return Err(SqlError::new(1690, "22003", "BIGINT value is out of range"))
-                    }
+                    None => return Err(SqlError::value_out_of_range("BIGINT")),
                 },
                 Value::UInt(u) => int_result(-i128::from(u))?,
                 Value::Decimal(d) => Value::Decimal(Decimal {

@@ -407,7 +407,7 @@ mod tests {
             (d("9223372036854775808.5"), d("1")),
             (Value::Double(1e300), Value::Int(1)),
         ] {
-            assert_eq!(arith(Arith::IntDiv, a, b).unwrap_err().code, 1690);
+            assert_eq!(arith(Arith::IntDiv, a, b).unwrap_err().code(), 1690);
         }
         assert!(arith(Arith::IntDiv, d("1.5"), Value::Double(0.0))
             .unwrap()

@@ -309,15 +309,15 @@ mod tests {
     #[test]
     fn too_deep_is_1436_and_too_nested_selects_1473() {
         let chain = format!("SELECT {}1", "1+".repeat(EXPR_DEPTH_MAX + 10));
-        assert_eq!(parsed(&chain).unwrap_err().code, 1436);
+        assert_eq!(parsed(&chain).unwrap_err().code(), 1436);
         let postfix = format!("SELECT 1{}", " IS NULL".repeat(EXPR_DEPTH_MAX + 10));
-        assert_eq!(parsed(&postfix).unwrap_err().code, 1436);
+        assert_eq!(parsed(&postfix).unwrap_err().code(), 1436);
         let ok = format!("SELECT {}1", "1+".repeat(EXPR_DEPTH_MAX / 2));
         assert!(parsed(&ok).is_ok());
         let nested = |n: usize| format!("SELECT {}1{}", "(SELECT ".repeat(n), ")".repeat(n));
         assert!(parsed(&nested(SELECT_NESTING_MAX)).is_ok());
         assert_eq!(
-            parsed(&nested(SELECT_NESTING_MAX + 1)).unwrap_err().code,
+            parsed(&nested(SELECT_NESTING_MAX + 1)).unwrap_err().code(),
             1473
         );
     }
@@ -327,6 +327,6 @@ mod tests {
         // 300,000 levels: dropped recursively, this would need far more than a test
         // thread's stack.
         let chain = format!("SELECT {}1", "1-".repeat(300_000));
-        assert_eq!(parsed(&chain).unwrap_err().code, 1436);
+        assert_eq!(parsed(&chain).unwrap_err().code(), 1436);
     }
 }

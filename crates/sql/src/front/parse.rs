@@ -451,36 +451,36 @@ mod tests {
     #[test]
     fn syntax_errors_quote_the_statement_from_the_failure_like_mysql() {
         let e = parse("SELECT * FORM t").unwrap_err();
-        assert_eq!(e.code, 1064);
-        assert_eq!(e.sqlstate, "42000");
+        assert_eq!(e.code(), 1064);
+        assert_eq!(e.sqlstate(), "42000");
         assert!(
-            e.message.contains("near 'FORM t' at line 1"),
+            e.message().contains("near 'FORM t' at line 1"),
             "{}",
-            e.message
+            e.message()
         );
         let e = parse("SELECT 1;\nSELEC 2").unwrap_err();
         assert!(
-            e.message.contains("near 'SELEC 2' at line 2"),
+            e.message().contains("near 'SELEC 2' at line 2"),
             "{}",
-            e.message
+            e.message()
         );
         // A long tail is cut.
         let long = format!("SELEC {}", "x".repeat(200));
         let e = parse(&long).unwrap_err();
-        assert!(e.message.contains("...' at line 1"), "{}", e.message);
+        assert!(e.message().contains("...' at line 1"), "{}", e.message());
     }
 
     #[test]
     fn empty_and_hostile_input_is_an_error_not_a_panic() {
-        assert_eq!(parse("").unwrap_err().code, 1065);
-        assert_eq!(parse("  ;  ").unwrap_err().code, 1065);
-        assert_eq!(parse("/* nothing */").unwrap_err().code, 1065);
+        assert_eq!(parse("").unwrap_err().code(), 1065);
+        assert_eq!(parse("  ;  ").unwrap_err().code(), 1065);
+        assert_eq!(parse("/* nothing */").unwrap_err().code(), 1065);
         // Deep nesting hits the parser's recursion limit: MySQL's stack overrun error, not a
         // stack overflow.
         let deep = format!("SELECT {}1{}", "(".repeat(5000), ")".repeat(5000));
-        assert_eq!(parse(&deep).unwrap_err().code, 1436);
-        assert_eq!(parse("SELECT 'unterminated").unwrap_err().code, 1064);
-        assert_eq!(parse("\u{0}\u{1}\u{fffd}").unwrap_err().code, 1064);
+        assert_eq!(parse(&deep).unwrap_err().code(), 1436);
+        assert_eq!(parse("SELECT 'unterminated").unwrap_err().code(), 1064);
+        assert_eq!(parse("\u{0}\u{1}\u{fffd}").unwrap_err().code(), 1064);
     }
 
     #[test]
@@ -506,7 +506,7 @@ mod tests {
         assert!(matches!(&v[1], S::Update(u) if u.or == ignore));
         // Errors still quote the text as written.
         let e = parse("UPDATE IGNORE t SET").unwrap_err();
-        assert_eq!(e.code, 1064);
+        assert_eq!(e.code(), 1064);
     }
 
     #[test]

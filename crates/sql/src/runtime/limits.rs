@@ -291,7 +291,7 @@ mod tests {
             assert!(t0.elapsed() < Duration::from_secs(5), "never fired");
             std::thread::sleep(Duration::from_millis(2));
         }
-        assert_eq!(i.error().code, 1969);
+        assert_eq!(i.error().code(), 1969);
         // A deadline for a statement that has ended does nothing to the next one.
         i.clear();
         let seq = i.begin_statement(u64::MAX);
@@ -309,7 +309,7 @@ mod tests {
         // KILL wins over a later timeout, and its error is 1317.
         i.kill();
         i.fire(seq, Reason::ExecutionTime);
-        assert_eq!(i.error().code, 1317);
+        assert_eq!(i.error().code(), 1317);
     }
 
     #[test]
@@ -317,7 +317,7 @@ mod tests {
         let i = Interrupt::default();
         i.begin_statement(1000);
         assert!(i.charge(600).is_ok());
-        assert_eq!(i.charge(600).unwrap_err().code, 1290);
+        assert_eq!(i.charge(600).unwrap_err().code(), 1290);
         i.begin_statement(1000);
         assert!(i.charge(600).is_ok(), "a new statement starts at zero");
     }

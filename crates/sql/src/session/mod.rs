@@ -401,17 +401,21 @@ impl Session {
             r => r,
         };
         // Engine errors name trees; the client wants the table.
-        let r = r.map_err(|mut e| {
-            if e.kind == ErrorKind::Checkread {
+        let r = r.map_err(|e| {
+            if e.kind() == ErrorKind::Checkread {
                 let t = match plan {
                     Plan::Select(s) => s.table.as_ref().map(|t| t.def.name.clone()),
                     Plan::Insert(p) => Some(p.table.def.name.clone()),
                     Plan::Update(p) => Some(p.table.def.name.clone()),
                     Plan::Delete(p) => Some(p.table.def.name.clone()),
                 };
-                e.message = format!(
-                    "Record has changed since last read in table '{}'; try restarting transaction",
-                    t.unwrap_or_default()
+                return SqlError::of(
+                    ErrorKind::Checkread,
+                    format!(
+                        "Record has changed since last read in table '{}'; try restarting \
+                         transaction",
+                        t.unwrap_or_default()
+                    ),
                 );
             }
             e

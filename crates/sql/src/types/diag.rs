@@ -14,7 +14,7 @@
 
 use std::cell::RefCell;
 
-use crate::error::SqlError;
+use crate::error::{ErrorKind, SqlError};
 
 /// A warning or note (SHOW WARNINGS).
 #[derive(Debug, Clone)]
@@ -109,7 +109,10 @@ fn raise(level: &'static str, code: u16, message: impl FnOnce() -> String) {
         };
         if area.strict && level == "Warning" {
             if area.escalated.is_none() {
-                area.escalated = Some(SqlError::new(code, sqlstate_of(code), message()));
+                // MariaDB sends the code's own SQLSTATE with an escalated warning (1265 keeps
+                // 01000, 1441 is 22008); HY000 is its SQLSTATE for codes without one.
+                let state = ErrorKind::from_code(code).map_or("HY000", ErrorKind::sqlstate);
+                area.escalated = Some(SqlError::new(code, state, message()));
             }
             return;
         }
@@ -166,15 +169,6 @@ pub fn check() -> Result<(), SqlError> {
     }
 }
 
-fn sqlstate_of(code: u16) -> &'static str {
-    match code {
-        1365 => "22012",
-        1264 | 1690 => "22003",
-        1406 => "22001",
-        _ => "22007",
-    }
-}
-
 /// `'…'` as MySQL quotes a value in a warning: the text as is, bytes that are not UTF-8 as
 /// `\xNN`.
 pub fn quoted(b: &[u8]) -> String {
@@ -226,7 +220,7 @@ mod tests {
             let d = inner.finish();
             assert_eq!(d.count, 0);
             let e = d.escalated.expect("strict scope escalates warnings");
-            assert_eq!((e.code, e.sqlstate), (1365, "22012"));
+            assert_eq!((e.code(), e.sqlstate()), (1365, "22012"));
         }
         warn(1292, || "c".into());
         let d = s.finish();
@@ -244,7 +238,30 @@ mod tests {
         warn(1365, || "second".into());
         let d = s.finish();
         assert_eq!(d.count, 1);
-        assert_eq!(d.escalated.map(|e| e.message), Some("first".to_string()));
+        assert_eq!(
+            d.escalated.map(|e| e.into_message()),
+            Some("first".to_string())
+        );
+    }
+
+    /// What MariaDB 10.11 sends for these warnings escalated in strict mode (an INSERT with
+    /// `'1x'` into an INT column, DATE_ADD past 9999-12-31, `1/0`, a bad date in CAST).
+    #[test]
+    fn an_escalated_warning_keeps_its_codes_sqlstate() {
+        for (code, state) in [
+            (1265, "01000"),
+            (1441, "22008"),
+            (1365, "22012"),
+            (1292, "22007"),
+        ] {
+            let s = Scope::begin(true);
+            warn(code, || "m".into());
+            let e = s
+                .finish()
+                .escalated
+                .expect("strict scope escalates warnings");
+            assert_eq!((e.code(), e.sqlstate()), (code, state));
+        }
     }
 
     #[test]

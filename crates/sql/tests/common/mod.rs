@@ -74,6 +74,6 @@ pub fn q(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
             .map(|row| row.iter().map(text).collect())
             .collect(),
         Ok(Outcome::Done { .. }) => Vec::new(),
-        Err(e) => panic!("{sql}: error {} {}", e.code, e.message),
+        Err(e) => panic!("{sql}: error {} {}", e.code(), e.message()),
     }
 }

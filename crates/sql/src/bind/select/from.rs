@@ -7,6 +7,7 @@ use sqlparser::ast;
 use crate::bind::compile::Compiler;
 use crate::bind::env::{Env, FromItem};
 use crate::catalog::Table;
+use crate::error::ErrorKind;
 use crate::plan::select::SelectPlan;
 use crate::types::sqltype::SqlType;
 use crate::SqlError;
@@ -42,9 +43,8 @@ fn derived_table(
 ) -> Result<Arc<Table>, SqlError> {
     use crate::catalog::{ColumnDef, TableDef, TableOptions};
     if !renames.is_empty() && renames.len() != p.visible {
-        return Err(SqlError::new(
-            4002,
-            "HY000",
+        return Err(SqlError::of(
+            ErrorKind::WithColWrongList,
             "WITH column list and SELECT field list have different column counts",
         ));
     }
@@ -52,9 +52,8 @@ fn derived_table(
     for (i, m) in p.columns.iter().take(p.visible).enumerate() {
         let col = renames.get(i).unwrap_or(&m.name);
         if columns.iter().any(|c| c.name.eq_ignore_ascii_case(col)) {
-            return Err(SqlError::new(
-                1060,
-                "42S21",
+            return Err(SqlError::of(
+                ErrorKind::DupFieldname,
                 format!("Duplicate column name '{col}'"),
             ));
         }
@@ -115,9 +114,8 @@ pub(super) fn from_tables(
                     .unwrap_or(&f.table.def.name)
                     .eq_ignore_ascii_case(shown)
             }) {
-                return Err(SqlError::new(
-                    1066,
-                    "42000",
+                return Err(SqlError::of(
+                    ErrorKind::NonuniqTable,
                     format!("Not unique table/alias: '{shown}'"),
                 ));
             }

@@ -18,6 +18,7 @@ use crate::bind::compile::Compiler;
 use crate::bind::env::{Env, FromItem};
 use crate::bind::labels::SourceLabels;
 use crate::bind::scope::{joined_column_meta, joined_types, FromScope};
+use crate::error::ErrorKind;
 use crate::expr::eval::{columns_of, mark_columns, shift_columns};
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
@@ -133,7 +134,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
             }
             ast::SelectItem::Wildcard(_) => {
                 if items.is_empty() {
-                    return Err(SqlError::new(1096, "HY000", "No tables used"));
+                    return Err(SqlError::of(ErrorKind::NoTablesUsed, "No tables used"));
                 }
                 // In the order the FROM clause names the tables (a RIGHT JOIN runs them the
                 // other way round); USING columns once, first, as MySQL lists them.
@@ -174,7 +175,10 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                     .unwrap_or_default();
                 let q = q.as_str();
                 let Some(it) = items.iter().find(|it| it.named(q)) else {
-                    return Err(SqlError::new(1051, "42S02", format!("Unknown table '{q}'")));
+                    return Err(SqlError::of(
+                        ErrorKind::BadTableError,
+                        format!("Unknown table '{q}'"),
+                    ));
                 };
                 expand_star(it, &mut outs);
             }

@@ -8,6 +8,7 @@ use sqlparser::ast;
 use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::Env;
 use crate::bind::select::clauses::{limit_items, order_items};
+use crate::error::ErrorKind;
 use crate::expr::Expr;
 use crate::plan::access::Access;
 use crate::plan::select::{SelectPlan, SetOp};
@@ -87,9 +88,8 @@ pub(super) fn compile_union(
         let p = (env.compile_query)(&sub, env, c)?;
         if let Some((first, _)) = parts.first() {
             if first.visible != p.visible {
-                return Err(SqlError::new(
-                    1222,
-                    "21000",
+                return Err(SqlError::of(
+                    ErrorKind::WrongNumberOfColumnsInSelect,
                     "The used SELECT statements have a different number of columns",
                 ));
             }
@@ -230,9 +230,8 @@ impl Scope for UnionScope<'_> {
                 .position(|l| l.eq_ignore_ascii_case(name)),
         ) {
             (None, Some(i)) => Ok(Expr::Col(i)),
-            (Some(q), _) => Err(SqlError::new(
-                1250,
-                "42000",
+            (Some(q), _) => Err(SqlError::of(
+                ErrorKind::TablenameNotAllowedHere,
                 format!(
                     "Table '{q}' from one of the SELECTs cannot be used in {}",
                     self.clause

@@ -156,9 +156,8 @@ pub(crate) fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<V
                             } else {
                                 q
                             };
-                            q.checked_mul(10i128.pow(k)).ok_or_else(|| {
-                                SqlError::new(1690, "22003", "DECIMAL value is out of range")
-                            })?
+                            q.checked_mul(10i128.pow(k))
+                                .ok_or_else(|| SqlError::value_out_of_range("DECIMAL"))?
                         }
                     };
                     match v {

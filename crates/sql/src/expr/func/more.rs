@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 
+use crate::error::ErrorKind;
 use crate::expr::arith::{as_i128, division_by_zero};
 use crate::expr::builtins::{self as bi, Unit};
 use crate::expr::ctx::Ctx;
@@ -208,9 +209,8 @@ pub(crate) fn more_func(
             Some(x) => {
                 let r = x.exp();
                 if r.is_infinite() {
-                    return Err(SqlError::new(
-                        1690,
-                        "22003",
+                    return Err(SqlError::of(
+                        ErrorKind::DataOutOfRange,
                         format!(
                             "DOUBLE value is out of range in 'exp({})'",
                             format_double(x)

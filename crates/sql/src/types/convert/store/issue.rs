@@ -96,11 +96,11 @@ impl Issue {
             }
             Issue::TimestampRange { .. } => {
                 let e = SqlError::out_of_range(d.column, d.row);
-                ("Warning", e.code, e.message)
+                ("Warning", e.code(), e.into_message())
             }
             other => {
                 let e = other.error(d);
-                ("Warning", e.code, e.message)
+                ("Warning", e.code(), e.into_message())
             }
         }
     }

@@ -488,19 +488,19 @@ mod tests {
             column: "c",
             row: 2,
         };
-        assert_eq!(Issue::TooLong.error(&d).code, 1406);
+        assert_eq!(Issue::TooLong.error(&d).code(), 1406);
         assert_eq!(Issue::TooLong.warning(&d).1, 1265);
         let b = Issue::BadTemporal {
             kind: "date",
             text: "x".into(),
         };
-        assert_eq!(b.error(&d).code, 1292);
+        assert_eq!(b.error(&d).code(), 1292);
         assert_eq!(
-            b.error(&d).message,
+            b.error(&d).message(),
             "Incorrect date value: 'x' for column `d`.`t`.`c` at row 2"
         );
         assert_eq!(b.warning(&d).1, 1265);
-        assert_eq!(Issue::Truncated.error(&d).code, 1265);
+        assert_eq!(Issue::Truncated.error(&d).code(), 1265);
         assert_eq!(Issue::Note.warning(&d).0, "Note");
         assert_eq!(
             Issue::Null.warning(&d),
