@@ -539,6 +539,11 @@ def main():
     p.add_argument("--time", type=int, default=30, help="seconds of each measured run")
     p.add_argument("--warmup", type=int, default=10, help="seconds of warm-up before each")
     p.add_argument("--rounds", type=int, default=2, help="repetitions of every point")
+    p.add_argument("--rand-type", default="special",
+                   choices=("special", "uniform", "gaussian", "pareto", "zipfian"),
+                   help="sysbench --rand-type of the grid itself (uniform makes every row the "
+                        "working set, so that a budget between the compressed and uncompressed "
+                        "sizes is one where only the compressed data fits)")
     p.add_argument("--ro-tables", type=int, default=16)
     p.add_argument("--ro-rows", type=int, default=200000)
     p.add_argument("--ro-budget", type=int, default=2048)
@@ -581,7 +586,7 @@ def main():
     r.plan(exps)
     try:
         if "grid" in exps:
-            r.grid()
+            r.grid(rand_type=a.rand_type)
         if "pareto" in exps:
             r.grid("pareto", [min(a.budgets)], "pareto")
         if "scaling" in exps:

@@ -223,23 +223,7 @@ mod fsst {
         }
     }
 
-    /// sysbench-like `c` values: ten 11-digit groups joined by '-'.
-    fn c_value(id: u64) -> Vec<u8> {
-        let mut x = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut s = Vec::new();
-        for g in 0..10 {
-            if g > 0 {
-                s.push(b'-');
-            }
-            for _ in 0..11 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                s.push(b'0' + (x % 10) as u8);
-            }
-        }
-        s
-    }
+    use crate::test_support::sbtest_c as c_value;
 
     fn check_all(t: &Tree, n: u64, ctx: &str) {
         for id in 0..n {

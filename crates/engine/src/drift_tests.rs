@@ -46,22 +46,8 @@ fn fast_drift(t: &Tree) {
     });
 }
 
-/// sysbench-like `c` values: ten 11-digit groups joined by '-'.
 fn digits(id: u64) -> Vec<u8> {
-    let mut x = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut s = Vec::new();
-    for g in 0..10 {
-        if g > 0 {
-            s.push(b'-');
-        }
-        for _ in 0..11 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            s.push(b'0' + (x % 10) as u8);
-        }
-    }
-    s
+    crate::test_support::sbtest_c(id)
 }
 
 /// English-like text of 60 to 400 bytes.

@@ -36,6 +36,8 @@ pub mod mvcc;
 pub mod redo;
 mod replay;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod txn_tests;
