@@ -53,7 +53,7 @@ FORMATS = {
     "myrocks": ("myrocks", "rocksdb"),
 }
 # The formats of the "compressed vs uncompressed" experiments.
-PAIR_FORMATS = "zipdb_none,zipdb_zstd,innodb_dynamic,innodb_compressed"
+PAIR_FORMATS = "zipdb_none,zipdb_fsst,innodb_dynamic,innodb_compressed"
 EXPERIMENTS = ("grid", "scaling", "sizes", "readonly", "pareto")
 
 RUN_FIELDS = [
@@ -505,7 +505,7 @@ def main():
                                                   "sysbench-grid"),
                    help="directory for the CSVs, summary.md and plots")
     p.add_argument("--quick", action="store_true",
-                   help="CI smoke run: RAM disk, 32 MB, zipdb_zstd vs innodb_dynamic, short runs")
+                   help="CI smoke run: RAM disk, 32 MB, zipdb_fsst (the default) vs innodb_dynamic, short runs")
     p.add_argument("--all", action="store_true", help="the grid and every other experiment")
     p.add_argument("--no-grid", action="store_true", help="skip the grid itself")
     p.add_argument("--scaling", action="store_true",
@@ -550,7 +550,7 @@ def main():
     p.add_argument("--size-rows", type=int, default=50000)
     a = p.parse_args()
     if a.quick:
-        a.formats = ["zipdb_zstd", "innodb_dynamic"]
+        a.formats = ["zipdb_fsst", "innodb_dynamic"]
         a.disks = ["ram"]
         a.budgets = [32]
         a.time, a.warmup, a.rounds, a.load_rounds = 10, 3, 1, 1

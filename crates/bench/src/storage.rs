@@ -63,8 +63,9 @@ pub struct StorageArgs {
     #[arg(long, default_value = "/dev/shm")]
     pub ram_dir: PathBuf,
     /// Tree formats, comma-separated: whole-page codecs none, lz4, zstd, zstd:3, zlib:6, ...,
-    /// or the record formats compact and fsst (issue 19) [default: none,lz4,zstd:1; smoke:
-    /// none,zstd:1]. `none` is always run first so that ratios can be computed.
+    /// or the record formats compact and fsst (issue 19) [default: none,lz4,zstd:1,fsst; smoke:
+    /// none,fsst (fsst is what `ROW_FORMAT=COMPRESSED` picks)]. `none` is always run first so
+    /// that ratios can be computed.
     #[arg(long, value_delimiter = ',', value_parser = parse_codec)]
     pub codecs: Option<Vec<Format>>,
     /// Thread counts, comma-separated [default: 1,2; in quick and smoke mode 2 threads run
@@ -242,12 +243,13 @@ impl Plan {
         }
         let mut codecs = a.codecs.clone().unwrap_or_else(|| {
             if a.smoke {
-                vec![Format::NONE, Format::classic(Codec::Zstd(1))]
+                vec![Format::NONE, Format::DEFAULT]
             } else {
                 vec![
                     Format::NONE,
                     Format::classic(Codec::Lz4),
                     Format::classic(Codec::Zstd(1)),
+                    Format::DEFAULT,
                 ]
             }
         });

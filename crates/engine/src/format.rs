@@ -249,10 +249,13 @@ pub enum TableFormat {
 }
 
 impl TableFormat {
-    /// What `ROW_FORMAT=COMPRESSED` (and a server default of "compressed") picks. The
-    /// benchmarks decide it (issue 19 step 6; design §2.2 expects fsst once the sysbench grid
-    /// shows it wins); until then it stays today's zstd:1, and switching is this one line.
-    pub const COMPRESSED_DEFAULT: TableFormat = TableFormat::Codec(Codec::DEFAULT);
+    /// What `ROW_FORMAT=COMPRESSED` and the server's default format pick: the record format.
+    /// Decided by measurement (docs/BENCHMARKS.md, "The default becomes fsst", 2026-11-26):
+    /// where only the compressed data fits the budget (uniform sysbench access), fsst ran
+    /// 1.3–1.4x uncompressed tables on the real disk and zstd:1 0.5–0.6x; where everything fits,
+    /// the two are alike. Whole-page zstd stays selectable (`COMPRESSION='zstd'`) for its
+    /// better ratio on repetitive text.
+    pub const COMPRESSED_DEFAULT: TableFormat = TableFormat::Fsst;
 
     /// The format of the table's primary (row) tree.
     pub const fn primary(self) -> TreeFormat {

@@ -8,7 +8,7 @@
 //! port = 3307
 //! data_dir = "./zipdb-data"
 //! pool_mb = 256
-//! codec = "zstd:1"          # none | lz4 | zstd[:level -7..=22, not 0] | zlib[:level 1..=9] | fsst
+//! codec = "fsst"            # none | lz4 | zstd[:level -7..=22, not 0] | zlib[:level 1..=9] | fsst
 //! page_size = 16384         # new databases only: 4096 | 8192 | 16384 | 32768 | 65536
 //! flush_policy = "sync"     # sync | write | none (innodb_flush_log_at_trx_commit 1 | 2 | 0)
 //! max_connections = 1000

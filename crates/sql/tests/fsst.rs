@@ -310,7 +310,7 @@ fn table_compression_rows_and_status_counters() {
     );
     q(
         &mut s,
-        "CREATE TABLE plain (id INT PRIMARY KEY, c CHAR(20))",
+        "CREATE TABLE plain (id INT PRIMARY KEY, c CHAR(20)) COMPRESSION='zstd'",
     );
     q(&mut s, "INSERT INTO plain VALUES (1, 'x')");
     load(&mut s, &mut model);
@@ -398,7 +398,7 @@ fn optimize_table_retrains_and_retires_the_old_version() {
     );
     q(
         &mut s,
-        "CREATE TABLE plain (id INT PRIMARY KEY, c CHAR(20))",
+        "CREATE TABLE plain (id INT PRIMARY KEY, c CHAR(20)) COMPRESSION='zstd'",
     );
     q(&mut s, "INSERT INTO plain VALUES (1, 'x')");
     load(&mut s, &mut model);
