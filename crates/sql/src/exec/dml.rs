@@ -12,6 +12,7 @@ use crate::exec::scan::scan_rows;
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::Access;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
+use crate::plan::select::Subquery;
 use crate::types::value::Value;
 
 // ---- Storing values --------------------------------------------------------------------------
@@ -232,7 +233,12 @@ impl DmlCount {
 }
 
 impl InsertPlan {
-    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+    pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
         let t = &*self.table;
         let strict = self.mode != InsertMode::Ignore;
         let mut n = DmlCount {
@@ -261,7 +267,7 @@ impl InsertPlan {
             }
         }
         let selected = match &self.select {
-            Some(p) => p.execute(Some(&mut *txn), ctx)?,
+            Some(p) => p.execute(Some(&mut *txn), ctx, subs)?,
             None => Vec::new(),
         };
         let count = if self.select.is_some() {
@@ -637,13 +643,18 @@ fn lock_target(
 }
 
 impl UpdatePlan {
-    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+    pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
         let exprs: Vec<&Expr> = self
             .filter
             .iter()
             .chain(self.assignments.iter().map(|(_, e)| e))
             .collect();
-        let sc = crate::exec::prefill_subqueries(&exprs, txn, ctx)?;
+        let sc = crate::exec::subquery::prefill(&exprs, subs, txn, ctx)?;
         let ctx = &Ctx {
             sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx
@@ -709,9 +720,14 @@ impl UpdatePlan {
 }
 
 impl DeletePlan {
-    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
-        let sc =
-            crate::exec::prefill_subqueries(&self.filter.iter().collect::<Vec<_>>(), txn, ctx)?;
+    pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
+        let filter: Vec<&Expr> = self.filter.iter().collect();
+        let sc = crate::exec::subquery::prefill(&filter, subs, txn, ctx)?;
         let ctx = &Ctx {
             sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx

@@ -13,7 +13,7 @@ use zipdb_engine::{IsolationLevel, Transaction};
 use crate::error::{ErrorKind, SqlError};
 use crate::expr::Ctx;
 use crate::instance::{Activity, Instance, Process};
-use crate::plan::dml::Plan;
+use crate::plan::dml::PlanRoot;
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::temporal::DateTime;
@@ -32,7 +32,7 @@ pub(crate) struct OpenTxn {
 pub(crate) struct Prepared {
     pub(crate) sql: String,
     pub(crate) stmt: ast::Statement,
-    pub(crate) plan: Option<Plan>,
+    pub(crate) plan: Option<PlanRoot>,
     pub(crate) version: u64,
     pub(crate) params: usize,
     /// Slot → client parameter index.
