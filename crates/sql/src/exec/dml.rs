@@ -45,8 +45,8 @@ pub fn coerce(
         }
     }
     for i in &issues {
-        let (level, code, message) = i.warning(&dest);
-        n.warn(level, code, message);
+        let (level, kind, message) = i.warning(&dest);
+        n.warn(level, kind, message);
     }
     Ok(v)
 }
@@ -217,8 +217,8 @@ pub struct DmlCount {
     pub duplicates: u64,
     pub records: u64,
     pub warnings: u64,
-    /// The warnings themselves (level, code, message), for SHOW WARNINGS.
-    pub warns: Vec<(&'static str, u16, String)>,
+    /// The warnings themselves (level, kind, message), for SHOW WARNINGS.
+    pub warns: Vec<(&'static str, ErrorKind, String)>,
     /// First AUTO_INCREMENT value generated (LAST_INSERT_ID()).
     pub first_id: Option<u64>,
     /// INSERT ... SELECT: MySQL reports its Records/Duplicates info even for one row.
@@ -226,9 +226,9 @@ pub struct DmlCount {
 }
 
 impl DmlCount {
-    pub fn warn(&mut self, level: &'static str, code: u16, message: String) {
+    pub fn warn(&mut self, level: &'static str, kind: ErrorKind, message: String) {
         self.warnings += 1;
-        self.warns.push((level, code, message));
+        self.warns.push((level, kind, message));
     }
 }
 
@@ -263,7 +263,7 @@ impl InsertPlan {
                     return Err(no_default(col));
                 }
                 let e = no_default(col);
-                n.warn("Warning", e.code(), e.into_message());
+                n.warn("Warning", e.kind(), e.into_message());
             }
         }
         let selected = match &self.select {
@@ -304,7 +304,7 @@ impl InsertPlan {
                                 return Err(no_default(col));
                             }
                             let e = no_default(col);
-                            n.warn("Warning", e.code(), e.into_message());
+                            n.warn("Warning", e.kind(), e.into_message());
                         }
                         continue;
                     }
@@ -435,7 +435,7 @@ impl InsertPlan {
                 // INSERT IGNORE ... ON DUPLICATE KEY UPDATE: an update that collides in turn
                 // is skipped with a warning.
                 Err(e) if e.kind() == ErrorKind::DupEntry && !strict => {
-                    n.warn("Warning", e.code(), e.into_message());
+                    n.warn("Warning", e.kind(), e.into_message());
                     return Ok(0);
                 }
                 Err(e) => return Err(e),
@@ -449,7 +449,7 @@ impl InsertPlan {
             InsertMode::Ignore => {
                 n.warn(
                     "Warning",
-                    1062,
+                    ErrorKind::DupEntry,
                     format!(
                         "Duplicate entry '{}' for key '{key_name}'",
                         key_text(&row, &cols)

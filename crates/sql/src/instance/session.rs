@@ -306,18 +306,18 @@ impl Session {
         d.count
     }
 
-    pub(crate) fn warn(&mut self, code: u16, message: impl Into<String>) {
+    pub(crate) fn warn(&mut self, kind: crate::error::ErrorKind, message: impl Into<String>) {
         self.warnings.push(Warning {
             level: "Warning",
-            code,
+            code: kind.code(),
             message: message.into(),
         });
     }
 
-    pub(crate) fn note(&mut self, code: u16, message: impl Into<String>) {
+    pub(crate) fn note(&mut self, kind: crate::error::ErrorKind, message: impl Into<String>) {
         self.warnings.push(Warning {
             level: "Note",
-            code,
+            code: kind.code(),
             message: message.into(),
         });
     }

@@ -477,10 +477,10 @@ impl Session {
             ),
             DmlKind::Insert | DmlKind::Delete => String::new(),
         };
-        for (level, code, message) in n.warns {
+        for (level, kind, message) in n.warns {
             self.warnings.push(Warning {
                 level,
-                code,
+                code: kind.code(),
                 message,
             });
         }
