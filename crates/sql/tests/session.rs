@@ -659,3 +659,72 @@ fn in_over_a_large_subquery_uses_sql_equality_and_null_rules() {
         "100"
     );
 }
+
+#[test]
+fn subqueries_resolve_by_id_through_aliases_nesting_prepares_and_updates() {
+    let f = fixture();
+    let mut s = session(&f, 1);
+    ok(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, x INT)");
+    ok(
+        &mut s,
+        "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, y INT)",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO a VALUES (1, 10), (2, 20), (3, NULL), (4, 10)",
+    );
+    ok(
+        &mut s,
+        "INSERT INTO b VALUES (1, 1, 100), (2, 1, 200), (3, 2, 300), (4, NULL, 400)",
+    );
+    // An alias for a subquery, named again in HAVING and ORDER BY of a grouped query: the
+    // alias is compiled once more there, and its subquery must land in the statement's table.
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT x, (SELECT MAX(y) FROM b WHERE y < 350) AS m, COUNT(*) FROM a \
+             WHERE x IS NOT NULL GROUP BY x HAVING m > 0 ORDER BY m, x"
+        ),
+        [["10", "300", "2"], ["20", "300", "1"]]
+    );
+    // An uncorrelated subquery inside a correlated one, which runs once per outer row.
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT id FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.a_id = a.id AND \
+             b.y = (SELECT MAX(y) FROM b WHERE a_id IS NOT NULL)) ORDER BY id"
+        ),
+        [["2"]]
+    );
+    // A prepared statement keeps its plan and subquery table between executions.
+    let id = s
+        .prepare("SELECT COUNT(*) FROM a WHERE x IN (SELECT y DIV 10 FROM b WHERE id <= ?)")
+        .expect("prepare")
+        .id;
+    let count = |s: &mut Session, p: i64| match s.execute(id, &[zipdb_sql::Value::Int(p)]) {
+        Ok(Outcome::Rows { rows, .. }) => common::text(&rows[0][0]),
+        other => panic!("execute: {other:?}"),
+    };
+    assert_eq!(count(&mut s, 1), "2");
+    assert_eq!(count(&mut s, 3), "3");
+    // UPDATE runs its subqueries ahead, each once, then writes.
+    assert_eq!(
+        ok(
+            &mut s,
+            "UPDATE a SET x = (SELECT MAX(y) FROM b) WHERE id IN (SELECT a_id FROM b)"
+        ),
+        2
+    );
+    assert_eq!(
+        q(&mut s, "SELECT id, x FROM a ORDER BY id"),
+        [["1", "400"], ["2", "400"], ["3", "NULL"], ["4", "10"]]
+    );
+    assert_eq!(
+        ok(
+            &mut s,
+            "DELETE FROM a WHERE x > ALL (SELECT y FROM b WHERE y < 400)"
+        ),
+        2
+    );
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM a"), "2");
+}

@@ -665,7 +665,7 @@ fn execute(s: &mut Session, stmt: UserStmt) -> Result<Outcome, SqlError> {
                 if next.get(&user, &host).is_some() {
                     if if_not_exists {
                         notes.push((
-                            3163,
+                            ErrorKind::UserAlreadyExists,
                             format!(
                                 "Authorization ID {} already exists.",
                                 accounts::quoted(&user, &host)
@@ -689,7 +689,7 @@ fn execute(s: &mut Session, stmt: UserStmt) -> Result<Outcome, SqlError> {
                 let Some(cur) = next.get(&user, &host).cloned() else {
                     if if_exists {
                         notes.push((
-                            3162,
+                            ErrorKind::UserDoesNotExist,
                             format!(
                                 "Authorization ID {} does not exist.",
                                 accounts::quoted(&user, &host)
@@ -722,7 +722,7 @@ fn execute(s: &mut Session, stmt: UserStmt) -> Result<Outcome, SqlError> {
                     puts.push((accounts::key(&user, &host), None));
                 } else if if_exists {
                     notes.push((
-                        3162,
+                        ErrorKind::UserDoesNotExist,
                         format!(
                             "Authorization ID {} does not exist.",
                             accounts::quoted(&user, &host)
@@ -764,8 +764,8 @@ fn execute(s: &mut Session, stmt: UserStmt) -> Result<Outcome, SqlError> {
         }
     }
     commit(s, next, puts)?;
-    for (code, msg) in notes {
-        s.note(code, msg);
+    for (kind, msg) in notes {
+        s.note(kind, msg);
     }
     Ok(Outcome::done(0))
 }

@@ -1,14 +1,12 @@
 //! The aggregate stage's scope ([`AggScope`]): expressions over the group row.
 
-use std::sync::Arc;
-
 use sqlparser::ast;
 
 use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::{Env, FromItem};
 use crate::bind::scope::{joined_type, joined_types, FromScope};
-use crate::expr::{Expr, SubqueryPlan};
-use crate::plan::select::{AggFn, AggSpec, SubPlan};
+use crate::expr::{Expr, SubqueryRef};
+use crate::plan::select::{AggFn, AggSpec};
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
 use crate::SqlError;
@@ -49,11 +47,7 @@ impl AggScope<'_> {
 }
 
 impl Scope for AggScope<'_> {
-    fn subquery(
-        &mut self,
-        c: &mut Compiler,
-        q: &ast::Query,
-    ) -> Result<Arc<dyn SubqueryPlan>, SqlError> {
+    fn subquery(&mut self, c: &mut Compiler, q: &ast::Query) -> Result<SubqueryRef, SqlError> {
         // Expressions here are over the group row, not the source row: outer references
         // would read the wrong columns, so only uncorrelated subqueries compile.
         let Some(env) = self.env else {
@@ -69,24 +63,10 @@ impl Scope for AggScope<'_> {
             compile_query: env.compile_query,
         };
         let plan = (env.compile_query)(q, &inner, c)?;
-        Ok(Arc::new(SubPlan {
-            plan,
-            outer_cols: Vec::new(),
-        }))
+        Ok(c.add_subquery(plan, Vec::new()))
     }
 
     fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
-        if q.is_none() {
-            if let Some((_, ast)) = self
-                .aliases
-                .iter()
-                .find(|(a, _)| a.eq_ignore_ascii_case(name))
-                .cloned()
-            {
-                let mut c = Compiler::new();
-                return c.compile(&ast, self);
-            }
-        }
         let e = self.source_scope().column(q, name)?;
         let types = self.source_types();
         let ty = match &e {
@@ -113,6 +93,28 @@ impl Scope for AggScope<'_> {
             .position(|(g, _)| g.eq_ignore_ascii_case(&text))
         {
             return Ok(Some(Expr::Col(i)));
+        }
+        // A select-list alias (what `Compiler::compile` would hand `column` unqualified):
+        // compiled here, where the statement's compiler is at hand, so that its subqueries
+        // join the statement's table.
+        let unqualified = match e {
+            ast::Expr::Identifier(id) if !id.value.starts_with('@') => Some(&id.value),
+            ast::Expr::CompoundIdentifier(ids)
+                if ids.len() == 1 && !ids[0].value.starts_with("@@") =>
+            {
+                Some(&ids[0].value)
+            }
+            _ => None,
+        };
+        if let Some(name) = unqualified {
+            if let Some((_, ast)) = self
+                .aliases
+                .iter()
+                .find(|(a, _)| a.eq_ignore_ascii_case(name))
+                .cloned()
+            {
+                return c.compile_apart(&ast, self).map(Some);
+            }
         }
         let ast::Expr::Function(f) = e else {
             return Ok(None);

@@ -5,7 +5,8 @@ use sqlparser::ast;
 
 use crate::error::ErrorKind;
 use crate::expr::builtins::Unit;
-use crate::expr::{cast, Arith, CastTo, Cmp, Expr, Func, SubKind, SubqueryPlan};
+use crate::expr::{cast, Arith, CastTo, Cmp, Expr, Func, SubKind, SubqueryId, SubqueryRef};
+use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -27,12 +28,9 @@ pub trait Scope {
     fn col_type(&self, _i: usize) -> Option<SqlType> {
         None
     }
-    /// A subquery in an expression: its plan, compiled where the scope allows one.
-    fn subquery(
-        &mut self,
-        _c: &mut Compiler,
-        _q: &ast::Query,
-    ) -> Result<std::sync::Arc<dyn SubqueryPlan>, SqlError> {
+    /// A subquery in an expression, compiled (and added to `c`'s table with
+    /// [`Compiler::add_subquery`]) where the scope allows one.
+    fn subquery(&mut self, _c: &mut Compiler, _q: &ast::Query) -> Result<SubqueryRef, SqlError> {
         Err(SqlError::unsupported("subqueries here"))
     }
 }
@@ -41,8 +39,9 @@ pub trait Scope {
 pub struct Compiler {
     /// (line, column) of each placeholder met, in compile order.
     placeholders: Vec<(u64, u64)>,
-    /// Subqueries compiled so far (a plan that saw one needs a transaction to share).
-    pub subqueries: usize,
+    /// The statement's subqueries compiled so far, indexed by [`SubqueryId`] (a plan that
+    /// saw one needs a transaction to share); the plan root takes them at the end.
+    subqueries: Vec<Subquery>,
 }
 
 impl Default for Compiler {
@@ -55,8 +54,47 @@ impl Compiler {
     pub fn new() -> Compiler {
         Compiler {
             placeholders: Vec::new(),
-            subqueries: 0,
+            subqueries: Vec::new(),
         }
+    }
+
+    /// How many subqueries have been compiled so far.
+    pub fn subquery_count(&self) -> usize {
+        self.subqueries.len()
+    }
+
+    /// Adds a compiled subquery to the statement's table; what the expression holds.
+    pub fn add_subquery(&mut self, plan: SelectPlan, outer_cols: Vec<usize>) -> SubqueryRef {
+        let ty = plan.types.first().copied().unwrap_or(SqlType::Varchar {
+            len: 255,
+            binary: false,
+        });
+        let id = SubqueryId(self.subqueries.len());
+        self.subqueries.push(Subquery { plan });
+        SubqueryRef { id, outer_cols, ty }
+    }
+
+    /// The statement's subqueries, for its plan root.
+    pub fn take_subqueries(&mut self) -> Vec<Subquery> {
+        std::mem::take(&mut self.subqueries)
+    }
+
+    /// How many columns subquery `sub`'s rows show.
+    fn sub_visible(&self, sub: &SubqueryRef) -> usize {
+        self.subqueries[sub.id.0].plan.visible
+    }
+
+    /// Compiles `e` with its `?` placeholders numbered on their own, from 0 (as a fresh
+    /// compiler numbers them), while its subqueries join the statement's table.
+    pub fn compile_apart(
+        &mut self,
+        e: &ast::Expr,
+        scope: &mut dyn Scope,
+    ) -> Result<Expr, SqlError> {
+        let saved = std::mem::take(&mut self.placeholders);
+        let r = self.compile(e, scope);
+        self.placeholders = saved;
+        r
     }
 
     pub fn param_count(&self) -> usize {
@@ -81,6 +119,7 @@ impl Compiler {
             return Ok(x);
         }
         let b = |x: Expr| Box::new(x);
+        let b2 = |x: SubqueryRef| Box::new(x);
         Ok(match e {
             A::Identifier(id) => {
                 if let Some(v) = id.value.strip_prefix("@@") {
@@ -111,17 +150,15 @@ impl Compiler {
             A::TypedString(ts) => typed_literal(&ts.data_type, &ts.value.value)?,
             A::Nested(x) => self.compile(x, scope)?,
             A::Subquery(q) => {
-                self.subqueries += 1;
                 let p = scope.subquery(self, q)?;
-                if p.visible() != 1 {
+                if self.sub_visible(&p) != 1 {
                     return Err(SqlError::operand_columns(1));
                 }
-                Expr::Subquery(p, SubKind::Scalar)
+                Expr::Subquery(b2(p), SubKind::Scalar)
             }
             A::Exists { subquery, negated } => {
-                self.subqueries += 1;
                 let p = scope.subquery(self, subquery)?;
-                Expr::Subquery(p, SubKind::Exists(*negated))
+                Expr::Subquery(b2(p), SubKind::Exists(*negated))
             }
             A::AnyOp {
                 left,
@@ -149,12 +186,11 @@ impl Compiler {
                     other => return Err(SqlError::unsupported(&format!("{other} ANY/ALL"))),
                 };
                 let x = self.compile(left, scope)?;
-                self.subqueries += 1;
                 let p = scope.subquery(self, q)?;
-                if p.visible() != 1 {
+                if self.sub_visible(&p) != 1 {
                     return Err(SqlError::operand_columns(1));
                 }
-                Expr::Subquery(p, SubKind::Quantified(b(x), op, all))
+                Expr::Subquery(b2(p), SubKind::Quantified(b(x), op, all))
             }
             A::InSubquery {
                 expr,
@@ -162,12 +198,11 @@ impl Compiler {
                 negated,
             } => {
                 let x = self.compile(expr, scope)?;
-                self.subqueries += 1;
                 let p = scope.subquery(self, subquery)?;
-                if p.visible() != 1 {
+                if self.sub_visible(&p) != 1 {
                     return Err(SqlError::operand_columns(1));
                 }
-                Expr::Subquery(p, SubKind::In(b(x), *negated))
+                Expr::Subquery(b2(p), SubKind::In(b(x), *negated))
             }
             A::UnaryOp { op, expr } => {
                 let x = self.compile(expr, scope)?;

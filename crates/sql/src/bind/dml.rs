@@ -223,7 +223,7 @@ fn single_table(
 
 /// An expression of UPDATE/DELETE over the target table's row. Subqueries may appear if they
 /// do not read the row (they are run once, before any row changes: see
-/// [`crate::exec::prefill_subqueries`]); correlated ones are refused.
+/// [`crate::exec::subquery::prefill`]); correlated ones are refused.
 fn dml_compile(
     e: &ast::Expr,
     t: &Table,
@@ -250,8 +250,8 @@ fn dml_compile(
     )?;
     let mut correlated = false;
     x.visit(&mut |n| {
-        if let Expr::Subquery(p, _) = n {
-            correlated |= !p.outer_cols().is_empty();
+        if let Expr::Subquery(sub, _) = n {
+            correlated |= !sub.outer_cols.is_empty();
         }
     });
     if correlated {

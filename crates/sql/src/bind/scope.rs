@@ -1,16 +1,13 @@
 //! Scopes that resolve column names while compiling: one table's row ([`TableScope`]), the
 //! joined row of a FROM clause ([`FromScope`]), no row ([`NoScope`]).
 
-use std::sync::Arc;
-
 use sqlparser::ast;
 
 use crate::bind::compile::{Compiler, Scope};
 use crate::bind::env::{Env, FromItem, OuterRef};
 use crate::catalog::Table;
 use crate::error::ErrorKind;
-use crate::expr::{Expr, SubqueryPlan};
-use crate::plan::select::SubPlan;
+use crate::expr::{Expr, SubqueryRef};
 use crate::types::result::{col_flags, describe, ColumnMeta};
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -116,11 +113,7 @@ impl Scope for FromScope<'_> {
     fn col_type(&self, i: usize) -> Option<SqlType> {
         joined_type(self.items, i)
     }
-    fn subquery(
-        &mut self,
-        c: &mut Compiler,
-        q: &ast::Query,
-    ) -> Result<Arc<dyn SubqueryPlan>, SqlError> {
+    fn subquery(&mut self, c: &mut Compiler, q: &ast::Query) -> Result<SubqueryRef, SqlError> {
         let Some(env) = self.env else {
             return Err(SqlError::unsupported("subqueries here"));
         };
@@ -143,7 +136,7 @@ impl Scope for FromScope<'_> {
         let mut outer_cols = used.into_inner();
         outer_cols.sort_unstable();
         outer_cols.dedup();
-        Ok(Arc::new(SubPlan { plan, outer_cols }))
+        Ok(c.add_subquery(plan, outer_cols))
     }
 }
 

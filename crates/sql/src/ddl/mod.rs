@@ -167,7 +167,7 @@ fn create_database(s: &mut Session, name: &str, if_not_exists: bool) -> Result<O
     if s.inst.database_exists(name) {
         if if_not_exists {
             s.note(
-                1007,
+                ErrorKind::DbCreateExists,
                 format!("Can't create database '{name}'; database exists"),
             );
             return Ok(Outcome::done(0));
@@ -198,7 +198,7 @@ fn drop_database(s: &mut Session, name: &str, if_exists: bool) -> Result<u64, Sq
     let tables: Vec<String> = match listed {
         None if if_exists => {
             s.note(
-                1008,
+                ErrorKind::DbDropExists,
                 format!("Can't drop database '{name}'; database doesn't exist"),
             );
             return Ok(0);
@@ -564,7 +564,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         columns.push(col);
     }
     for note in default_notes {
-        s.note(1265, note);
+        s.note(ErrorKind::WarnDataTruncated, note);
     }
     for c in &ct.constraints {
         match c {
@@ -610,7 +610,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
             }
             ast::TableConstraint::ForeignKey(_) | ast::TableConstraint::Check(_) => {
                 s.warn(
-                    1235,
+                    ErrorKind::NotSupportedYet,
                     "FOREIGN KEY and CHECK constraints are parsed and ignored",
                 );
             }
@@ -641,7 +641,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
     if let Some(e) = &options.engine {
         if !e.eq_ignore_ascii_case("zipdb") {
             s.warn(
-                1266,
+                ErrorKind::WarnUsingOtherHandler,
                 format!("Using storage engine zipdb for table '{name}' (ENGINE={e} requested)"),
             );
         }
@@ -651,7 +651,10 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
     let _ddl = inst.ddl.lock();
     if s.inst.catalog.read().table(&db, &name).is_some() {
         if ct.if_not_exists {
-            s.note(1050, format!("Table '{name}' already exists"));
+            s.note(
+                ErrorKind::TableExistsError,
+                format!("Table '{name}' already exists"),
+            );
             return Ok(Outcome::done(0));
         }
         return Err(SqlError::of(
@@ -725,7 +728,10 @@ fn drop_table(s: &mut Session, name: &ast::ObjectName, if_exists: bool) -> Resul
     let _ddl = inst.ddl.lock();
     let Some(t) = s.inst.catalog.read().table(&db, &tname).cloned() else {
         if if_exists {
-            s.note(1051, format!("Unknown table '{db}.{tname}'"));
+            s.note(
+                ErrorKind::BadTableError,
+                format!("Unknown table '{db}.{tname}'"),
+            );
             return Ok(());
         }
         return Err(SqlError::of(

@@ -120,6 +120,9 @@ errors! {
         "Table '{table}' from one of the SELECTs cannot be used in {clause}";
     WarnDataOutOfRange = 1264, "22003", "Out of range value for column '{column}' at row {row}";
     WarnDataTruncated = 1265, "01000", "Data truncated for column '{column}' at row {row}";
+    // A warning only: CREATE TABLE with another ENGINE.
+    WarnUsingOtherHandler = 1266, "HY000",
+        "Using storage engine zipdb for table '{table}' (ENGINE={engine} requested)";
     OptionPreventsStatement = 1290, "HY000",
         "The zipdb server is running with the {option} option so it cannot execute this \
          statement";
@@ -159,6 +162,9 @@ errors! {
         "Query execution was interrupted (max_statement_time exceeded)";
     QueryTimeout = 3024, "HY000",
         "Query execution was interrupted, maximum statement execution time exceeded";
+    // Notes only, of CREATE USER IF NOT EXISTS / DROP USER IF EXISTS and the like.
+    UserDoesNotExist = 3162, "HY000", "Authorization ID {user} does not exist.";
+    UserAlreadyExists = 3163, "HY000", "Authorization ID {user} already exists.";
     WithColWrongList = 4002, "HY000",
         "WITH column list and SELECT field list have different column counts";
 }
@@ -222,6 +228,7 @@ mod tests {
         (K::TablenameNotAllowedHere, 1250, "42000"),
         (K::WarnDataOutOfRange, 1264, "22003"),
         (K::WarnDataTruncated, 1265, "01000"),
+        (K::WarnUsingOtherHandler, 1266, "HY000"),
         (K::OptionPreventsStatement, 1290, "HY000"),
         (K::TruncatedWrongValue, 1292, "22007"),
         (K::SpDoesNotExist, 1305, "42000"),
@@ -249,6 +256,8 @@ mod tests {
         (K::ConnectionKilled, 1927, "70100"),
         (K::StatementTimeout, 1969, "70100"),
         (K::QueryTimeout, 3024, "HY000"),
+        (K::UserDoesNotExist, 3162, "HY000"),
+        (K::UserAlreadyExists, 3163, "HY000"),
         (K::WithColWrongList, 4002, "HY000"),
     ];
 

@@ -8,7 +8,7 @@ pub use codes::ErrorKind;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("ERROR {code} ({sqlstate}): {message}")]
 pub struct SqlError {
-    /// What went wrong; code and SQLSTATE are the kind's (see [`SqlError::new`]).
+    /// What went wrong; code and SQLSTATE are the kind's.
     kind: ErrorKind,
     code: u16,
     sqlstate: &'static str,
@@ -95,18 +95,6 @@ impl SqlError {
             kind,
             code: kind.code(),
             sqlstate: kind.sqlstate(),
-            message: message.into(),
-        }
-    }
-
-    /// An error by its code, for warnings escalated to errors (their code is data, see
-    /// types/diag.rs). The code and SQLSTATE are sent as given; a code the table lacks gets
-    /// the kind [`ErrorKind::UnknownError`].
-    pub(crate) fn new(code: u16, sqlstate: &'static str, message: impl Into<String>) -> SqlError {
-        SqlError {
-            kind: ErrorKind::from_code(code).unwrap_or(ErrorKind::UnknownError),
-            code,
-            sqlstate,
             message: message.into(),
         }
     }
@@ -298,9 +286,7 @@ mod tests {
         assert!(conflict.rolls_back_transaction());
         assert!(SqlError::engine(zipdb_engine::Error::Deadlock).rolls_back_transaction());
         assert!(!SqlError::duplicate("1", "PRIMARY").rolls_back_transaction());
-        // A literal code still gets its kind, so matching on kinds sees unconverted sites.
-        let ddl_timeout = SqlError::new(1205, "HY000", "Lock wait timeout exceeded");
-        assert_eq!(ddl_timeout.kind, ErrorKind::LockWaitTimeout);
+        let ddl_timeout = SqlError::of(ErrorKind::LockWaitTimeout, "Lock wait timeout exceeded");
         assert!(ddl_timeout.rolls_back_transaction());
     }
 
@@ -379,14 +365,5 @@ mod tests {
             );
             assert_eq!(ErrorKind::from_code(code), Some(e.kind));
         }
-    }
-
-    #[test]
-    fn an_unlisted_code_is_sent_as_given() {
-        let e = SqlError::new(9999, "HY000", "m");
-        assert_eq!(
-            (e.kind, e.code, e.sqlstate),
-            (ErrorKind::UnknownError, 9999, "HY000")
-        );
     }
 }

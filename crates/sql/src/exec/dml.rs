@@ -12,6 +12,7 @@ use crate::exec::scan::scan_rows;
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::Access;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
+use crate::plan::select::Subquery;
 use crate::types::value::Value;
 
 // ---- Storing values --------------------------------------------------------------------------
@@ -44,8 +45,8 @@ pub fn coerce(
         }
     }
     for i in &issues {
-        let (level, code, message) = i.warning(&dest);
-        n.warn(level, code, message);
+        let (level, kind, message) = i.warning(&dest);
+        n.warn(level, kind, message);
     }
     Ok(v)
 }
@@ -216,8 +217,8 @@ pub struct DmlCount {
     pub duplicates: u64,
     pub records: u64,
     pub warnings: u64,
-    /// The warnings themselves (level, code, message), for SHOW WARNINGS.
-    pub warns: Vec<(&'static str, u16, String)>,
+    /// The warnings themselves (level, kind, message), for SHOW WARNINGS.
+    pub warns: Vec<(&'static str, ErrorKind, String)>,
     /// First AUTO_INCREMENT value generated (LAST_INSERT_ID()).
     pub first_id: Option<u64>,
     /// INSERT ... SELECT: MySQL reports its Records/Duplicates info even for one row.
@@ -225,14 +226,19 @@ pub struct DmlCount {
 }
 
 impl DmlCount {
-    pub fn warn(&mut self, level: &'static str, code: u16, message: String) {
+    pub fn warn(&mut self, level: &'static str, kind: ErrorKind, message: String) {
         self.warnings += 1;
-        self.warns.push((level, code, message));
+        self.warns.push((level, kind, message));
     }
 }
 
 impl InsertPlan {
-    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+    pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
         let t = &*self.table;
         let strict = self.mode != InsertMode::Ignore;
         let mut n = DmlCount {
@@ -257,11 +263,11 @@ impl InsertPlan {
                     return Err(no_default(col));
                 }
                 let e = no_default(col);
-                n.warn("Warning", e.code(), e.into_message());
+                n.warn("Warning", e.kind(), e.into_message());
             }
         }
         let selected = match &self.select {
-            Some(p) => p.execute(Some(&mut *txn), ctx)?,
+            Some(p) => p.execute(Some(&mut *txn), ctx, subs)?,
             None => Vec::new(),
         };
         let count = if self.select.is_some() {
@@ -298,7 +304,7 @@ impl InsertPlan {
                                 return Err(no_default(col));
                             }
                             let e = no_default(col);
-                            n.warn("Warning", e.code(), e.into_message());
+                            n.warn("Warning", e.kind(), e.into_message());
                         }
                         continue;
                     }
@@ -429,7 +435,7 @@ impl InsertPlan {
                 // INSERT IGNORE ... ON DUPLICATE KEY UPDATE: an update that collides in turn
                 // is skipped with a warning.
                 Err(e) if e.kind() == ErrorKind::DupEntry && !strict => {
-                    n.warn("Warning", e.code(), e.into_message());
+                    n.warn("Warning", e.kind(), e.into_message());
                     return Ok(0);
                 }
                 Err(e) => return Err(e),
@@ -443,7 +449,7 @@ impl InsertPlan {
             InsertMode::Ignore => {
                 n.warn(
                     "Warning",
-                    1062,
+                    ErrorKind::DupEntry,
                     format!(
                         "Duplicate entry '{}' for key '{key_name}'",
                         key_text(&row, &cols)
@@ -637,13 +643,18 @@ fn lock_target(
 }
 
 impl UpdatePlan {
-    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
+    pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
         let exprs: Vec<&Expr> = self
             .filter
             .iter()
             .chain(self.assignments.iter().map(|(_, e)| e))
             .collect();
-        let sc = crate::exec::prefill_subqueries(&exprs, txn, ctx)?;
+        let sc = crate::exec::subquery::prefill(&exprs, subs, txn, ctx)?;
         let ctx = &Ctx {
             sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx
@@ -709,9 +720,14 @@ impl UpdatePlan {
 }
 
 impl DeletePlan {
-    pub fn execute(&self, txn: &mut Transaction, ctx: &Ctx) -> Result<DmlCount, SqlError> {
-        let sc =
-            crate::exec::prefill_subqueries(&self.filter.iter().collect::<Vec<_>>(), txn, ctx)?;
+    pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
+        let filter: Vec<&Expr> = self.filter.iter().collect();
+        let sc = crate::exec::subquery::prefill(&filter, subs, txn, ctx)?;
         let ctx = &Ctx {
             sub: sc.as_ref().map(|s| s as &dyn crate::expr::SubqueryRunner),
             ..*ctx

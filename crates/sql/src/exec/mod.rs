@@ -14,17 +14,18 @@ pub(crate) mod hash;
 pub(crate) mod join;
 pub(crate) mod keyrange;
 pub(crate) mod scan;
+pub(crate) mod subquery;
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use zipdb_engine::Transaction;
 
-use crate::error::{ErrorKind, SqlError};
+use crate::error::SqlError;
 use crate::exec::scan::scan_rows;
-use crate::expr::{Cmp, Ctx, Expr, SubqueryPlan, SubqueryRunner};
-use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp, SubPlan};
+use crate::exec::subquery::SubCtx;
+use crate::expr::{Ctx, Expr};
+use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp, Subquery};
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -263,246 +264,6 @@ impl Txn<'_> {
     }
 }
 
-/// What subqueries of a running plan share: the transaction, and the rows of the
-/// uncorrelated ones (computed once, on first use).
-pub struct SubCtx<'a> {
-    /// `None` once every subquery has been run ahead (UPDATE/DELETE, which then write
-    /// through the transaction exclusively).
-    pub txn: Option<&'a Transaction>,
-    pub cache: std::cell::RefCell<std::collections::HashMap<usize, std::rc::Rc<Vec<Vec<Value>>>>>,
-    /// Hash indexes of uncorrelated IN subqueries' values, built on first use.
-    pub in_index:
-        std::cell::RefCell<std::collections::HashMap<usize, std::rc::Rc<Option<InIndex>>>>,
-}
-
-/// The values of an IN subquery hashed for membership tests: only when every non-NULL value
-/// hashes in one class, so that a probe of that class that misses means no equal value.
-pub struct InIndex {
-    class: crate::plan::join::KeyClass,
-    buckets: std::collections::HashMap<crate::exec::hash::HashPart, Vec<usize>>,
-    has_null: bool,
-}
-
-impl InIndex {
-    fn build(rows: &[Vec<Value>]) -> Option<InIndex> {
-        let mut class = None;
-        let mut buckets: std::collections::HashMap<crate::exec::hash::HashPart, Vec<usize>> =
-            std::collections::HashMap::new();
-        let mut has_null = false;
-        for (i, r) in rows.iter().enumerate() {
-            let v = r.first()?;
-            let Some(c) = crate::exec::hash::value_class(v) else {
-                has_null = true;
-                continue;
-            };
-            if *class.get_or_insert(c) != c {
-                return None;
-            }
-            match crate::exec::hash::hash_part(v, c) {
-                Ok(Some(p)) => buckets.entry(p).or_default().push(i),
-                _ => return None,
-            }
-        }
-        Some(InIndex {
-            class: class?,
-            buckets,
-            has_null,
-        })
-    }
-}
-
-/// The plan of a subquery expression: bind/ compiles every one to a [`SubPlan`].
-fn sub_plan(p: &dyn SubqueryPlan) -> Result<&SelectPlan, SqlError> {
-    p.as_any()
-        .downcast_ref::<SubPlan>()
-        .map(|s| &s.plan)
-        .ok_or_else(|| SqlError::internal("a subquery without a SELECT plan"))
-}
-
-/// The cache key of an uncorrelated subquery: its plan's address, as before the plan was
-/// held as a trait object (the data pointer of the `Arc`).
-fn sub_key(p: &Arc<dyn SubqueryPlan>) -> usize {
-    Arc::as_ptr(p) as *const () as usize
-}
-
-/// Runs every (uncorrelated) subquery in `exprs` once through a shared borrow of `txn`, and
-/// returns a [`SubCtx`] holding their rows and no transaction, for statements that go on to
-/// write through `txn` (UPDATE/DELETE). `None` when there are no subqueries.
-pub fn prefill_subqueries(
-    exprs: &[&Expr],
-    txn: &Transaction,
-    ctx: &Ctx,
-) -> Result<Option<SubCtx<'static>>, SqlError> {
-    let mut plans: Vec<Arc<dyn SubqueryPlan>> = Vec::new();
-    for e in exprs {
-        e.visit(&mut |x| {
-            if let Expr::Subquery(p, _) = x {
-                plans.push(p.clone());
-            }
-        });
-    }
-    if plans.is_empty() {
-        return Ok(None);
-    }
-    let mut cache = std::collections::HashMap::new();
-    for p in plans {
-        debug_assert!(
-            p.outer_cols().is_empty(),
-            "a correlated subquery in UPDATE/DELETE"
-        );
-        let inner = Ctx { sub: None, ..*ctx };
-        let rows = sub_plan(&*p)?.execute_in(Txn::Shared(txn), &inner)?;
-        cache.insert(sub_key(&p), std::rc::Rc::new(rows));
-    }
-    Ok(Some(SubCtx {
-        txn: None,
-        cache: std::cell::RefCell::new(cache),
-        in_index: Default::default(),
-    }))
-}
-
-impl SubqueryRunner for SubCtx<'_> {
-    fn eval(
-        &self,
-        p: &Arc<dyn SubqueryPlan>,
-        kind: &crate::expr::SubKind,
-        row: &[Value],
-        ctx: &Ctx,
-    ) -> Result<Value, SqlError> {
-        eval_subquery(self, p, kind, row, ctx)
-    }
-}
-
-/// Evaluates a subquery expression for `row` (the enclosing query's row).
-fn eval_subquery(
-    sc: &SubCtx,
-    p: &Arc<dyn SubqueryPlan>,
-    kind: &crate::expr::SubKind,
-    row: &[Value],
-    ctx: &Ctx,
-) -> Result<Value, SqlError> {
-    use crate::expr::SubKind;
-    let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
-        let inner = Ctx {
-            outer,
-            sub: None,
-            ..*ctx
-        };
-        let txn = sc
-            .txn
-            .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
-        sub_plan(&**p)?.execute_in(Txn::Shared(txn), &inner)
-    };
-    let rows = if p.outer_cols().is_empty() {
-        let key = sub_key(p);
-        let cached = sc.cache.borrow().get(&key).cloned();
-        match cached {
-            Some(r) => r,
-            None => {
-                let r = std::rc::Rc::new(run(&[])?);
-                sc.cache.borrow_mut().insert(key, r.clone());
-                r
-            }
-        }
-    } else {
-        std::rc::Rc::new(run(row)?)
-    };
-    Ok(match kind {
-        SubKind::Scalar => match rows.len() {
-            0 => Value::Null,
-            1 => rows[0].first().cloned().unwrap_or(Value::Null),
-            _ => {
-                return Err(SqlError::of(
-                    ErrorKind::SubqueryNo1Row,
-                    "Subquery returns more than 1 row",
-                ))
-            }
-        },
-        SubKind::Exists(neg) => Value::Int(i64::from(rows.is_empty() == *neg)),
-        SubKind::In(x, neg) => {
-            if rows.is_empty() {
-                return Ok(Value::Int(i64::from(*neg)));
-            }
-            let v = x.eval(row, ctx)?;
-            if v.is_null() {
-                return Ok(Value::Null);
-            }
-            // Uncorrelated and large enough: probe a hash index of the values.
-            if p.outer_cols().is_empty() && rows.len() >= 16 {
-                let key = sub_key(p);
-                let cached = sc.in_index.borrow().get(&key).cloned();
-                let index = match cached {
-                    Some(ix) => ix,
-                    None => {
-                        let ix = std::rc::Rc::new(InIndex::build(&rows));
-                        sc.in_index.borrow_mut().insert(key, ix.clone());
-                        ix
-                    }
-                };
-                if let Some(ix) = &*index {
-                    if crate::exec::hash::value_class(&v) == Some(ix.class) {
-                        if let Ok(Some(h)) = crate::exec::hash::hash_part(&v, ix.class) {
-                            let hit = ix.buckets.get(&h).is_some_and(|b| {
-                                b.iter().any(|&i| {
-                                    rows[i].first().and_then(|c| v.sql_cmp(c))
-                                        == Some(Ordering::Equal)
-                                })
-                            });
-                            return Ok(if hit {
-                                Value::Int(i64::from(!*neg))
-                            } else if ix.has_null {
-                                Value::Null
-                            } else {
-                                Value::Int(i64::from(*neg))
-                            });
-                        }
-                    }
-                }
-            }
-            let mut saw_null = false;
-            for r in rows.iter() {
-                match r.first().and_then(|c| v.sql_cmp(c)) {
-                    Some(Ordering::Equal) => return Ok(Value::Int(i64::from(!*neg))),
-                    None => saw_null = true,
-                    Some(_) => {}
-                }
-            }
-            if saw_null {
-                Value::Null
-            } else {
-                Value::Int(i64::from(*neg))
-            }
-        }
-        SubKind::Quantified(x, op, all) => {
-            // ALL: false at the first row the comparison fails, NULL if any is unknown, else
-            // true (also for no rows). ANY: the mirror image.
-            let v = x.eval(row, ctx)?;
-            let mut unknown = false;
-            for r in rows.iter() {
-                let c = r.first().and_then(|c| v.sql_cmp(c));
-                let holds = c.map(|o| match op {
-                    Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
-                    Cmp::Ne => o != Ordering::Equal,
-                    Cmp::Lt => o == Ordering::Less,
-                    Cmp::Le => o != Ordering::Greater,
-                    Cmp::Gt => o == Ordering::Greater,
-                    Cmp::Ge => o != Ordering::Less,
-                });
-                match holds {
-                    Some(h) if h != *all => return Ok(Value::Int(i64::from(h))),
-                    None => unknown = true,
-                    Some(_) => {}
-                }
-            }
-            if unknown {
-                Value::Null
-            } else {
-                Value::Int(i64::from(*all))
-            }
-        }
-    })
-}
-
 /// Whether the WHERE terms that read no row (see [`Expr::row_independent`]) are all true. They
 /// are decided once, before any row is read; when one is not true, no row is read (MySQL's
 /// "Impossible WHERE"). All are evaluated, not up to the first false one: MySQL raises their
@@ -545,8 +306,13 @@ impl SelectPlan {
     }
 
     /// The `information_schema` tables the statement reads anywhere: FROM, joins, UNION
-    /// operands and subqueries (the session computes their rows before execution).
-    pub fn virtual_kinds(&self, out: &mut Vec<crate::catalog::system::SystemTable>) {
+    /// operands and subqueries (the session computes their rows before execution); `subs`
+    /// is the statement's table of subqueries.
+    pub fn virtual_kinds(
+        &self,
+        subs: &[Subquery],
+        out: &mut Vec<crate::catalog::system::SystemTable>,
+    ) {
         let tables = self.table.iter().chain(self.joins.iter().map(|j| &j.table));
         for t in tables {
             if let Some(k) = t.virt {
@@ -556,14 +322,14 @@ impl SelectPlan {
             }
         }
         for (p, _) in &self.union {
-            p.virtual_kinds(out);
+            p.virtual_kinds(subs, out);
         }
         let derived = self
             .derived
             .iter()
             .chain(self.joins.iter().filter_map(|j| j.derived.as_ref()));
         for p in derived {
-            p.virtual_kinds(out);
+            p.virtual_kinds(subs, out);
         }
         let mut exprs: Vec<&Expr> = Vec::new();
         exprs.extend(self.filter.iter());
@@ -579,28 +345,46 @@ impl SelectPlan {
         }
         for e in exprs {
             e.visit(&mut |x| {
-                if let Some(p) = match x {
-                    Expr::Subquery(p, _) => p.as_any().downcast_ref::<SubPlan>(),
+                if let Some(q) = match x {
+                    Expr::Subquery(sub, _) => subs.get(sub.id.0),
                     _ => None,
                 } {
-                    p.plan.virtual_kinds(out);
+                    q.plan.virtual_kinds(subs, out);
                 }
             });
         }
     }
 
+    /// Runs the plan; `subs` is its statement's table of subqueries.
     pub fn execute(
         &self,
         txn: Option<&mut Transaction>,
         ctx: &Ctx,
+        subs: &[Subquery],
     ) -> Result<Vec<Vec<Value>>, SqlError> {
         match txn {
-            Some(t) => self.execute_in(Txn::Mut(t), ctx),
-            None => self.execute_in(Txn::None, ctx),
+            Some(t) => self.execute_in(Txn::Mut(t), ctx, subs),
+            None => self.execute_in(Txn::None, ctx, subs),
         }
     }
 
-    pub(crate) fn execute_in(&self, txn: Txn, ctx: &Ctx) -> Result<Vec<Vec<Value>>, SqlError> {
+    /// Runs the plan through a shared borrow of `txn` (a subquery's plan, while the plan
+    /// that holds it scans).
+    pub(crate) fn execute_shared(
+        &self,
+        txn: &Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
+        self.execute_in(Txn::Shared(txn), ctx, subs)
+    }
+
+    pub(crate) fn execute_in(
+        &self,
+        txn: Txn,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
         if self.has_sub {
             // Subqueries read through a shared transaction while this plan scans.
             let shared = match &txn {
@@ -611,21 +395,17 @@ impl SelectPlan {
                 Txn::Shared(t) => *t,
                 Txn::None => return Err(SqlError::internal("no transaction for a subquery")),
             };
-            let sc = SubCtx {
-                txn: Some(shared),
-                cache: Default::default(),
-                in_index: Default::default(),
-            };
+            let sc = SubCtx::new(subs, shared);
             let ctx = Ctx {
                 sub: Some(&sc),
                 ..*ctx
             };
-            return self.run(Txn::Shared(shared), &ctx);
+            return self.run(Txn::Shared(shared), &ctx, subs);
         }
-        self.run(txn, ctx)
+        self.run(txn, ctx, subs)
     }
 
-    fn run(&self, txn: Txn, ctx: &Ctx) -> Result<Vec<Vec<Value>>, SqlError> {
+    fn run(&self, txn: Txn, ctx: &Ctx, subs: &[Subquery]) -> Result<Vec<Vec<Value>>, SqlError> {
         let limit = limit_value(&self.limit, ctx)?;
         let offset = limit_value(&self.offset, ctx)?.unwrap_or(0);
         let mut rows: Vec<Vec<Value>> = Vec::new();
@@ -648,13 +428,13 @@ impl SelectPlan {
         let mut groups: BTreeMap<GroupKey, Vec<AggState>> = BTreeMap::new();
         let mut txn = txn;
         let union_rows = if let Some(d) = &self.derived {
-            Some(d.execute_in(txn.reborrow(), ctx)?)
+            Some(d.execute_in(txn.reborrow(), ctx, subs)?)
         } else if self.union.is_empty() {
             None
         } else {
             let mut all: Vec<Vec<Value>> = Vec::new();
             for (p, op) in &self.union {
-                let rows = p.execute_in(txn.reborrow(), ctx)?;
+                let rows = p.execute_in(txn.reborrow(), ctx, subs)?;
                 set_combine(*op, &mut all, rows);
             }
             Some(all)
@@ -672,7 +452,7 @@ impl SelectPlan {
             _ if impossible => Vec::new(),
             (_, true) => Vec::new(),
             (Some(txn), false) => crate::exec::join::build(&self.joins, txn, ctx, &|p| {
-                p.execute_in(Txn::Shared(txn), ctx)
+                p.execute_in(Txn::Shared(txn), ctx, subs)
             })?,
             (None, false) => return Err(SqlError::internal("no transaction for a join")),
         };

@@ -168,7 +168,9 @@ pub(crate) fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
 /// NULL, with warning 1365 (an error in strict INSERT and UPDATE: ERROR_FOR_DIVISION_BY_ZERO,
 /// on by default in MariaDB 10.11).
 pub(crate) fn division_by_zero() -> Value {
-    crate::types::diag::warn(1365, || "Division by 0".to_string());
+    crate::types::diag::warn(crate::error::ErrorKind::DivisionByZero, || {
+        "Division by 0".to_string()
+    });
     Value::Null
 }
 

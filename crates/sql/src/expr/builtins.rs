@@ -160,7 +160,7 @@ pub const MONTH_NAMES: [&str; 12] = [
 pub fn temporal(v: &Value) -> Option<(DateTime, bool)> {
     let r = temporal_quiet(v);
     if r.is_none() && !v.is_null() {
-        crate::types::diag::warn(1292, || {
+        crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
             let t = v.to_text().unwrap_or_default();
             format!(
                 "Incorrect datetime value: '{}'",
@@ -191,11 +191,15 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
             // leading digits: '2021-11-30' is 00:20:21 and '1999-12-31' is no time at all.
             let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
             let Ok(n) = digits.parse::<i64>() else {
-                crate::types::diag::warn(1292, || format!("Incorrect time value: '{s}'"));
+                crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
+                    format!("Incorrect time value: '{s}'")
+                });
                 return None;
             };
             if digits.len() < s.len() {
-                crate::types::diag::warn(1292, || format!("Truncated incorrect time value: '{s}'"));
+                crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
+                    format!("Truncated incorrect time value: '{s}'")
+                });
             }
             let (h, m, sec) = (n / 10_000, n / 100 % 100, n % 100);
             if m >= 60 || sec >= 60 {
@@ -228,7 +232,7 @@ pub fn time_of(v: &Value) -> Option<(i64, i64, i64)> {
     }
     let r = time_of_text(v);
     if r.is_none() && !v.is_null() {
-        crate::types::diag::warn(1292, || {
+        crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
             let t = v.to_text().unwrap_or_default();
             format!("Incorrect time value: '{}'", crate::types::diag::quoted(&t))
         });

@@ -43,7 +43,7 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
 pub(crate) fn to_datetime_arg(v: &Value) -> Option<i64> {
     let r = to_datetime(v);
     if r.is_none() && !v.is_null() {
-        crate::types::diag::warn(1292, || {
+        crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
             let t = v.to_text().unwrap_or_default();
             format!(
                 "Incorrect datetime value: '{}'",

@@ -1,17 +1,17 @@
 //! What evaluation needs besides the row ([`Ctx`]), and the trait subqueries are run
 //! through ([`SubqueryRunner`]).
 
-use crate::expr::node::{SubKind, SubqueryPlan};
+use crate::expr::node::{SubKind, SubqueryRef};
 use crate::types::value::Value;
 use crate::SqlError;
 
 /// Runs the subqueries of a running plan (`exec::SubCtx`): the transaction they read and
 /// the rows of the uncorrelated ones, handed down in [`Ctx::sub`].
 pub trait SubqueryRunner {
-    /// The value of subquery expression `p`/`kind` for `row` (the enclosing query's row).
+    /// The value of subquery expression `sub`/`kind` for `row` (the enclosing query's row).
     fn eval(
         &self,
-        p: &std::sync::Arc<dyn SubqueryPlan>,
+        sub: &SubqueryRef,
         kind: &SubKind,
         row: &[Value],
         ctx: &Ctx,

@@ -345,10 +345,10 @@ impl Expr {
                 .get(*i)
                 .cloned()
                 .ok_or_else(|| SqlError::internal("outer column out of range"))?,
-            Expr::Subquery(p, kind) => ctx
+            Expr::Subquery(sub, kind) => ctx
                 .sub
                 .ok_or_else(|| SqlError::internal("a subquery outside a transaction"))?
-                .eval(p, kind, row, ctx)?,
+                .eval(sub, kind, row, ctx)?,
         })
     }
 
@@ -368,7 +368,7 @@ pub fn mark_columns(e: &Expr, out: &mut [bool]) {
     e.visit(&mut |x| match x {
         Expr::Col(i) => mark(*i),
         // A correlated subquery reads these columns of this row.
-        Expr::Subquery(p, _) => p.outer_cols().iter().for_each(|&c| mark(c)),
+        Expr::Subquery(sub, _) => sub.outer_cols.iter().for_each(|&c| mark(c)),
         _ => {}
     });
 }

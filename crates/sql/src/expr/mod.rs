@@ -22,7 +22,7 @@ mod typing;
 pub use self::cast::{cast, fmt_double};
 pub use self::ctx::{Ctx, SubqueryRunner};
 pub use self::like::{like, text_cmp};
-pub use self::node::{Arith, CastTo, Cmp, Expr, Func, SubKind, SubqueryPlan};
+pub use self::node::{Arith, CastTo, Cmp, Expr, Func, SubKind, SubqueryId, SubqueryRef};
 pub use self::typing::value_type;
 
 #[cfg(test)]

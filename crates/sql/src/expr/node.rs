@@ -179,20 +179,25 @@ pub enum Expr {
     /// A column of the enclosing query's row (in a correlated subquery).
     Outer(usize),
     /// A subquery: scalar, EXISTS, or the right side of IN.
-    Subquery(std::sync::Arc<dyn SubqueryPlan>, SubKind),
+    Subquery(Box<SubqueryRef>, SubKind),
 }
 
-/// A compiled subquery as an expression holds it. Its plan (`plan::select::SubPlan`) is of a
-/// higher layer than expr/, so expressions see it through this trait and exec/ reads the plan
-/// back with `as_any` (until the statement's side table of subqueries, step B8).
-pub trait SubqueryPlan: std::fmt::Debug + Send + Sync {
-    /// Columns of the enclosing query's row it reads (none: it is run once per statement).
-    fn outer_cols(&self) -> &[usize];
-    /// How many columns its rows show.
-    fn visible(&self) -> usize;
+/// A subquery's number in its statement's table of subqueries (`plan::select::Subquery`,
+/// owned by the plan root, `plan::dml::PlanRoot`): ids are given in compile order, one per
+/// subquery compiled, nested ones included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SubqueryId(pub usize);
+
+/// A subquery as an expression refers to it: its id, and what walks over the enclosing
+/// expression need to know of it without the statement's table (which is of a higher
+/// layer): the enclosing row's columns it reads and the type of its value.
+#[derive(Debug, Clone)]
+pub struct SubqueryRef {
+    pub id: SubqueryId,
+    /// Columns of the enclosing query's row it reads (none: it is run once per plan run).
+    pub outer_cols: Vec<usize>,
     /// The type of its (first) column: a scalar subquery's value.
-    fn result_type(&self) -> SqlType;
-    fn as_any(&self) -> &dyn std::any::Any;
+    pub ty: SqlType,
 }
 
 /// What a subquery's rows become.

@@ -65,7 +65,7 @@ impl Expr {
                 }
             }
             Expr::Outer(_) => TEXT,
-            Expr::Subquery(p, SubKind::Scalar) => p.result_type(),
+            Expr::Subquery(sub, SubKind::Scalar) => sub.ty,
             Expr::Subquery(..)
             | Expr::Cmp(..)
             | Expr::And(..)

@@ -13,7 +13,7 @@ use zipdb_engine::{IsolationLevel, Transaction};
 use crate::error::{ErrorKind, SqlError};
 use crate::expr::Ctx;
 use crate::instance::{Activity, Instance, Process};
-use crate::plan::dml::Plan;
+use crate::plan::dml::PlanRoot;
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::temporal::DateTime;
@@ -32,7 +32,7 @@ pub(crate) struct OpenTxn {
 pub(crate) struct Prepared {
     pub(crate) sql: String,
     pub(crate) stmt: ast::Statement,
-    pub(crate) plan: Option<Plan>,
+    pub(crate) plan: Option<PlanRoot>,
     pub(crate) version: u64,
     pub(crate) params: usize,
     /// Slot → client parameter index.
@@ -306,18 +306,18 @@ impl Session {
         d.count
     }
 
-    pub(crate) fn warn(&mut self, code: u16, message: impl Into<String>) {
+    pub(crate) fn warn(&mut self, kind: crate::error::ErrorKind, message: impl Into<String>) {
         self.warnings.push(Warning {
             level: "Warning",
-            code,
+            code: kind.code(),
             message: message.into(),
         });
     }
 
-    pub(crate) fn note(&mut self, code: u16, message: impl Into<String>) {
+    pub(crate) fn note(&mut self, kind: crate::error::ErrorKind, message: impl Into<String>) {
         self.warnings.push(Warning {
             level: "Note",
-            code,
+            code: kind.code(),
             message: message.into(),
         });
     }

@@ -5,7 +5,15 @@ use std::sync::Arc;
 use crate::catalog::Table;
 use crate::expr::Expr;
 use crate::plan::access::Access;
-use crate::plan::select::SelectPlan;
+use crate::plan::select::{SelectPlan, Subquery};
+
+/// A compiled statement and the subqueries its expressions refer to by id.
+#[derive(Debug, Clone)]
+pub struct PlanRoot {
+    pub plan: Plan,
+    /// Indexed by [`SubqueryId`](crate::expr::SubqueryId), nested subqueries included.
+    pub subqueries: Vec<Subquery>,
+}
 
 /// A compiled DML statement or query.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::catalog::Table;
-use crate::expr::{Expr, SubqueryPlan};
+use crate::expr::Expr;
 use crate::plan::access::Access;
 use crate::plan::join::KeyClass;
 use crate::types::result::ColumnMeta;
@@ -118,32 +118,10 @@ pub struct JoinStep {
     pub method: JoinMethod,
 }
 
-/// A compiled subquery.
+/// A compiled subquery: an entry of its statement's table (`PlanRoot::subqueries`), which
+/// `Expr::Subquery` refers to by [`SubqueryId`](crate::expr::SubqueryId). Nested subqueries
+/// have entries of their own in the same table; their plans refer to them by id.
 #[derive(Debug, Clone)]
-pub struct SubPlan {
+pub struct Subquery {
     pub plan: SelectPlan,
-    /// Columns of the enclosing query's row it reads (none: it is run once per statement).
-    pub outer_cols: Vec<usize>,
-}
-
-impl SubqueryPlan for SubPlan {
-    fn outer_cols(&self) -> &[usize] {
-        &self.outer_cols
-    }
-    fn visible(&self) -> usize {
-        self.plan.visible
-    }
-    fn result_type(&self) -> SqlType {
-        self.plan
-            .types
-            .first()
-            .copied()
-            .unwrap_or(SqlType::Varchar {
-                len: 255,
-                binary: false,
-            })
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

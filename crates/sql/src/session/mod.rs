@@ -19,7 +19,7 @@ use crate::exec::dml::DmlCount;
 use crate::expr::Ctx;
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
 use crate::instance::txn::isolation_of;
-use crate::plan::dml::Plan;
+use crate::plan::dml::{Plan, PlanRoot};
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
@@ -111,7 +111,7 @@ impl Session {
     fn run(
         &mut self,
         stmt: &ast::Statement,
-        plan: Option<(&Plan, &[usize])>,
+        plan: Option<(&PlanRoot, &[usize])>,
         params: &[Value],
     ) -> Result<Outcome, SqlError> {
         let interrupt = &self.process.interrupt;
@@ -131,7 +131,7 @@ impl Session {
     fn run_statement(
         &mut self,
         stmt: &ast::Statement,
-        plan: Option<(&Plan, &[usize])>,
+        plan: Option<(&PlanRoot, &[usize])>,
         params: &[Value],
     ) -> Result<Outcome, SqlError> {
         use ast::Statement as S;
@@ -260,7 +260,7 @@ impl Session {
         &self,
         stmt: &ast::Statement,
         c: &mut Compiler,
-    ) -> Result<Plan, SqlError> {
+    ) -> Result<PlanRoot, SqlError> {
         let lookup = self.env_lookup();
         let vars = |n: &str| self.sysvar(n);
         let env = Env {
@@ -272,18 +272,23 @@ impl Session {
             ctes: &[],
             compile_query: &compile_select,
         };
-        Ok(match stmt {
+        let plan = match stmt {
             ast::Statement::Query(q) => Plan::Select(Box::new(compile_select(q, &env, c)?)),
             ast::Statement::Insert(i) => Plan::Insert(dml::compile_insert(i, &env, c)?),
             ast::Statement::Update(u) => Plan::Update(dml::compile_update(u, &env, c)?),
             ast::Statement::Delete(d) => Plan::Delete(dml::compile_delete(d, &env, c)?),
             _ => return Err(SqlError::internal("not a DML statement")),
+        };
+        Ok(PlanRoot {
+            plan,
+            subqueries: c.take_subqueries(),
         })
     }
 
     /// Runs a compiled statement in the open transaction, or in its own (autocommit), with a
     /// diagnostics area for the warnings its expressions raise.
-    fn execute_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<Outcome, SqlError> {
+    fn execute_plan(&mut self, root: &PlanRoot, params: &[Value]) -> Result<Outcome, SqlError> {
+        let plan = &root.plan;
         // Strict mode makes INSERT and UPDATE fail on a warning (not IGNORE; DELETE and
         // queries only warn), as STRICT_TRANS_TABLES does in MySQL.
         let strict = match plan {
@@ -292,7 +297,7 @@ impl Session {
             Plan::Select(_) | Plan::Delete(_) => false,
         };
         let scope = crate::types::diag::Scope::begin(strict);
-        let r = self.execute_plan_in_scope(plan, params);
+        let r = self.execute_plan_in_scope(root, params);
         if r.is_ok() {
             self.take_diag();
         }
@@ -303,9 +308,10 @@ impl Session {
 
     fn execute_plan_in_scope(
         &mut self,
-        plan: &Plan,
+        root: &PlanRoot,
         params: &[Value],
     ) -> Result<Outcome, SqlError> {
+        let (plan, subs) = (&root.plan, &root.subqueries[..]);
         let c = &self.inst.counters;
         match plan {
             Plan::Select(_) => &c.com_select,
@@ -317,7 +323,7 @@ impl Session {
         if let Plan::Select(s) = plan {
             if !s.reads_tables() {
                 let ctx = self.ctx(params);
-                let rows = s.execute(None, &ctx)?;
+                let rows = s.execute(None, &ctx, subs)?;
                 return Ok(Outcome::Rows {
                     columns: s.columns.clone(),
                     rows,
@@ -350,7 +356,7 @@ impl Session {
         let virtual_rows = match reads {
             Some(s) => {
                 let mut kinds = Vec::new();
-                s.virtual_kinds(&mut kinds);
+                s.virtual_kinds(subs, &mut kinds);
                 let mut all = Vec::with_capacity(kinds.len());
                 for k in kinds {
                     all.push((k, crate::admin::infoschema::rows(self, k)?));
@@ -375,20 +381,21 @@ impl Session {
         };
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         let r = match plan {
-            Plan::Select(s) => s
-                .execute(Some(&mut open.txn), &ctx)
-                .map(|rows| Outcome::Rows {
-                    columns: s.columns.clone(),
-                    rows,
-                }),
+            Plan::Select(s) => {
+                s.execute(Some(&mut open.txn), &ctx, subs)
+                    .map(|rows| Outcome::Rows {
+                        columns: s.columns.clone(),
+                        rows,
+                    })
+            }
             Plan::Insert(p) => p
-                .execute(&mut open.txn, &ctx)
+                .execute(&mut open.txn, &ctx, subs)
                 .map(|n| self.dml_outcome(n, DmlKind::Insert)),
             Plan::Update(p) => p
-                .execute(&mut open.txn, &ctx)
+                .execute(&mut open.txn, &ctx, subs)
                 .map(|n| self.dml_outcome(n, DmlKind::Update)),
             Plan::Delete(p) => p
-                .execute(&mut open.txn, &ctx)
+                .execute(&mut open.txn, &ctx, subs)
                 .map(|n| self.dml_outcome(n, DmlKind::Delete)),
         };
         // KILL QUERY during the statement: its result is dropped and its changes undone below,
@@ -470,10 +477,10 @@ impl Session {
             ),
             DmlKind::Insert | DmlKind::Delete => String::new(),
         };
-        for (level, code, message) in n.warns {
+        for (level, kind, message) in n.warns {
             self.warnings.push(Warning {
                 level,
-                code,
+                code: kind.code(),
                 message,
             });
         }
@@ -486,7 +493,7 @@ impl Session {
 
     fn explain(&mut self, stmt: &ast::Statement) -> Result<Outcome, SqlError> {
         let mut c = Compiler::new();
-        let plan = self.compile(stmt, &mut c)?;
+        let plan = self.compile(stmt, &mut c)?.plan;
         let (table, access, filter) = match &plan {
             Plan::Select(s) => (s.table.clone(), s.access.clone(), s.filter.is_some()),
             Plan::Update(u) => (Some(u.table.clone()), u.access.clone(), u.filter.is_some()),
@@ -596,7 +603,10 @@ impl Session {
             _ => None,
         };
         let columns = match &plan {
-            Some(Plan::Select(s)) => s.columns.clone(),
+            Some(PlanRoot {
+                plan: Plan::Select(s),
+                ..
+            }) => s.columns.clone(),
             _ => Arc::new(Vec::new()),
         };
         // The wire gives a statement's parameter count 16 bits (ER_PS_MANY_PARAM).
@@ -688,7 +698,11 @@ impl Session {
             p.plan = Some(self.compile(&p.stmt, &mut c)?);
             p.order = c.param_order();
             p.version = version;
-            if let Some(Plan::Select(s)) = &p.plan {
+            if let Some(PlanRoot {
+                plan: Plan::Select(s),
+                ..
+            }) = &p.plan
+            {
                 if s.columns.len() != p.columns.len() {
                     return Err(SqlError::of(
                         ErrorKind::NeedReprepare,

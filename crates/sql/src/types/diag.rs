@@ -91,17 +91,18 @@ impl Drop for Scope {
     }
 }
 
-/// Raises a warning; `message` is only formatted when a scope listens.
-pub fn warn(code: u16, message: impl FnOnce() -> String) {
-    raise("Warning", code, message);
+/// Raises a warning of `kind` (its code from the table of kinds, error/codes.rs); `message`
+/// is only formatted when a scope listens.
+pub fn warn(kind: ErrorKind, message: impl FnOnce() -> String) {
+    raise("Warning", kind, message);
 }
 
 /// Raises a note (never escalated to an error).
-pub fn note(code: u16, message: impl FnOnce() -> String) {
-    raise("Note", code, message);
+pub fn note(kind: ErrorKind, message: impl FnOnce() -> String) {
+    raise("Note", kind, message);
 }
 
-fn raise(level: &'static str, code: u16, message: impl FnOnce() -> String) {
+fn raise(level: &'static str, kind: ErrorKind, message: impl FnOnce() -> String) {
     AREA.with(|a| {
         let mut a = a.borrow_mut();
         let Some(area) = a.as_mut() else {
@@ -110,9 +111,8 @@ fn raise(level: &'static str, code: u16, message: impl FnOnce() -> String) {
         if area.strict && level == "Warning" {
             if area.escalated.is_none() {
                 // MariaDB sends the code's own SQLSTATE with an escalated warning (1265 keeps
-                // 01000, 1441 is 22008); HY000 is its SQLSTATE for codes without one.
-                let state = ErrorKind::from_code(code).map_or("HY000", ErrorKind::sqlstate);
-                area.escalated = Some(SqlError::new(code, state, message()));
+                // 01000, 1441 is 22008): the kind's, from the same table.
+                area.escalated = Some(SqlError::of(kind, message()));
             }
             return;
         }
@@ -120,7 +120,7 @@ fn raise(level: &'static str, code: u16, message: impl FnOnce() -> String) {
         if area.warnings.len() < STORED_MAX {
             area.warnings.push(Warning {
                 level,
-                code,
+                code: kind.code(),
                 message: message(),
             });
         }
@@ -198,9 +198,9 @@ pub fn truncated_number(kind: &str, text: &[u8], consumed: usize) {
     }
     let msg = || format!("Truncated incorrect {kind} value: '{}'", quoted(text));
     if consumed > 0 && rest.iter().all(|&c| c == b' ') {
-        note(1292, msg);
+        note(ErrorKind::TruncatedWrongValue, msg);
     } else {
-        warn(1292, msg);
+        warn(ErrorKind::TruncatedWrongValue, msg);
     }
 }
 
@@ -210,19 +210,21 @@ mod tests {
 
     #[test]
     fn scope_collects_and_nests() {
-        warn(1, || unreachable!("no scope: the message is not formatted"));
+        warn(ErrorKind::UnknownError, || {
+            unreachable!("no scope: the message is not formatted")
+        });
         let s = Scope::begin(false);
-        warn(1292, || "a".into());
-        note(1292, || "b".into());
+        warn(ErrorKind::TruncatedWrongValue, || "a".into());
+        note(ErrorKind::TruncatedWrongValue, || "b".into());
         {
             let inner = Scope::begin(true);
-            warn(1365, || "Division by 0".into());
+            warn(ErrorKind::DivisionByZero, || "Division by 0".into());
             let d = inner.finish();
             assert_eq!(d.count, 0);
             let e = d.escalated.expect("strict scope escalates warnings");
             assert_eq!((e.code(), e.sqlstate()), (1365, "22012"));
         }
-        warn(1292, || "c".into());
+        warn(ErrorKind::TruncatedWrongValue, || "c".into());
         let d = s.finish();
         assert_eq!(d.count, 3);
         let got: Vec<_> = d.warnings.iter().map(|w| (w.level, &*w.message)).collect();
@@ -233,9 +235,9 @@ mod tests {
     #[test]
     fn strict_scope_keeps_notes_and_the_first_error() {
         let s = Scope::begin(true);
-        note(1292, || "n".into());
-        warn(1292, || "first".into());
-        warn(1365, || "second".into());
+        note(ErrorKind::TruncatedWrongValue, || "n".into());
+        warn(ErrorKind::TruncatedWrongValue, || "first".into());
+        warn(ErrorKind::DivisionByZero, || "second".into());
         let d = s.finish();
         assert_eq!(d.count, 1);
         assert_eq!(
@@ -248,14 +250,14 @@ mod tests {
     /// `'1x'` into an INT column, DATE_ADD past 9999-12-31, `1/0`, a bad date in CAST).
     #[test]
     fn an_escalated_warning_keeps_its_codes_sqlstate() {
-        for (code, state) in [
-            (1265, "01000"),
-            (1441, "22008"),
-            (1365, "22012"),
-            (1292, "22007"),
+        for (kind, code, state) in [
+            (ErrorKind::WarnDataTruncated, 1265, "01000"),
+            (ErrorKind::DatetimeFunctionOverflow, 1441, "22008"),
+            (ErrorKind::DivisionByZero, 1365, "22012"),
+            (ErrorKind::TruncatedWrongValue, 1292, "22007"),
         ] {
             let s = Scope::begin(true);
-            warn(code, || "m".into());
+            warn(kind, || "m".into());
             let e = s
                 .finish()
                 .escalated
@@ -268,7 +270,7 @@ mod tests {
     fn stored_warnings_are_capped_but_counted() {
         let s = Scope::begin(false);
         for _ in 0..100 {
-            warn(1292, || "x".into());
+            warn(ErrorKind::TruncatedWrongValue, || "x".into());
         }
         let d = s.finish();
         assert_eq!((d.count, d.warnings.len()), (100, STORED_MAX));

@@ -245,7 +245,7 @@ pub fn conform(v: Value, to: SqlType) -> Value {
             let d = match crate::types::convert::temporal::to_datetime(&v) {
                 Some(p) => DateTime::unpack(p),
                 None => {
-                    crate::types::diag::warn(1292, || {
+                    crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
                         let t = v.to_text().unwrap_or_default();
                         format!(
                             "Truncated incorrect datetime value: '{}'",

@@ -257,7 +257,7 @@ fn temporal_of_text(s: &str) -> i64 {
         .rev()
         .filter(|&i| t.is_char_boundary(i) && t.as_bytes()[i - 1].is_ascii_digit())
         .find_map(|i| DateTime::parse(&t[..i]));
-    crate::types::diag::warn(1292, || {
+    crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
         format!(
             "Truncated incorrect datetime value: '{}'",
             crate::types::diag::quoted(s.as_bytes())
@@ -272,7 +272,7 @@ fn temporal_of_number(v: &Value) -> i64 {
     match temporal_quiet(v) {
         Some((d, _)) => d.pack(),
         None => {
-            crate::types::diag::warn(1292, || {
+            crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
                 let t = v.to_text().unwrap_or_default();
                 format!(
                     "Incorrect datetime value: '{}'",

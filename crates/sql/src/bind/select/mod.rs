@@ -91,7 +91,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     }
     let t = items.first().map(|it| it.table);
     let vars = env.vars;
-    let subs_before = c.subqueries;
+    let subs_before = c.subquery_count();
     let scope = |clause: &'static str, visible: usize| FromScope {
         items: &items,
         visible,
@@ -534,7 +534,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         joins,
         union: Vec::new(),
         derived: base_derived,
-        has_sub: c.subqueries > subs_before,
+        has_sub: c.subquery_count() > subs_before,
         types: out_types,
     })
 }

@@ -273,7 +273,7 @@ pub(crate) fn more_func(
                 amount = -amount;
             }
             let Some(r) = bi::add_interval(&d, unit, amount) else {
-                crate::types::diag::warn(1441, || {
+                crate::types::diag::warn(crate::error::ErrorKind::DatetimeFunctionOverflow, || {
                     "Datetime function: datetime field overflow".to_string()
                 });
                 return Ok(Value::Null);

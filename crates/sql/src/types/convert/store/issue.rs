@@ -88,19 +88,19 @@ impl Issue {
 
     /// The condition of an `IGNORE` statement (or the note of any statement): level, code,
     /// message.
-    pub fn warning(&self, d: &Dest) -> (&'static str, u16, String) {
+    pub fn warning(&self, d: &Dest) -> (&'static str, ErrorKind, String) {
         match self {
-            Issue::Note => ("Note", 1265, Issue::truncated(d)),
+            Issue::Note => ("Note", ErrorKind::WarnDataTruncated, Issue::truncated(d)),
             Issue::TooLong | Issue::BadTemporal { .. } | Issue::Truncated => {
-                ("Warning", 1265, Issue::truncated(d))
+                ("Warning", ErrorKind::WarnDataTruncated, Issue::truncated(d))
             }
             Issue::TimestampRange { .. } => {
                 let e = SqlError::out_of_range(d.column, d.row);
-                ("Warning", e.code(), e.into_message())
+                ("Warning", e.kind(), e.into_message())
             }
             other => {
                 let e = other.error(d);
-                ("Warning", e.code(), e.into_message())
+                ("Warning", e.kind(), e.into_message())
             }
         }
     }

@@ -88,6 +88,7 @@ pub fn convert(v: Value, ty: SqlType, nullable: bool) -> (Value, Vec<Issue>) {
 mod tests {
     use super::dtoa::gcvt;
     use super::*;
+    use crate::error::ErrorKind;
 
     fn conv(ty: SqlType, v: Value) -> (String, Vec<Issue>) {
         let (v, i) = convert(v, ty, false);
@@ -489,7 +490,7 @@ mod tests {
             row: 2,
         };
         assert_eq!(Issue::TooLong.error(&d).code(), 1406);
-        assert_eq!(Issue::TooLong.warning(&d).1, 1265);
+        assert_eq!(Issue::TooLong.warning(&d).1, ErrorKind::WarnDataTruncated);
         let b = Issue::BadTemporal {
             kind: "date",
             text: "x".into(),
@@ -499,12 +500,16 @@ mod tests {
             b.error(&d).message(),
             "Incorrect date value: 'x' for column `d`.`t`.`c` at row 2"
         );
-        assert_eq!(b.warning(&d).1, 1265);
+        assert_eq!(b.warning(&d).1, ErrorKind::WarnDataTruncated);
         assert_eq!(Issue::Truncated.error(&d).code(), 1265);
         assert_eq!(Issue::Note.warning(&d).0, "Note");
         assert_eq!(
             Issue::Null.warning(&d),
-            ("Warning", 1048, "Column 'c' cannot be null".into())
+            (
+                "Warning",
+                ErrorKind::BadNullError,
+                "Column 'c' cannot be null".into()
+            )
         );
         assert_eq!(
             bad("integer", "abc").warning(&d).2,

@@ -1,0 +1,260 @@
+//! Subqueries of a running plan: [`SubCtx`] resolves an expression's [`SubqueryId`] in the
+//! statement's table (`PlanRoot::subqueries`), runs the plan, and keeps what a plan run
+//! computes once: the rows of uncorrelated subqueries and the hash indexes of uncorrelated IN
+//! subqueries' values, both by id. UPDATE/DELETE run theirs ahead ([`prefill`]).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use zipdb_engine::Transaction;
+
+use crate::error::{ErrorKind, SqlError};
+use crate::expr::{Cmp, Ctx, Expr, SubKind, SubqueryId, SubqueryRef, SubqueryRunner};
+use crate::plan::select::{SelectPlan, Subquery};
+use crate::types::value::Value;
+
+/// What subqueries of a running plan share: the statement's table of subqueries, the
+/// transaction, and the rows of the uncorrelated ones (computed once per plan run, on first
+/// use).
+pub struct SubCtx<'a> {
+    /// The statement's subqueries, indexed by [`SubqueryId`].
+    pub subs: &'a [Subquery],
+    /// `None` once every subquery has been run ahead (UPDATE/DELETE, which then write
+    /// through the transaction exclusively).
+    pub txn: Option<&'a Transaction>,
+    pub cache: std::cell::RefCell<HashMap<SubqueryId, Rc<Vec<Vec<Value>>>>>,
+    /// Hash indexes of uncorrelated IN subqueries' values, built on first use.
+    pub in_index: std::cell::RefCell<HashMap<SubqueryId, Rc<Option<InIndex>>>>,
+}
+
+impl<'a> SubCtx<'a> {
+    /// A plan run's subqueries, read through `txn` (shared while the plan scans).
+    pub fn new(subs: &'a [Subquery], txn: &'a Transaction) -> SubCtx<'a> {
+        SubCtx {
+            subs,
+            txn: Some(txn),
+            cache: Default::default(),
+            in_index: Default::default(),
+        }
+    }
+}
+
+/// The values of an IN subquery hashed for membership tests: only when every non-NULL value
+/// hashes in one class, so that a probe of that class that misses means no equal value.
+pub struct InIndex {
+    class: crate::plan::join::KeyClass,
+    buckets: HashMap<crate::exec::hash::HashPart, Vec<usize>>,
+    has_null: bool,
+}
+
+impl InIndex {
+    fn build(rows: &[Vec<Value>]) -> Option<InIndex> {
+        let mut class = None;
+        let mut buckets: HashMap<crate::exec::hash::HashPart, Vec<usize>> = HashMap::new();
+        let mut has_null = false;
+        for (i, r) in rows.iter().enumerate() {
+            let v = r.first()?;
+            let Some(c) = crate::exec::hash::value_class(v) else {
+                has_null = true;
+                continue;
+            };
+            if *class.get_or_insert(c) != c {
+                return None;
+            }
+            match crate::exec::hash::hash_part(v, c) {
+                Ok(Some(p)) => buckets.entry(p).or_default().push(i),
+                _ => return None,
+            }
+        }
+        Some(InIndex {
+            class: class?,
+            buckets,
+            has_null,
+        })
+    }
+}
+
+/// The plan of subquery `id` in the statement's table.
+fn plan_of(subs: &[Subquery], id: SubqueryId) -> Result<&SelectPlan, SqlError> {
+    subs.get(id.0)
+        .map(|s| &s.plan)
+        .ok_or_else(|| SqlError::internal("a subquery id outside the statement's table"))
+}
+
+/// Runs every (uncorrelated) subquery in `exprs` once through a shared borrow of `txn`, and
+/// returns a [`SubCtx`] holding their rows and no transaction, for statements that go on to
+/// write through `txn` (UPDATE/DELETE). `None` when there are no subqueries.
+pub fn prefill<'a>(
+    exprs: &[&Expr],
+    subs: &'a [Subquery],
+    txn: &Transaction,
+    ctx: &Ctx,
+) -> Result<Option<SubCtx<'a>>, SqlError> {
+    let mut refs: Vec<SubqueryRef> = Vec::new();
+    for e in exprs {
+        e.visit(&mut |x| {
+            if let Expr::Subquery(sub, _) = x {
+                refs.push((**sub).clone());
+            }
+        });
+    }
+    if refs.is_empty() {
+        return Ok(None);
+    }
+    let mut cache = HashMap::new();
+    for sub in refs {
+        debug_assert!(
+            sub.outer_cols.is_empty(),
+            "a correlated subquery in UPDATE/DELETE"
+        );
+        let inner = Ctx { sub: None, ..*ctx };
+        let rows = plan_of(subs, sub.id)?.execute_shared(txn, &inner, subs)?;
+        cache.insert(sub.id, Rc::new(rows));
+    }
+    Ok(Some(SubCtx {
+        subs,
+        txn: None,
+        cache: std::cell::RefCell::new(cache),
+        in_index: Default::default(),
+    }))
+}
+
+impl SubqueryRunner for SubCtx<'_> {
+    fn eval(
+        &self,
+        sub: &SubqueryRef,
+        kind: &SubKind,
+        row: &[Value],
+        ctx: &Ctx,
+    ) -> Result<Value, SqlError> {
+        eval_subquery(self, sub, kind, row, ctx)
+    }
+}
+
+/// Evaluates a subquery expression for `row` (the enclosing query's row).
+fn eval_subquery(
+    sc: &SubCtx,
+    sub: &SubqueryRef,
+    kind: &SubKind,
+    row: &[Value],
+    ctx: &Ctx,
+) -> Result<Value, SqlError> {
+    let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
+        let inner = Ctx {
+            outer,
+            sub: None,
+            ..*ctx
+        };
+        let txn = sc
+            .txn
+            .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
+        plan_of(sc.subs, sub.id)?.execute_shared(txn, &inner, sc.subs)
+    };
+    let rows = if sub.outer_cols.is_empty() {
+        let cached = sc.cache.borrow().get(&sub.id).cloned();
+        match cached {
+            Some(r) => r,
+            None => {
+                let r = Rc::new(run(&[])?);
+                sc.cache.borrow_mut().insert(sub.id, r.clone());
+                r
+            }
+        }
+    } else {
+        Rc::new(run(row)?)
+    };
+    Ok(match kind {
+        SubKind::Scalar => match rows.len() {
+            0 => Value::Null,
+            1 => rows[0].first().cloned().unwrap_or(Value::Null),
+            _ => {
+                return Err(SqlError::of(
+                    ErrorKind::SubqueryNo1Row,
+                    "Subquery returns more than 1 row",
+                ))
+            }
+        },
+        SubKind::Exists(neg) => Value::Int(i64::from(rows.is_empty() == *neg)),
+        SubKind::In(x, neg) => {
+            if rows.is_empty() {
+                return Ok(Value::Int(i64::from(*neg)));
+            }
+            let v = x.eval(row, ctx)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            // Uncorrelated and large enough: probe a hash index of the values.
+            if sub.outer_cols.is_empty() && rows.len() >= 16 {
+                let cached = sc.in_index.borrow().get(&sub.id).cloned();
+                let index = match cached {
+                    Some(ix) => ix,
+                    None => {
+                        let ix = Rc::new(InIndex::build(&rows));
+                        sc.in_index.borrow_mut().insert(sub.id, ix.clone());
+                        ix
+                    }
+                };
+                if let Some(ix) = &*index {
+                    if crate::exec::hash::value_class(&v) == Some(ix.class) {
+                        if let Ok(Some(h)) = crate::exec::hash::hash_part(&v, ix.class) {
+                            let hit = ix.buckets.get(&h).is_some_and(|b| {
+                                b.iter().any(|&i| {
+                                    rows[i].first().and_then(|c| v.sql_cmp(c))
+                                        == Some(Ordering::Equal)
+                                })
+                            });
+                            return Ok(if hit {
+                                Value::Int(i64::from(!*neg))
+                            } else if ix.has_null {
+                                Value::Null
+                            } else {
+                                Value::Int(i64::from(*neg))
+                            });
+                        }
+                    }
+                }
+            }
+            let mut saw_null = false;
+            for r in rows.iter() {
+                match r.first().and_then(|c| v.sql_cmp(c)) {
+                    Some(Ordering::Equal) => return Ok(Value::Int(i64::from(!*neg))),
+                    None => saw_null = true,
+                    Some(_) => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(i64::from(*neg))
+            }
+        }
+        SubKind::Quantified(x, op, all) => {
+            // ALL: false at the first row the comparison fails, NULL if any is unknown, else
+            // true (also for no rows). ANY: the mirror image.
+            let v = x.eval(row, ctx)?;
+            let mut unknown = false;
+            for r in rows.iter() {
+                let c = r.first().and_then(|c| v.sql_cmp(c));
+                let holds = c.map(|o| match op {
+                    Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
+                    Cmp::Ne => o != Ordering::Equal,
+                    Cmp::Lt => o == Ordering::Less,
+                    Cmp::Le => o != Ordering::Greater,
+                    Cmp::Gt => o == Ordering::Greater,
+                    Cmp::Ge => o != Ordering::Less,
+                });
+                match holds {
+                    Some(h) if h != *all => return Ok(Value::Int(i64::from(h))),
+                    None => unknown = true,
+                    Some(_) => {}
+                }
+            }
+            if unknown {
+                Value::Null
+            } else {
+                Value::Int(i64::from(*all))
+            }
+        }
+    })
+}
