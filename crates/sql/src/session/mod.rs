@@ -77,8 +77,8 @@ impl Session {
     /// One statement of a text query (the text holds exactly one).
     fn statement(&mut self, sql: &str) -> Result<Outcome, SqlError> {
         match crate::front::parse_one(sql)? {
-            // These run outside a statement's limits, as they always have: none of them reads
-            // rows or waits.
+            // These run outside a statement's limits (no deadline, no memory charge, warnings
+            // left to each), as before the typed front end: P1 changed no behaviour of theirs.
             Statement::Show(words) => show::show(self, &words),
             Statement::Account(stmt) => crate::admin::user::run(self, stmt),
             Statement::Compat(c) => self.compat(c),
@@ -165,8 +165,8 @@ impl Session {
                 self.commit()?;
                 ddl::execute(self, stmt)
             }
-            // Run by `statement` without limits; they reach here only from a prepared
-            // statement, which holds what sqlparser reads, never these.
+            // Never reached: `statement` runs these itself, and a prepared statement holds
+            // only what sqlparser reads.
             Statement::Show(_) | Statement::Account(_) | Statement::Compat(_) => {
                 Err(SqlError::internal("a text-only statement run as prepared"))
             }
