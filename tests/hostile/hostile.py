@@ -1129,6 +1129,30 @@ def limit_max_statement_time(ctx):
     return long_query_error(ctx, "SET SESSION max_statement_time = 0.5", (1969,), "max_statement_time")
 
 
+@check
+def limit_optimize_list(ctx):
+    """OPTIMIZE TABLE: an open backtick is 1064 (not a table name); one table named 60,000
+    times is 1066 before any rewrite; a list past 65,536 names is 1235 before it is read; a
+    long list of missing tables stops at max_statement_time = 0.005 with 1969."""
+    with ctx.conn(timeout=60) as c:
+        need(c.query1("CREATE TABLE IF NOT EXISTS opt (id INT PRIMARY KEY)").kind == "ok", "CREATE TABLE")
+        for sql, code in [
+            ("OPTIMIZE TABLE `opt", 1064),
+            ("OPTIMIZE TABLE " + ", ".join(["opt"] * 60_000), 1066),
+            ("OPTIMIZE TABLE " + ",".join(["opt"] * 70_000), 1235),
+        ]:
+            r = c.query1(sql)
+            need(r.kind == "err" and r.code == code, f"{sql[:40]}...: {r}, expected error {code}")
+        need(c.query1("SET SESSION max_statement_time = 0.005").kind == "ok", "SET max_statement_time")
+        t0 = time.time()
+        r = c.query1("OPTIMIZE TABLE " + ", ".join(f"missing{i}" for i in range(65_000)))
+        took = time.time() - t0
+        need(r.kind == "err" and r.code == 1969, f"long OPTIMIZE: {r}, expected error 1969")
+        need(c.query1("SET SESSION max_statement_time = 0").kind == "ok", "SET max_statement_time = 0")
+        need(one_value(c.query("SELECT 1"), "SELECT 1 after") == "1", "session broken after OPTIMIZE")
+        return f"stopped after {took:.2f} s"
+
+
 # idle connections and disconnects
 
 

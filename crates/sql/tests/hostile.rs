@@ -343,3 +343,107 @@ fn prepared_statements_are_capped_by_max_prepared_stmt_count() {
     let many = format!("SELECT {}", vec!["?"; 70_000].join(","));
     assert_eq!(s2.prepare(&many).unwrap_err().code(), 1390);
 }
+
+/// `OPTIMIZE TABLE n0, n1, ...` over `n` tables that do not exist: each costs a lookup and
+/// two result rows, so a long list runs long without rewriting anything.
+fn optimize_missing(n: usize) -> String {
+    let names: Vec<String> = (0..n).map(|i| format!("n{i}")).collect();
+    format!("OPTIMIZE TABLE {}", names.join(", "))
+}
+
+#[test]
+fn optimize_refuses_open_quotes_and_repeated_tables() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    // MariaDB 10.11: an open backtick or quote, or a string, is no table name (1064).
+    for sql in [
+        "OPTIMIZE TABLE `t",
+        "OPTIMIZE TABLE 't",
+        "OPTIMIZE TABLE \"t",
+        "OPTIMIZE TABLE 't'",
+    ] {
+        assert_eq!(code(one(&mut s, sql)), 1064, "{sql}");
+    }
+    // A table named twice, however spelled, fails the statement before any table is
+    // rewritten (1066), as in MariaDB; so one named 60,000 times is not rewritten 60,000
+    // times.
+    for sql in [
+        "OPTIMIZE TABLE t, t",
+        "OPTIMIZE TABLE t, d.t",
+        "OPTIMIZE TABLE t, `t`, nosuch",
+        "OPTIMIZE TABLE nosuch, nosuch",
+    ] {
+        assert_eq!(code(one(&mut s, sql)), 1066, "{sql}");
+    }
+    let e = s.query("OPTIMIZE TABLE t, t").pop().unwrap().unwrap_err();
+    assert_eq!(e.message(), "Not unique table/alias: 't'");
+    let many = format!("OPTIMIZE TABLE {}", vec!["t"; 60_000].join(", "));
+    assert_eq!(code(one(&mut s, &many)), 1066);
+    // Past 65,536 names the list is refused before it is read (1235), whatever it names.
+    let many = format!("OPTIMIZE TABLE {}", vec!["t"; 100_000].join(", "));
+    assert_eq!(code(one(&mut s, &many)), 1235);
+    // Distinct tables of the same name in two databases are two tables.
+    assert_eq!(rows_of(&mut s, "OPTIMIZE TABLE t, e.t"), 3);
+    assert_eq!(rows_of(&mut s, "OPTIMIZE TABLE t"), 1);
+}
+
+#[test]
+fn a_long_optimize_stops_at_the_statement_time_limit() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    let sql = optimize_missing(60_000);
+    // Unlimited, the whole list runs: two rows a missing table.
+    assert_eq!(rows_of(&mut s, &sql), 120_000);
+    s.query("SET max_statement_time = 0.001");
+    assert_eq!(code(one(&mut s, &sql)), 1969);
+    s.query("SET max_statement_time = 0");
+    // The rows count against the statement's memory budget.
+    s.query("SET max_session_mem_used = 100000");
+    assert_eq!(code(one(&mut s, &sql)), 1290);
+}
+
+#[test]
+fn kill_query_stops_a_long_optimize_between_tables() {
+    let f = fixture();
+    let inst = f.inst.clone();
+    let mut killer = inst.session("root", 2);
+    assert!(killer
+        .query("CREATE DATABASE IF NOT EXISTS d")
+        .pop()
+        .unwrap()
+        .is_ok());
+    let runner = std::thread::spawn(move || {
+        let mut s = inst.session("root", 3);
+        s.use_db("d").expect("use d");
+        let t0 = std::time::Instant::now();
+        // Run until killed: the list is long enough to outlast the polling below.
+        let r = loop {
+            match s.query(&optimize_missing(60_000)).pop().expect("a result") {
+                Err(e) => break e,
+                Ok(_) if t0.elapsed() > std::time::Duration::from_secs(120) => {
+                    panic!("never killed")
+                }
+                Ok(_) => {}
+            }
+        };
+        r.code()
+    });
+    // Whenever the runner is inside its OPTIMIZE, stop it (again, should a KILL land just
+    // after a statement ended: the next command forgets it).
+    while !runner.is_finished() {
+        let running = match killer.query("SHOW PROCESSLIST").pop().unwrap() {
+            Ok(Outcome::Rows { rows, .. }) => rows.iter().any(|r| {
+                r[0].to_string_lossy().as_deref() == Some("3")
+                    && r[7]
+                        .to_string_lossy()
+                        .is_some_and(|i| i.starts_with("OPTIMIZE"))
+            }),
+            other => panic!("{other:?}"),
+        };
+        if running {
+            assert!(killer.query("KILL QUERY 3").pop().unwrap().is_ok());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(runner.join().expect("runner"), 1317);
+}

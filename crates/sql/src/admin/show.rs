@@ -1,7 +1,7 @@
 //! SHOW statements and system variables.
 //!
-//! SHOW is recognised here rather than by the parser, which reads most MySQL SHOW forms as
-//! one opaque name. Supported: DATABASES/SCHEMAS, [FULL] TABLES, [FULL] COLUMNS/FIELDS, CREATE
+//! SHOW is read as words by front/show.rs rather than by the parser, which reads most MySQL
+//! SHOW forms as one opaque name; it runs here. Supported: DATABASES/SCHEMAS, [FULL] TABLES, [FULL] COLUMNS/FIELDS, CREATE
 //! TABLE, CREATE DATABASE, INDEX/INDEXES/KEYS, [GLOBAL|SESSION] VARIABLES, [GLOBAL|SESSION]
 //! STATUS, WARNINGS/ERRORS, TABLE STATUS, [FULL] PROCESSLIST, ENGINES, COLLATION, CHARACTER
 //! SET, and the empty FUNCTION/PROCEDURE STATUS, TRIGGERS, EVENTS; each with
@@ -20,60 +20,6 @@ use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
 use crate::SqlError;
 
-/// Words of a SHOW statement: identifiers unquoted, string literals kept with a marker.
-pub(crate) fn words(sql: &str) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    let mut it = sql.trim().trim_end_matches(';').chars().peekable();
-    while let Some(&c) = it.peek() {
-        if c.is_whitespace() {
-            it.next();
-        } else if c == '\'' || c == '"' || c == '`' {
-            it.next();
-            let mut w = String::new();
-            while let Some(ch) = it.next() {
-                if ch == c {
-                    if it.peek() == Some(&c) {
-                        it.next();
-                        w.push(c);
-                        continue;
-                    }
-                    break;
-                }
-                if ch == '\\' && c != '`' {
-                    if let Some(n) = it.next() {
-                        w.push(n);
-                    }
-                    continue;
-                }
-                w.push(ch);
-            }
-            out.push((w, c != '`'));
-        } else if c == '.' || c == ',' || c == '(' || c == ')' || c == '*' || c == '=' {
-            out.push((c.to_string(), false));
-            it.next();
-        } else {
-            let mut w = String::new();
-            while let Some(&ch) = it.peek() {
-                if ch.is_whitespace()
-                    || matches!(ch, '.' | ',' | '(' | ')' | '\'' | '"' | '`' | '=' | ';')
-                {
-                    break;
-                }
-                w.push(ch);
-                it.next();
-            }
-            if w.is_empty() {
-                // A `;` (the only character that stops a word before it starts): a word of its
-                // own, so that the scan always moves on.
-                w.push(c);
-                it.next();
-            }
-            out.push((w, false));
-        }
-    }
-    out
-}
-
 fn text_cols(names: &[&str]) -> Arc<Vec<ColumnMeta>> {
     Arc::new(names.iter().map(|n| ColumnMeta::text(n)).collect())
 }
@@ -83,26 +29,6 @@ pub(crate) fn rows(names: &[&str], rows: Vec<Vec<Value>>) -> Outcome {
         columns: text_cols(names),
         rows,
     }
-}
-
-pub fn try_show(sess: &mut Session, sql: &str) -> Option<Result<Outcome, SqlError>> {
-    // Most statements are not SHOW: decided on the first word, without splitting the rest.
-    let head = sql.trim_start().get(..4)?;
-    if !head.eq_ignore_ascii_case("SHOW") {
-        return None;
-    }
-    let sql = &*crate::front::split::without_comments(sql);
-    let w = words(sql);
-    let first = w.first()?;
-    if first.1 || !first.0.eq_ignore_ascii_case("SHOW") {
-        return None;
-    }
-    // One statement only: a `;` followed by more text goes to the parser's error path.
-    let trimmed = sql.trim().trim_end_matches(';');
-    if trimmed.contains(';') {
-        return None;
-    }
-    Some(show(sess, &w[1..]))
 }
 
 fn upper(w: &[(String, bool)], i: usize) -> String {
@@ -149,7 +75,8 @@ fn from_at(w: &[(String, bool)], i: usize) -> Option<(String, Option<String>, us
     Some((name, db, j))
 }
 
-fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
+/// Runs a SHOW statement: `w` are its words after `SHOW` (front/show.rs).
+pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
     let mut i = 0;
     let mut full = false;
     let mut scope_global = false;
@@ -617,26 +544,4 @@ fn table_status(sess: &mut Session, w: &[(String, bool)], i: usize) -> Result<Ou
         ],
         r,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::words;
-
-    #[test]
-    fn words_move_past_every_character() {
-        // A `;` inside the text once made the scan push empty words forever.
-        for sql in [
-            "SHOW TABLES; SHOW DATABASES",
-            "SHOW x /* a;b */",
-            "SHOW ;;;",
-            ";",
-        ] {
-            let w = words(sql);
-            assert!(w.len() <= sql.len(), "{sql}: {w:?}");
-        }
-        let w = words("SHOW TABLES; x");
-        let texts: Vec<&str> = w.iter().map(|(t, _)| t.as_str()).collect();
-        assert_eq!(texts, ["SHOW", "TABLES", ";", "x"]);
-    }
 }

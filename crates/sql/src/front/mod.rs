@@ -1,8 +1,15 @@
 //! Layer 4 of the SQL engine (docs/design/issue20-sql-engine.md §2.1): the front end, from a
-//! text to the parser's statements: executable comments, splitting a text into statements,
-//! bounding the depth of what the parser produces, sqlparser's MySQL dialect.
+//! text to zipdb's typed [`Statement`]: executable comments, splitting a text into statements,
+//! the readers of the MySQL statements sqlparser lacks (SHOW, accounts, OPTIMIZE, dump
+//! compatibility), bounding the depth of what the parser produces, sqlparser's MySQL dialect.
 
+pub(crate) mod account;
 pub(crate) mod depth;
+pub(crate) mod optimize;
 pub(crate) mod parse;
+pub(crate) mod show;
 pub(crate) mod split;
 pub(crate) mod stack;
+pub(crate) mod statement;
+
+pub(crate) use statement::{parse_one, Compat, Statement, Txn};

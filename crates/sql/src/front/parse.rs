@@ -159,7 +159,7 @@ fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError>
 
 /// Turns the parser's message ("... at Line: L, Column: C") into MySQL's wording, quoting the
 /// statement from the place where parsing stopped.
-fn syntax_error(sql: &str, e: &ParserError) -> SqlError {
+pub(crate) fn syntax_error(sql: &str, e: &ParserError) -> SqlError {
     let msg = e.to_string();
     let Some((line, col)) = location(&msg) else {
         // No position (e.g. nesting too deep): quote the start of the statement.

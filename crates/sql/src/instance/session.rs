@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use parking_lot::lock_api::ArcRwLockReadGuard;
 use parking_lot::{Mutex, RawRwLock};
-use sqlparser::ast;
 use zipdb_engine::{IsolationLevel, Transaction};
 
 use crate::error::{ErrorKind, SqlError};
@@ -31,7 +30,7 @@ pub(crate) struct OpenTxn {
 /// A prepared statement.
 pub(crate) struct Prepared {
     pub(crate) sql: String,
-    pub(crate) stmt: ast::Statement,
+    pub(crate) stmt: crate::front::Statement,
     pub(crate) plan: Option<PlanRoot>,
     pub(crate) version: u64,
     pub(crate) params: usize,

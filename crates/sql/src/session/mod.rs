@@ -17,6 +17,7 @@ use crate::catalog::Table;
 use crate::error::ErrorKind;
 use crate::exec::dml::DmlCount;
 use crate::expr::Ctx;
+use crate::front::{Compat, Statement, Txn};
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
 use crate::instance::txn::isolation_of;
 use crate::plan::dml::{Plan, PlanRoot};
@@ -75,27 +76,17 @@ impl Session {
 
     /// One statement of a text query (the text holds exactly one).
     fn statement(&mut self, sql: &str) -> Result<Outcome, SqlError> {
-        // SHOW is parsed here: the parser reads most SHOW forms as one opaque variable name.
-        if let Some(r) = show::try_show(self, sql) {
-            return r;
-        }
-        if let Some(r) = crate::admin::user::try_user_statement(self, sql) {
-            return r;
-        }
-        if let Some(r) = self.compat_statement(sql) {
-            return r;
-        }
-        if let Some(r) = crate::admin::optimize::try_optimize(self, sql) {
-            return r;
-        }
-        let stmts = crate::front::parse::parse_ast(sql)?;
-        self.text.clear();
-        self.text.push_str(sql);
-        match stmts.as_slice() {
-            [one] => self.run(one, None, &[]),
-            // The splitter and the parser disagree on where statements end (a construct the
-            // splitter does not know): refused rather than guessed at.
-            _ => Err(SqlError::syntax(sql.trim_start(), 1)),
+        match crate::front::parse_one(sql)? {
+            // These run outside a statement's limits (no deadline, no memory charge, warnings
+            // left to each), as before the typed front end: P1 changed no behaviour of theirs.
+            Statement::Show(words) => show::show(self, &words),
+            Statement::Account(stmt) => crate::admin::user::run(self, stmt),
+            Statement::Compat(c) => self.compat(c),
+            stmt => {
+                self.text.clear();
+                self.text.push_str(sql);
+                self.run(&stmt, None, &[])
+            }
         }
     }
 
@@ -110,7 +101,7 @@ impl Session {
     /// memory charge starts at zero.
     fn run(
         &mut self,
-        stmt: &ast::Statement,
+        stmt: &Statement,
         plan: Option<(&PlanRoot, &[usize])>,
         params: &[Value],
     ) -> Result<Outcome, SqlError> {
@@ -118,7 +109,7 @@ impl Session {
         let seq = interrupt.begin_statement(self.limits.max_session_mem_used);
         let armed = self
             .limits
-            .deadline(matches!(stmt, ast::Statement::Query(_)))
+            .deadline(stmt.is_select())
             .map(|(after, reason)| self.inst.deadlines.arm(interrupt, seq, after, reason));
         let r = self.run_statement(stmt, plan, params);
         self.process.interrupt.end_statement();
@@ -130,17 +121,16 @@ impl Session {
 
     fn run_statement(
         &mut self,
-        stmt: &ast::Statement,
+        stmt: &Statement,
         plan: Option<(&PlanRoot, &[usize])>,
         params: &[Value],
     ) -> Result<Outcome, SqlError> {
-        use ast::Statement as S;
-        if !matches!(stmt, S::ShowVariable { .. }) {
+        if !matches!(stmt, Statement::Ddl(ast::Statement::ShowVariable { .. })) {
             self.warnings.clear();
             self.warnings_dropped = 0;
         }
         match stmt {
-            S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) => {
+            Statement::Dml(stmt) => {
                 let compiled;
                 let (plan, order) = match plan {
                     Some(p) => p,
@@ -160,89 +150,60 @@ impl Session {
                 let params: Vec<Value> = order.iter().map(|&i| params[i].clone()).collect();
                 self.execute_plan(plan, &params)
             }
-            S::StartTransaction { modes, .. } => {
-                self.commit()?;
-                let iso = modes.iter().find_map(|m| match m {
-                    ast::TransactionMode::IsolationLevel(l) => Some(isolation_of(l)),
-                    _ => None,
-                });
-                self.begin(iso.unwrap_or(self.isolation));
+            Statement::Txn(t) => self.txn(t),
+            Statement::Set(set) => self.set(set),
+            Statement::Use(name) => {
+                self.use_db(name)?;
                 Ok(Outcome::done(0))
             }
-            S::Commit { .. } => {
-                self.commit()?;
-                Ok(Outcome::done(0))
-            }
-            S::Rollback {
-                savepoint: None, ..
-            } => {
-                self.rollback();
-                Ok(Outcome::done(0))
-            }
-            S::Set(set) => self.set(set),
-            S::Use(u) => {
-                let name = match u {
-                    ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
-                        n.to_string().trim_matches('`').to_string()
-                    }
-                    _ => return Err(SqlError::unsupported("this USE")),
-                };
-                self.use_db(&name)?;
-                Ok(Outcome::done(0))
-            }
-            S::Explain { statement, .. } => self.explain(statement),
-            S::Savepoint { name } => self.savepoint(&name.value),
-            S::Rollback {
-                savepoint: Some(name),
-                ..
-            } => self.savepoint_end(&name.value, true),
-            S::ReleaseSavepoint { name } => self.savepoint_end(&name.value, false),
-            S::Kill { modifier, id } => {
-                let connection = !matches!(modifier, Some(ast::KillType::Query));
-                self.kill(*id, connection)
-            }
-            _ => {
+            Statement::Explain(statement) => self.explain(statement),
+            Statement::Kill { connection, id } => self.kill(*id, *connection),
+            Statement::Optimize(tables) => crate::admin::optimize::optimize(self, tables),
+            Statement::Unsupported(what) => Err(SqlError::unsupported(what)),
+            Statement::Ddl(stmt) => {
                 // DDL commits the open transaction first, as MySQL does.
                 self.commit()?;
                 ddl::execute(self, stmt)
             }
+            // Never reached: `statement` runs these itself, and a prepared statement holds
+            // only what sqlparser reads.
+            Statement::Show(_) | Statement::Account(_) | Statement::Compat(_) => {
+                Err(SqlError::internal("a text-only statement run as prepared"))
+            }
         }
     }
 
-    /// Statements the parser does not read, in the forms clients send them:
-    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT` (mysqldump --single-transaction; every
-    /// zipdb transaction reads one snapshot taken when it begins), and `LOCK TABLES ...` /
-    /// `UNLOCK TABLES` (mysqldump and dump files), which are accepted without taking table
-    /// locks: LOCK TABLES commits an open transaction first, as in MySQL, and row locks and
-    /// snapshots keep each statement consistent; and `ALTER TABLE t DISABLE|ENABLE KEYS`.
-    fn compat_statement(&mut self, sql: &str) -> Option<Result<Outcome, SqlError>> {
-        let text = sql.trim().trim_end_matches(';');
-        if text.contains(';') {
-            return None;
-        }
-        let words: Vec<String> = text
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|w| !w.is_empty())
-            .map(str::to_ascii_uppercase)
-            .collect();
-        let w: Vec<&str> = words.iter().map(String::as_str).collect();
-        match w.as_slice() {
-            ["START", "TRANSACTION", "WITH", "CONSISTENT", "SNAPSHOT", modes @ ..]
-                if modes
-                    .iter()
-                    .all(|m| matches!(*m, "READ" | "ONLY" | "WRITE")) =>
-            {
-                Some(self.commit().map(|()| {
-                    self.begin(self.isolation);
-                    Outcome::done(0)
-                }))
+    fn txn(&mut self, t: &Txn) -> Result<Outcome, SqlError> {
+        match t {
+            Txn::Start(iso) => {
+                self.commit()?;
+                let iso = iso.as_ref().map(isolation_of);
+                self.begin(iso.unwrap_or(self.isolation));
+                Ok(Outcome::done(0))
             }
-            ["LOCK", "TABLE" | "TABLES", _, ..] => Some(self.commit().map(|()| Outcome::done(0))),
-            ["UNLOCK", "TABLE" | "TABLES"] => Some(Ok(Outcome::done(0))),
-            // Dump files wrap each table's INSERTs in these (a MyISAM speed-up): every index
-            // here is maintained as rows go in, as InnoDB does, so they change nothing.
-            ["ALTER", "TABLE", _, "DISABLE" | "ENABLE", "KEYS"] => Some(Ok(Outcome::done(0))),
-            _ => None,
+            Txn::Commit => {
+                self.commit()?;
+                Ok(Outcome::done(0))
+            }
+            Txn::Rollback => {
+                self.rollback();
+                Ok(Outcome::done(0))
+            }
+            Txn::Savepoint(name) => self.savepoint(name),
+            Txn::RollbackTo(name) => self.savepoint_end(name, true),
+            Txn::Release(name) => self.savepoint_end(name, false),
+        }
+    }
+
+    /// The statements dump tools send that sqlparser does not read ([`Compat`]).
+    fn compat(&mut self, c: Compat) -> Result<Outcome, SqlError> {
+        match c {
+            Compat::ConsistentSnapshot => self.commit().map(|()| {
+                self.begin(self.isolation);
+                Outcome::done(0)
+            }),
+            Compat::LockTables => self.commit().map(|()| Outcome::done(0)),
+            Compat::UnlockTables | Compat::Keys => Ok(Outcome::done(0)),
         }
     }
 
@@ -591,15 +552,12 @@ impl Session {
                 "You have an error in your SQL syntax: a prepared statement holds one statement",
             ));
         }
-        let stmt = stmts.pop().expect("one statement");
+        let stmt = Statement::from_ast(stmts.pop().expect("one statement"));
         self.text.clear();
         self.text.push_str(sql);
         let mut c = Compiler::new();
         let plan = match &stmt {
-            ast::Statement::Query(_)
-            | ast::Statement::Insert(_)
-            | ast::Statement::Update(_)
-            | ast::Statement::Delete(_) => Some(self.compile(&stmt, &mut c)?),
+            Statement::Dml(ast) => Some(self.compile(ast, &mut c)?),
             _ => None,
         };
         let columns = match &plan {
@@ -690,12 +648,13 @@ impl Session {
             return Err(SqlError::wrong_arguments("mysqld_stmt_execute"));
         }
         let version = self.inst.schema_version.load(Ordering::Acquire);
-        if p.plan.is_some() && p.version != version {
+        let stale = p.plan.is_some() && p.version != version;
+        if let (true, Statement::Dml(ast)) = (stale, &p.stmt) {
             // A table changed since PREPARE: compile again (columns must not change shape).
             self.text.clear();
             self.text.push_str(&p.sql);
             let mut c = Compiler::new();
-            p.plan = Some(self.compile(&p.stmt, &mut c)?);
+            p.plan = Some(self.compile(ast, &mut c)?);
             p.order = c.param_order();
             p.version = version;
             if let Some(PlanRoot {
