@@ -1460,10 +1460,11 @@ impl BufferPool {
 
     /// Writes back page `id` (latched at least shared, resident in `frame`, dirty): compress,
     /// write out of place, then cache the new image in the compressed tier. `leaving`: the
-    /// page is written because it is about to leave the pool (a CLOCK victim, or the writer's
-    /// cold pass ahead of the hand), so its cold codec applies, if it has one. Pages that stay
-    /// (checkpoints, flushes, the writer's dirty-ratio pass) keep their cheap image codec, and
-    /// a clean page is never written, so an unchanged page is not encoded twice.
+    /// page is written because it is about to leave the pool (a CLOCK victim, or an
+    /// unreferenced page the writer cleans ahead of the hand), so its cold codec applies, if it
+    /// has one. Pages that stay (checkpoints, flushes, referenced pages) keep their cheap image
+    /// codec. A clean page is never written, and write-backs of one page never overlap (the
+    /// [`WRITING`] flag), so an unchanged page is not encoded twice.
     fn write_back_locked(
         &self,
         id: PageId,
