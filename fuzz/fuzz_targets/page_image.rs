@@ -5,7 +5,10 @@
 //! The Trim codec (id 4) is reached three ways, since its payload is short and structured
 //! enough that whole images rarely hit it: the input as a Trim payload for several page sizes
 //! (decoded straight and through an image whose header says codec 4), and a page built from
-//! the input, with a zero run the input places, that must round-trip through an image.
+//! the input, with a zero run the input places, that must round-trip through an image. That
+//! page has a zstd cold layer (issue 19 step 8) when the input's bit 1 says so, and is encoded
+//! as leaving the pool when bit 2 does: its image is then zstd (or raw), and must round-trip
+//! too, so the decoder sees zstd images of pages shaped by the input.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -65,7 +68,9 @@ fuzz_target!(|data: &[u8]| {
     if data.len() >= 4 {
         let page_size = if data[0] & 1 == 0 { 4096 } else { 16384 };
         let mut p = vec![0u8; page_size];
-        LogicalHeader::init(&mut p, PageType::Leaf, Codec::Trim, TreeId(1));
+        let cold = if data[0] & 2 != 0 { Codec::Zstd(1) } else { Codec::None };
+        let leaving = data[0] & 4 != 0;
+        LogicalHeader::init_cold(&mut p, PageType::Leaf, Codec::Trim, cold, TreeId(1));
         let body = &data[4..];
         let n = body.len().min(page_size - 16);
         p[16..16 + n].copy_from_slice(&body[..n]);
@@ -73,12 +78,13 @@ fuzz_target!(|data: &[u8]| {
         let len = (data[3] as usize * 64).min(page_size - at);
         p[at..at + len].fill(0);
         let mut img = vec![0u8; IMAGE_HEADER_LEN + page_size];
-        let n = page::encode_image_local(&p, PageId(9), 512, &mut img);
+        let n = page::encode_image_local_for(&p, PageId(9), 512, &mut img, leaving);
         let h = page::parse_header(&img[..n], page_size).expect("own header parses");
         page::verify_checksum(&img, &h).expect("own checksum holds");
-        assert!(h.codec_id == TRIM_ID || h.codec_id == Codec::None.id());
+        let want = if leaving && cold != Codec::None { cold.id() } else { TRIM_ID };
+        assert!(h.codec_id == want || h.codec_id == Codec::None.id());
         let mut back = vec![0u8; page_size];
         page::decode_image_local(&img, &h, &mut back).expect("own image decodes");
-        assert!(back == p, "Trim round trip changed the page");
+        assert!(back == p, "image round trip changed the page");
     }
 });

@@ -23,6 +23,8 @@ impl Format {
     pub const FSST: Format = Format(TableFormat::Fsst.primary());
     /// The index trees of such a table, here holding rows: compact leaves, raw values.
     pub const COMPACT: Format = Format(TableFormat::Fsst.index());
+    /// The primary tree of a `COMPRESSION='fsst+zstd'` table: fsst with the zstd cold layer.
+    pub const FSST_ZSTD: Format = Format(TableFormat::FsstZstd.primary());
     /// What SQL's `ROW_FORMAT=COMPRESSED` stores rows as; reports mark it as the default.
     pub const DEFAULT: Format = Format(TableFormat::COMPRESSED_DEFAULT.primary());
 
@@ -33,9 +35,15 @@ impl Format {
     pub fn parse(s: &str) -> Option<Format> {
         match s.to_ascii_lowercase().as_str() {
             "fsst" => Some(Format::FSST),
+            "fsst+zstd" => Some(Format::FSST_ZSTD),
             "compact" => Some(Format::COMPACT),
             _ => Codec::parse(s).map(Format::classic),
         }
+    }
+
+    /// Whether pages leaving the pool are written with a cold codec (issue 19 step 8).
+    pub fn has_cold_layer(self) -> bool {
+        self.0.cold != Codec::None
     }
 
     /// The classic whole-page codec, if this is a classic tree.
@@ -59,6 +67,7 @@ impl std::fmt::Display for Format {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
             Format::FSST => f.write_str("fsst"),
+            Format::FSST_ZSTD => f.write_str("fsst+zstd"),
             Format::COMPACT => f.write_str("compact"),
             Format(t) if t.is_classic() => write!(f, "{}", t.image),
             Format(t) => write!(f, "{t}"),

@@ -548,6 +548,10 @@ fn exec(db: &Database, step: &Step) -> Result<()> {
             if fsst_tree(t) {
                 f.records = crate::format::RecordCodec::Fsst;
             }
+            // `t5`, `t13`, ...: the zstd cold layer (issue 19 step 8) on top.
+            if fsst_tree(t) && t[1..].parse::<u32>().is_ok_and(|n| n % 8 == 5) {
+                f = TreeFormat::FSST_ZSTD;
+            }
             db.create_tree_with(t, f).map(drop)
         }
         Step::Create(t, codec) => db.create_tree(t, *codec).map(drop),

@@ -38,7 +38,7 @@ pub enum Error {
     /// A valid tree format this build cannot run yet: creating such a tree, or opening or
     /// replaying one written by a later build. Refused up front so that no page of the tree
     /// is ever read with the wrong node layout.
-    #[error("tree {tree:?} has format {format}, which this build does not support (this build runs classic trees and compact trees without a cold layer)")]
+    #[error("tree {tree:?} has format {format}, which this build does not support (this build runs classic trees and compact trees without a cold layer or with a zstd one over trim images)")]
     UnsupportedTreeFormat { tree: String, format: TreeFormat },
     /// A B-tree page (or an overflow page) whose bytes make no sense.
     #[error("corrupt page {page}: {detail}")]

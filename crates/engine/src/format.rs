@@ -15,7 +15,8 @@
 //! ```
 //!
 //! This build creates and opens classic trees and compact trees with raw or FSST values
-//! ([`TreeFormat::check_supported`]); the cold layer (issue 19 step 8) is refused. It encodes,
+//! ([`TreeFormat::check_supported`]), the latter with a zstd cold layer over Trim images
+//! (issue 19 step 8) or none. It encodes,
 //! decodes and validates every variant, so that catalogs and logs of later builds are refused
 //! with a clear error instead of being misread page by page.
 //!
@@ -150,6 +151,22 @@ impl TreeFormat {
     /// values, so there is nothing for FSST to encode; compact leaves alone about halve them.
     pub const FSST_INDEX: TreeFormat = TreeFormat::compact(Codec::Trim);
 
+    /// The cold layer of an "fsst+zstd" table (design §2.6): pages written because they leave
+    /// the buffer pool are zstd-compressed, all other write-backs stay Trim.
+    pub const COLD_ZSTD: Codec = Codec::Zstd(1);
+
+    /// The primary tree of an "fsst+zstd" table: [`Self::FSST`] with the cold layer.
+    pub const FSST_ZSTD: TreeFormat = TreeFormat {
+        cold: Self::COLD_ZSTD,
+        ..Self::FSST
+    };
+
+    /// The index trees of an "fsst+zstd" table: [`Self::FSST_INDEX`] with the cold layer.
+    pub const FSST_ZSTD_INDEX: TreeFormat = TreeFormat {
+        cold: Self::COLD_ZSTD,
+        ..Self::FSST_INDEX
+    };
+
     pub fn is_classic(&self) -> bool {
         self.nodes == NodeFormat::Classic
     }
@@ -201,13 +218,18 @@ impl TreeFormat {
     }
 
     /// Whether this build can create and open trees of this format: classic trees, and
-    /// compact trees with raw or FSST values (issue 19 steps 3b, 4) and no cold layer. The
-    /// cold layer needs a write-back path (step 8); until then such trees are refused when
-    /// created and when a catalog or log names them.
+    /// compact trees with raw or FSST values (issue 19 steps 3b, 4), either without a cold
+    /// layer or with a zstd one over Trim images (step 8: the page header has one level
+    /// byte, so the image codec must have no level; only zstd has been measured as a cold
+    /// codec). Other formats are refused when created and when a catalog or log names them.
     pub fn check_supported(&self, tree: &str) -> crate::Result<()> {
         let supported = match self.nodes {
             NodeFormat::Classic => true,
-            NodeFormat::Compact => self.cold == Codec::None,
+            NodeFormat::Compact => match self.cold {
+                Codec::None => true,
+                Codec::Zstd(_) => self.image == Codec::Trim,
+                _ => false,
+            },
         };
         if supported && self.validate().is_ok() {
             return Ok(());
@@ -246,6 +268,9 @@ pub enum TableFormat {
     Codec(Codec),
     /// [`TreeFormat::FSST`] for the primary tree, [`TreeFormat::FSST_INDEX`] for indexes.
     Fsst,
+    /// `fsst` plus the zstd cold layer: [`TreeFormat::FSST_ZSTD`] and
+    /// [`TreeFormat::FSST_ZSTD_INDEX`].
+    FsstZstd,
 }
 
 impl TableFormat {
@@ -262,6 +287,7 @@ impl TableFormat {
         match self {
             TableFormat::Codec(c) => TreeFormat::classic(c),
             TableFormat::Fsst => TreeFormat::FSST,
+            TableFormat::FsstZstd => TreeFormat::FSST_ZSTD,
         }
     }
 
@@ -270,6 +296,7 @@ impl TableFormat {
         match self {
             TableFormat::Codec(c) => TreeFormat::classic(c),
             TableFormat::Fsst => TreeFormat::FSST_INDEX,
+            TableFormat::FsstZstd => TreeFormat::FSST_ZSTD_INDEX,
         }
     }
 
@@ -278,21 +305,27 @@ impl TableFormat {
         self.primary().image
     }
 
-    /// `fsst`, or what [`Codec::parse`] accepts (`none`, `lz4`, `zstd:3`, ...); any case.
+    /// `fsst`, `fsst+zstd`, or what [`Codec::parse`] accepts (`none`, `lz4`, `zstd:3`, ...);
+    /// any case.
     pub fn parse(s: &str) -> Option<TableFormat> {
         if s.eq_ignore_ascii_case("fsst") {
             return Some(TableFormat::Fsst);
+        }
+        if s.eq_ignore_ascii_case("fsst+zstd") {
+            return Some(TableFormat::FsstZstd);
         }
         Codec::parse(s).map(TableFormat::Codec)
     }
 }
 
 impl fmt::Display for TableFormat {
-    /// `fsst`, or the codec as [`Codec`] prints it (`zstd:1`), so that this parses back.
+    /// `fsst`, `fsst+zstd`, or the codec as [`Codec`] prints it (`zstd:1`), so that this
+    /// parses back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TableFormat::Codec(c) => write!(f, "{c}"),
             TableFormat::Fsst => f.write_str("fsst"),
+            TableFormat::FsstZstd => f.write_str("fsst+zstd"),
         }
     }
 }
@@ -365,6 +398,25 @@ mod tests {
         let mut f = TreeFormat::compact(Codec::None);
         f.cold = Codec::Lz4;
         assert!(f.check_supported("t").is_err());
+        // The cold layer (step 8): zstd over Trim images only, FSST or raw records.
+        for f in [TreeFormat::FSST_ZSTD, TreeFormat::FSST_ZSTD_INDEX] {
+            assert!(f.check_supported("t").is_ok(), "{f}");
+            assert_eq!(TreeFormat::from_bytes(&f.to_bytes()), Ok(f));
+        }
+        assert_eq!(TreeFormat::FSST_ZSTD.to_bytes(), [1, 1, 4, 0, 2, 1]);
+        for (image, cold) in [
+            (Codec::Zstd(1), Codec::Zstd(1)),
+            (Codec::None, Codec::Zstd(1)),
+            (Codec::Trim, Codec::Zlib(6)),
+            (Codec::Trim, Codec::Trim),
+        ] {
+            let f = TreeFormat {
+                image,
+                cold,
+                ..TreeFormat::FSST
+            };
+            assert!(f.check_supported("t").is_err(), "{f}");
+        }
         // Trim (image codec id 4, no level) is a valid image codec since issue 19 step 5.
         let trim = TreeFormat::classic(Codec::Trim);
         assert_eq!(trim.to_bytes(), [0, 0, 4, 0, 0, 0]);
@@ -380,6 +432,7 @@ mod tests {
             TableFormat::Codec(Codec::Zstd(3)),
             TableFormat::Codec(Codec::Zlib(9)),
             TableFormat::Fsst,
+            TableFormat::FsstZstd,
             TableFormat::COMPRESSED_DEFAULT,
         ] {
             for f in [t.primary(), t.index()] {
@@ -403,6 +456,12 @@ mod tests {
             (NodeFormat::Compact, RecordCodec::None, Codec::Trim)
         );
         assert_eq!(TableFormat::parse("FSST"), Some(TableFormat::Fsst));
+        assert_eq!(TableFormat::parse("Fsst+Zstd"), Some(TableFormat::FsstZstd));
+        let z = TableFormat::FsstZstd;
+        assert_eq!(
+            (z.primary().cold, z.index().cold, z.image_codec()),
+            (Codec::Zstd(1), Codec::Zstd(1), Codec::Trim)
+        );
         assert_eq!(TableFormat::parse("zstd:40"), None);
         assert_eq!(TableFormat::parse("fsst:1"), None);
     }

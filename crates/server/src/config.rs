@@ -8,7 +8,7 @@
 //! port = 3307
 //! data_dir = "./zipdb-data"
 //! pool_mb = 256
-//! codec = "fsst"            # none | lz4 | zstd[:level -7..=22, not 0] | zlib[:level 1..=9] | fsst
+//! codec = "fsst"            # none | lz4 | zstd[:level -7..=22, not 0] | zlib[:level 1..=9] | fsst | fsst+zstd
 //! page_size = 16384         # new databases only: 4096 | 8192 | 16384 | 32768 | 65536
 //! flush_policy = "sync"     # sync | write | none (innodb_flush_log_at_trx_commit 1 | 2 | 0)
 //! max_connections = 1000
@@ -78,7 +78,7 @@ const CONNECT_TIMEOUT_MIN: u64 = 2;
 const EXTRA_MAX: usize = 100_000;
 
 pub const CODEC_ALLOWED: &str =
-    "none, lz4, zstd, zstd:LEVEL (-7..=22, not 0), zlib, zlib:LEVEL (1..=9) or fsst";
+    "none, lz4, zstd, zstd:LEVEL (-7..=22, not 0), zlib, zlib:LEVEL (1..=9), fsst or fsst+zstd";
 pub const FLUSH_ALLOWED: &str = "sync (or 1), write (or 2) or none (or 0)";
 pub const PAGE_SIZE_ALLOWED: &str = "4096, 8192, 16384, 32768 or 65536";
 
@@ -387,7 +387,7 @@ pub enum ConfigError {
     },
 }
 
-/// Parses a table format: `none`, `lz4`, `zstd`, `zstd:3`, `zlib:9`, ..., `fsst`.
+/// Parses a table format: `none`, `lz4`, `zstd`, `zstd:3`, `zlib:9`, ..., `fsst`, `fsst+zstd`.
 pub fn parse_codec(s: &str) -> Result<TableFormat, String> {
     TableFormat::parse(s.trim())
         .ok_or_else(|| format!("invalid codec {s:?}: expected {CODEC_ALLOWED}"))
@@ -970,6 +970,7 @@ mod tests {
         );
         assert_eq!(parse_codec("zlib"), Ok(TableFormat::Codec(Codec::Zlib(6))));
         assert_eq!(parse_codec(" fsst "), Ok(TableFormat::Fsst));
+        assert_eq!(parse_codec("fsst+zstd"), Ok(TableFormat::FsstZstd));
         let e = parse_codec("zlib:0").unwrap_err();
         assert!(e.contains("zlib:LEVEL") && e.contains("fsst"), "{e}");
         assert!(parse_codec("fsst:1").is_err());

@@ -48,7 +48,8 @@ struct ServeArgs {
     #[arg(long, value_parser = config::parse_positive)]
     pool_mb: Option<usize>,
     /// Storage of new tables and of ROW_FORMAT=COMPRESSED: none, lz4, zstd[:LEVEL], zlib[:LEVEL]
-    /// (whole-page codecs) or fsst (compact leaves, FSST-encoded rows). [default: fsst]
+    /// (whole-page codecs), fsst (compact leaves, FSST-encoded rows) or fsst+zstd (fsst, pages
+    /// leaving the buffer pool written as zstd). [default: fsst]
     #[arg(long, value_parser = config::parse_codec)]
     codec: Option<TableFormat>,
     /// Page size in bytes of a new database (4096 to 65536, a power of two); an existing

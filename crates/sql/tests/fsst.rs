@@ -236,12 +236,14 @@ fn compression_options_pick_the_format_and_bad_ones_list_fsst() {
     let e = r.remove(0).unwrap_err();
     assert_eq!((e.code(), e.sqlstate()), (1231, "42000"), "{}", e.message());
     assert!(e.message().contains("'fsst'"), "{}", e.message());
+    assert!(e.message().contains("'fsst+zstd'"), "{}", e.message());
     let default_name = zipdb_sql::catalog::format_name(TableFormat::COMPRESSED_DEFAULT);
     for (options, want) in [
         ("", "none"),
         ("ROW_FORMAT=COMPRESSED", default_name),
         ("COMPRESSION='zstd'", "zstd"),
         ("COMPRESSION='fsst'", "fsst"),
+        ("COMPRESSION='FSST+ZSTD'", "fsst+zstd"),
     ] {
         q(
             &mut s,
@@ -468,4 +470,62 @@ fn optimize_table_retrains_and_retires_the_old_version() {
     }
     let e = s.query("OPTIMIZE plain").pop().unwrap().unwrap_err();
     assert_eq!(e.code(), 1064, "{e:?}");
+}
+
+/// `COMPRESSION='fsst+zstd'` (issue 19 step 8): fsst trees with the zstd cold layer; the rows
+/// survive a restart, and the option reads back from SHOW CREATE TABLE, information_schema and
+/// the compression table.
+#[test]
+fn fsst_zstd_tables_keep_their_rows_and_show_their_option() {
+    let dir = temp_dir("fsst");
+    let mut model = Model::new();
+    let cold = |db: &Database| {
+        let trees = db.stats().trees;
+        let n = |f: TreeFormat| trees.iter().filter(|t| t.format == f).count();
+        (
+            n(TableFormat::FsstZstd.primary()),
+            n(TableFormat::FsstZstd.index()),
+        )
+    };
+    {
+        let (db, inst) = open(&dir.0, TableFormat::Codec(Codec::None));
+        let mut s = session(&inst);
+        q(
+            &mut s,
+            "CREATE TABLE sbtest1 (id INT NOT NULL, k INT NOT NULL DEFAULT 0, \
+             c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', \
+             PRIMARY KEY (id), KEY k_1 (k)) COMPRESSION='fsst+zstd'",
+        );
+        assert_eq!(cold(&db), (1, 1));
+        load(&mut s, &mut model);
+        check(&mut s, &model);
+        drop(s);
+        drop(inst);
+        db.close().expect("close");
+    }
+    let (db, inst) = open(&dir.0, TableFormat::Codec(Codec::None));
+    let mut s = session(&inst);
+    check(&mut s, &model);
+    assert_eq!(cold(&db), (1, 1));
+    let create = show_create(&mut s, "sbtest1");
+    assert!(create.ends_with(" COMPRESSION='fsst+zstd'"), "{create}");
+    let info = q(
+        &mut s,
+        "SELECT CREATE_OPTIONS FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = 'd' AND TABLE_NAME = 'sbtest1'",
+    );
+    assert_eq!(info, [["compression='fsst+zstd'"]]);
+    let codec = q(
+        &mut s,
+        "SELECT FORMAT FROM information_schema.ZIPDB_TABLE_COMPRESSION \
+         WHERE TABLE_NAME = 'sbtest1'",
+    );
+    assert_eq!(codec, [["fsst+zstd"]]);
+    // The definition recreates the table as it was.
+    q(&mut s, "DROP TABLE sbtest1");
+    q(&mut s, &create);
+    assert_eq!(cold(&db), (1, 1));
+    drop(s);
+    drop(inst);
+    db.close().expect("close");
 }

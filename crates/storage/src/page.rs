@@ -63,7 +63,11 @@ impl PageType {
 /// Bytes at the start of every logical page reserved for the storage layer:
 /// `[0]` page type, `[1]` codec id (0 none, 1 lz4, 2 zstd, 3 zlib, 4 trim) and `[2]` codec level
 /// used when the page is written back,
-/// `[3]` reserved (0), `[4..8]` tree id (LE), `[8..16]` page LSN (LE).
+/// `[3]` cold codec id (0: none), `[4..8]` tree id (LE), `[8..16]` page LSN (LE).
+///
+/// The cold codec (issue 19 step 8) encodes the page only when it is written back because it
+/// leaves the pool. With one, `[2]` holds the *cold* codec's level: the image codec must then be
+/// one without a level (none, lz4, trim), so that both fit the one level byte.
 pub const LOGICAL_HEADER_LEN: usize = 16;
 
 /// Reads and writes the storage-owned header of a logical page.
@@ -71,18 +75,46 @@ pub struct LogicalHeader;
 
 impl LogicalHeader {
     pub fn init(page: &mut [u8], ty: PageType, codec: Codec, tree: TreeId) {
+        Self::init_cold(page, ty, codec, Codec::None, tree);
+    }
+    /// [`Self::init`] with a cold codec (`Codec::None`: no cold layer).
+    ///
+    /// # Panics
+    /// When both `image` and `cold` need the level byte (see [`LOGICAL_HEADER_LEN`]).
+    pub fn init_cold(page: &mut [u8], ty: PageType, image: Codec, cold: Codec, tree: TreeId) {
         page[0] = ty as u8;
-        page[1] = codec.id();
-        page[2] = codec.level_byte();
-        page[3] = 0;
+        page[1] = image.id();
+        if cold == Codec::None {
+            page[2] = image.level_byte();
+            page[3] = 0;
+        } else {
+            assert_eq!(
+                image.level_byte(),
+                0,
+                "a cold codec needs an image codec without a level, not {image}"
+            );
+            page[2] = cold.level_byte();
+            page[3] = cold.id();
+        }
         page[4..8].copy_from_slice(&tree.0.to_le_bytes());
         page[8..16].copy_from_slice(&0u64.to_le_bytes());
     }
     pub fn page_type(page: &[u8]) -> u8 {
         page[0]
     }
+    /// Changes the page type only: codecs, tree and LSN stay.
+    pub fn set_page_type(page: &mut [u8], ty: PageType) {
+        page[0] = ty as u8;
+    }
     pub fn codec(page: &[u8]) -> Codec {
         Codec::from_parts(page[1], page[2]).unwrap_or(Codec::None)
+    }
+    /// The cold codec of the page; `Codec::None` when it has none (or names an unknown one).
+    pub fn cold(page: &[u8]) -> Codec {
+        match page[3] {
+            0 => Codec::None,
+            id => Codec::from_parts(id, page[2]).unwrap_or(Codec::None),
+        }
     }
     pub fn tree(page: &[u8]) -> TreeId {
         TreeId(u32::from_le_bytes([page[4], page[5], page[6], page[7]]))
@@ -224,7 +256,8 @@ pub fn encode_image(
     unit: usize,
     out: &mut [u8],
 ) -> usize {
-    encode_image_with(page, id, unit, out, |codec, src, dst| {
+    let codec = LogicalHeader::codec(page);
+    encode_image_with(page, codec, id, unit, out, |codec, src, dst| {
         ctx.compress(codec, src, dst)
     })
 }
@@ -232,7 +265,23 @@ pub fn encode_image(
 /// [`encode_image`] with this thread's codec context, which is looked up (and built on the
 /// thread's first call) only when the page's codec compresses: raw pages touch no codec state.
 pub fn encode_image_local(page: &[u8], id: PageId, unit: usize, out: &mut [u8]) -> usize {
-    encode_image_with(page, id, unit, out, |codec, src, dst| {
+    encode_image_local_for(page, id, unit, out, false)
+}
+
+/// [`encode_image_local`] for a page that is `leaving` the buffer pool: such a page is
+/// compressed with its cold codec when its logical header names one (issue 19 step 8).
+pub fn encode_image_local_for(
+    page: &[u8],
+    id: PageId,
+    unit: usize,
+    out: &mut [u8],
+    leaving: bool,
+) -> usize {
+    let codec = match LogicalHeader::cold(page) {
+        cold if leaving && cold != Codec::None => cold,
+        _ => LogicalHeader::codec(page),
+    };
+    encode_image_with(page, codec, id, unit, out, |codec, src, dst| {
         codec::with_ctx(|c| c.compress(codec, src, dst))
     })
 }
@@ -240,6 +289,7 @@ pub fn encode_image_local(page: &[u8], id: PageId, unit: usize, out: &mut [u8]) 
 /// The body of the encoders: `compress` runs only for a compressing codec.
 fn encode_image_with(
     page: &[u8],
+    codec: Codec,
     id: PageId,
     unit: usize,
     out: &mut [u8],
@@ -247,7 +297,6 @@ fn encode_image_with(
 ) -> usize {
     let logical_len = page.len();
     assert!(out.len() >= IMAGE_HEADER_LEN + logical_len);
-    let codec = LogicalHeader::codec(page);
     // Compressing is worth it only if the image needs fewer allocation units than raw.
     let raw_units = (IMAGE_HEADER_LEN + logical_len).div_ceil(unit);
     let budget = (raw_units - 1) * unit - IMAGE_HEADER_LEN;
@@ -369,6 +418,55 @@ mod tests {
                 assert!(decode_image_local(&b, &h, &mut back[..100]).is_err());
             }
         }
+    }
+
+    /// A page with a cold codec: header bytes 2..4 name it, the image codec reads as before,
+    /// and only an image for a page leaving the pool uses it; both images decode to the page.
+    #[test]
+    fn cold_codec_applies_only_to_leaving_pages() {
+        let mut p = trim_page(4096, &[(1000, 3000)]);
+        LogicalHeader::init_cold(
+            &mut p,
+            PageType::Leaf,
+            Codec::Trim,
+            Codec::Zstd(3),
+            TreeId(7),
+        );
+        assert_eq!(p[1..4], [codec::TRIM_ID, 3, 2]);
+        assert_eq!(LogicalHeader::codec(&p), Codec::Trim);
+        assert_eq!(LogicalHeader::cold(&p), Codec::Zstd(3));
+        LogicalHeader::set_page_type(&mut p, PageType::Inner);
+        assert_eq!(
+            LogicalHeader::cold(&p),
+            Codec::Zstd(3),
+            "a type change keeps it"
+        );
+        p[1000..3000].fill(0);
+        for (leaving, id) in [(false, codec::TRIM_ID), (true, 2)] {
+            let mut out = vec![0u8; IMAGE_HEADER_LEN + p.len()];
+            let n = encode_image_local_for(&p, PageId(5), 512, &mut out, leaving);
+            assert_eq!(out[7], id, "leaving {leaving}");
+            let h = parse_header(&out[..n], p.len()).unwrap();
+            let mut back = vec![0u8; p.len()];
+            decode_image_local(&out, &h, &mut back).unwrap();
+            assert_eq!(back, p);
+        }
+        let mut plain = p.clone();
+        LogicalHeader::init(&mut plain, PageType::Leaf, Codec::Trim, TreeId(7));
+        assert_eq!((plain[3], LogicalHeader::cold(&plain)), (0, Codec::None));
+    }
+
+    #[test]
+    #[should_panic(expected = "a cold codec needs an image codec without a level")]
+    fn cold_codec_refuses_an_image_codec_with_a_level() {
+        let mut p = vec![0u8; 4096];
+        LogicalHeader::init_cold(
+            &mut p,
+            PageType::Leaf,
+            Codec::Zstd(1),
+            Codec::Zstd(3),
+            TreeId(1),
+        );
     }
 
     /// A Trim page of `size` bytes: digits everywhere except `zeros` (`(start, end)` ranges).

@@ -41,7 +41,9 @@
 //!
 //! Dirty pages are compressed only when written back — by the background writer, by
 //! [`BufferPool::flush_all`], or by an evicting thread that finds nothing clean — never on the
-//! modification path.
+//! modification path. A page whose logical header names a cold codec (issue 19 step 8) is
+//! compressed with it only when written back as it leaves: by an evicting thread, or by the
+//! writer's passes over unreferenced pages; checkpoints and flushes use its image codec.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -86,6 +88,9 @@ const C_REFERENCED: u32 = 4;
 /// has not been saved for it yet. Such a page stays resident; the first change to it copies it
 /// first (see [`BufferPool::begin_checkpoint`]).
 const CKPT: u32 = 8;
+/// A thread is writing the page back. Write-backs hold only a shared latch, so without this
+/// an evicting thread and the writer could both encode the same unchanged page.
+const WRITING: u32 = 16;
 
 // Ghost kinds (low bit of `Slot::ghost`).
 const GHOST_DEMOTED: u64 = 0;
@@ -683,6 +688,19 @@ impl BufferPool {
 
     /// Allocates a new page of `tree`, zeroed, with its logical header set, latched exclusively.
     pub fn allocate(&self, ty: PageType, tree: TreeId, codec: Codec) -> Result<PageWriteGuard<'_>> {
+        self.allocate_cold(ty, tree, codec, Codec::None)
+    }
+
+    /// [`Self::allocate`] for a tree with a cold layer: the page is written with `cold` when
+    /// it is written back because it leaves the pool, with `image` otherwise
+    /// ([`LogicalHeader::init_cold`]).
+    pub fn allocate_cold(
+        &self,
+        ty: PageType,
+        tree: TreeId,
+        image: Codec,
+        cold: Codec,
+    ) -> Result<PageWriteGuard<'_>> {
         let id = self.store.allocate_page_id(tree)?;
         let slot = self.slots.ensure(id.0)?;
         slot.lock_exclusive();
@@ -700,7 +718,7 @@ impl BufferPool {
         // below, under the exclusive latch that we hold: no other thread can reach it.
         let data = unsafe { self.arena.frame_mut(frame) };
         data.fill(0);
-        LogicalHeader::init(data, ty, codec, tree);
+        LogicalHeader::init_cold(data, ty, image, cold, tree);
         slot.flags.store(REFERENCED, Ordering::Relaxed);
         slot.ghost.store(0, Ordering::Relaxed);
         slot.frame.store(frame as u32 + 1, Ordering::Release);
@@ -1144,7 +1162,7 @@ impl BufferPool {
             return None;
         }
         let r = if slot.frame() == Some(f) && slot.is_dirty() {
-            self.write_back_locked(PageId(owner), slot, f)
+            self.write_back_locked(PageId(owner), slot, f, true)
         } else {
             Ok(())
         };
@@ -1426,11 +1444,11 @@ impl BufferPool {
         }
     }
 
-    /// Compresses page `id` into its on-disk image in `out`, counting the work; returns the
-    /// image length.
-    fn encode(&self, data: &[u8], id: PageId, out: &mut [u8]) -> usize {
+    /// Compresses page `id` into its on-disk image in `out` (with its cold codec if it is
+    /// `leaving` the pool), counting the work; returns the image length.
+    fn encode(&self, data: &[u8], id: PageId, out: &mut [u8], leaving: bool) -> usize {
         let t0 = Instant::now();
-        let n = page::encode_image_local(data, id, UNIT, out);
+        let n = page::encode_image_local_for(data, id, UNIT, out, leaving);
         self.counters
             .encode_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
@@ -1441,8 +1459,42 @@ impl BufferPool {
     }
 
     /// Writes back page `id` (latched at least shared, resident in `frame`, dirty): compress,
-    /// write out of place, then cache the new image in the compressed tier.
-    fn write_back_locked(&self, id: PageId, slot: &Slot, frame: usize) -> Result<()> {
+    /// write out of place, then cache the new image in the compressed tier. `leaving`: the
+    /// page is written because it is about to leave the pool (a CLOCK victim, or an
+    /// unreferenced page the writer cleans ahead of the hand), so its cold codec applies, if it
+    /// has one. Pages that stay (checkpoints, flushes, referenced pages) keep their cheap image
+    /// codec. A clean page is never written, and write-backs of one page never overlap (the
+    /// [`WRITING`] flag), so an unchanged page is not encoded twice.
+    fn write_back_locked(
+        &self,
+        id: PageId,
+        slot: &Slot,
+        frame: usize,
+        leaving: bool,
+    ) -> Result<()> {
+        let mut spins = 0u32;
+        while slot.flags.fetch_or(WRITING, Ordering::AcqRel) & WRITING != 0 {
+            backoff(&mut spins);
+        }
+        // The write-back we waited for may have saved this very content (nothing changed it:
+        // we hold a latch); write only what is still owed, to the live map or the checkpoint.
+        let r = if slot.flags.load(Ordering::Acquire) & (DIRTY | CKPT) == 0 {
+            Ok(())
+        } else {
+            self.write_back_claimed(id, slot, frame, leaving)
+        };
+        slot.flags.fetch_and(!WRITING, Ordering::AcqRel);
+        r
+    }
+
+    /// [`Self::write_back_locked`] once this thread holds the page's [`WRITING`] flag.
+    fn write_back_claimed(
+        &self,
+        id: PageId,
+        slot: &Slot,
+        frame: usize,
+        leaving: bool,
+    ) -> Result<()> {
         // A page flagged for the checkpoint is unchanged since its snapshot (a change would
         // have copied it and cleared the flag under the exclusive latch, which our latch
         // excludes): this image serves the checkpoint too. Claimed before writing, so that of
@@ -1452,7 +1504,7 @@ impl BufferPool {
             // SAFETY: the caller holds a latch on the page resident in `frame` (shared or
             // exclusive), so no writer changes the frame and nobody takes it meanwhile.
             let data = unsafe { self.arena.frame(frame) };
-            let n = self.encode(data, id, &mut s.image);
+            let n = self.encode(data, id, &mut s.image, leaving);
             if for_ckpt {
                 let r = self.store.write_image_pinned(id, &mut s.image, n);
                 self.ckpt_record(id, r.as_ref().ok().copied(), r.as_ref().err());
@@ -1490,6 +1542,10 @@ impl BufferPool {
         };
         for round in 0..rounds {
             let cold_only = !all && round == 0;
+            // Unreferenced pages are the ones the CLOCK hand takes next: written as leaving,
+            // or a page cleaned ahead of the hand would leave the pool with its cheap image and
+            // never be written again (clean pages are not rewritten). Referenced pages stay.
+            let leaving = cold_only;
             for i in 0..self.frame_count {
                 match pass {
                     Pass::DownTo(n) if self.dirty_count.load(Ordering::Relaxed) <= n => {
@@ -1521,7 +1577,7 @@ impl BufferPool {
                     && self.owners[f].load(Ordering::Acquire) == owner
                 {
                     written += 1;
-                    self.write_back_locked(PageId(owner), slot, f)
+                    self.write_back_locked(PageId(owner), slot, f, leaving)
                 } else {
                     Ok(())
                 };
@@ -1625,7 +1681,7 @@ impl BufferPool {
             slot.lock_shared();
             let r = if slot.frame() == Some(f) && slot.flags.load(Ordering::Acquire) & CKPT != 0 {
                 written += 1;
-                self.write_back_locked(PageId(owner), slot, f)
+                self.write_back_locked(PageId(owner), slot, f, false)
             } else {
                 Ok(())
             };
@@ -1654,7 +1710,7 @@ impl BufferPool {
         }
         with_scratch(&WRITE_SCRATCH, |s| -> Result<()> {
             for (id, data) in &copies {
-                let n = self.encode(data, *id, &mut s.image);
+                let n = self.encode(data, *id, &mut s.image, false);
                 let ext = self.store.write_image_detached(*id, &mut s.image, n)?;
                 self.counters.ckpt_writes.fetch_add(1, Ordering::Relaxed);
                 snap.set(*id, ext);

@@ -586,13 +586,17 @@ impl BTree {
             upper: f.upper,
         };
         let image = self.format.image;
-        let mut r = self.pool.allocate(PageType::Leaf, self.tree, image)?;
+        let mut r = self
+            .pool
+            .allocate_cold(PageType::Leaf, self.tree, image, self.format.cold)?;
         let rid = r.id();
         if id == self.root {
             // Root split: the contents move into two new leaves, the root becomes their parent.
             debug_assert_eq!(f, Fences::UNBOUNDED, "a root leaf is unbounded");
             build_compact_leaf(rid, &mut r, right_f, version, PageId::NONE, &entries[m..])?;
-            let mut l = self.pool.allocate(PageType::Leaf, self.tree, image)?;
+            let mut l =
+                self.pool
+                    .allocate_cold(PageType::Leaf, self.tree, image, self.format.cold)?;
             build_compact_leaf(l.id(), &mut l, left_f, version, rid, &entries[..m])?;
             set_page_type(&mut cur, PageType::Inner);
             build_node(&mut cur, 1, l.id(), &[&inner_cell(&sep, rid)]);

@@ -150,7 +150,7 @@ impl BTree {
     /// values ([`compact_tree`]).
     pub fn create(pool: Arc<BufferPool>, tree: TreeId, format: TreeFormat) -> Result<BTree> {
         let root = {
-            let mut g = pool.allocate(PageType::Leaf, tree, format.image)?;
+            let mut g = pool.allocate_cold(PageType::Leaf, tree, format.image, format.cold)?;
             let id = g.id();
             match format.nodes {
                 NodeFormat::Classic => node::init_node(&mut g, 0, PageId::NONE),
@@ -629,10 +629,12 @@ impl BTree {
     fn write_chain(&self, value: &[u8]) -> Result<PageId> {
         let mut next = PageId::NONE;
         for chunk in value.chunks(self.limits.overflow_capacity).rev() {
-            match self
-                .pool
-                .allocate(PageType::Overflow, self.tree, self.format.image)
-            {
+            match self.pool.allocate_cold(
+                PageType::Overflow,
+                self.tree,
+                self.format.image,
+                self.format.cold,
+            ) {
                 Ok(mut g) => {
                     write_overflow(&mut g, next, chunk);
                     next = g.id();
@@ -881,9 +883,13 @@ impl BTree {
             };
             if id == self.root {
                 // Root split: the contents move into two new children.
-                let mut r = self.pool.allocate(ty, self.tree, self.format.image)?;
+                let mut r =
+                    self.pool
+                        .allocate_cold(ty, self.tree, self.format.image, self.format.cold)?;
                 build_node(&mut r, level, right_link, right_cells);
-                let mut l = self.pool.allocate(ty, self.tree, self.format.image)?;
+                let mut l =
+                    self.pool
+                        .allocate_cold(ty, self.tree, self.format.image, self.format.cold)?;
                 build_node(&mut l, level, if leaf { r.id() } else { link }, left_cells);
                 let root_cell = inner_cell(&sep, r.id());
                 if level + 1 > node::MAX_LEVEL {
@@ -893,7 +899,9 @@ impl BTree {
                 build_node(&mut cur, level + 1, l.id(), &[&root_cell]);
                 return Ok(());
             }
-            let mut r = self.pool.allocate(ty, self.tree, self.format.image)?;
+            let mut r =
+                self.pool
+                    .allocate_cold(ty, self.tree, self.format.image, self.format.cold)?;
             build_node(&mut r, level, right_link, right_cells);
             let new_link = if leaf { r.id() } else { link };
             build_node(&mut cur, level, new_link, left_cells);

@@ -481,13 +481,9 @@ pub fn set_link(p: &mut [u8], link: PageId) {
     wr_u64(p, OFF_LINK, link.0);
 }
 
-/// Sets the page type in the storage header, keeping codec, tree and LSN.
+/// Sets the page type in the storage header, keeping codecs (the cold one too), tree and LSN.
 pub fn set_page_type(p: &mut [u8], ty: PageType) {
-    let codec = LogicalHeader::codec(p);
-    let tree = LogicalHeader::tree(p);
-    let lsn = LogicalHeader::lsn(p);
-    LogicalHeader::init(p, ty, codec, tree);
-    LogicalHeader::set_lsn(p, lsn);
+    LogicalHeader::set_page_type(p, ty);
 }
 
 /// Rewrites node `p` to hold exactly `cells` (raw cell bytes, in key order).

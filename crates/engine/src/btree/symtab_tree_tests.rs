@@ -86,9 +86,13 @@ fn text(i: u64) -> Vec<u8> {
 /// overflow value) against a `BTreeMap`, with a pool far smaller than the tree, so leaves
 /// are evicted and re-read; the tree trains after its first 16 KB of values.
 fn model_fsst(page: usize, ops: u64, seed: u64) {
+    model_fsst_as(FSST, page, ops, seed);
+}
+
+fn model_fsst_as(format: TreeFormat, page: usize, ops: u64, seed: u64) -> BTree {
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
-    let bt = tree_with(page, 64, FSST);
+    let bt = tree_with(page, 64, format);
     let mut model = std::collections::BTreeMap::new();
     let mut rng = SmallRng::seed_from_u64(seed);
     for n in 0..ops {
@@ -157,6 +161,24 @@ fn model_fsst(page: usize, ops: u64, seed: u64) {
             .map(|(k, v)| (k, v))
             .eq(model.range(..lo.clone()).rev().take(30)));
     }
+    bt
+}
+
+/// The model with the zstd cold layer (issue 19 step 8): leaves leave the 64-page pool as
+/// zstd images and come back from them, and nothing is lost.
+#[test]
+fn model_16k_fsst_cold() {
+    let bt = model_fsst_as(TreeFormat::FSST_ZSTD, 16384, 40_000, 3);
+    let s = bt.pool.stats();
+    assert!(s.encodes_zstd > 0 && s.decodes_zstd > 0, "{s:?}");
+    assert_eq!(s.encodes_lz4 + s.encodes_zlib, 0, "{s:?}");
+}
+
+#[test]
+fn model_4k_fsst_cold() {
+    let bt = model_fsst_as(TreeFormat::FSST_ZSTD, 4096, 8_000, 4);
+    let s = bt.pool.stats();
+    assert!(s.encodes_zstd > 0 && s.decodes_zstd > 0, "{s:?}");
 }
 
 #[test]

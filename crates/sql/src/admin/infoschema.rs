@@ -166,7 +166,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
                 r.push(vec![
                     s(&t.def.db),
                     s(&t.def.name),
-                    s("fsst"),
+                    s(crate::catalog::format_name(t.def.format)),
                     Value::UInt(u64::from(rs.version)),
                     Value::UInt(u64::from(rs.versions)),
                     ratio(

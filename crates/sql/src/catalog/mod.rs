@@ -518,6 +518,7 @@ pub fn format_name(f: TableFormat) -> &'static str {
         TableFormat::Codec(Codec::Zlib(_)) => "zlib",
         TableFormat::Codec(Codec::Trim) => "trim",
         TableFormat::Fsst => "fsst",
+        TableFormat::FsstZstd => "fsst+zstd",
     }
 }
 
@@ -526,6 +527,9 @@ pub fn format_name(f: TableFormat) -> &'static str {
 /// decodes unchanged, and a definition of any other table is still byte for byte what older
 /// builds wrote (they read it back). An older build refuses an fsst table ("unknown codec").
 const FSST_CODE: u8 = 16;
+/// The codec byte of an fsst+zstd table (issue 19 step 8). Builds before it refuse the
+/// definition ("unknown codec 17") as they refuse its trees' format in the engine catalog.
+const FSST_ZSTD_CODE: u8 = 17;
 
 fn format_code(f: TableFormat) -> (u8, i8) {
     match f {
@@ -537,6 +541,7 @@ fn format_code(f: TableFormat) -> (u8, i8) {
         // that the match needs no panic.
         TableFormat::Codec(Codec::Trim) => (4, 0),
         TableFormat::Fsst => (FSST_CODE, 0),
+        TableFormat::FsstZstd => (FSST_ZSTD_CODE, 0),
     }
 }
 
@@ -548,6 +553,7 @@ fn format_from_code(code: u8, level: i8) -> Result<TableFormat, String> {
         3 => TableFormat::Codec(Codec::Zlib(level as u8)),
         4 => TableFormat::Codec(Codec::Trim),
         FSST_CODE => TableFormat::Fsst,
+        FSST_ZSTD_CODE => TableFormat::FsstZstd,
         c => return Err(format!("unknown codec {c}")),
     })
 }
@@ -819,6 +825,7 @@ mod tests {
         };
         for f in [
             TableFormat::Fsst,
+            TableFormat::FsstZstd,
             TableFormat::Codec(Codec::None),
             TableFormat::Codec(Codec::Lz4),
             TableFormat::Codec(Codec::Zstd(-5)),
@@ -833,7 +840,9 @@ mod tests {
         let mut b = d.encode();
         let at = 1 + 8 + (4 + 1) + (4 + 1) + (4 + 1);
         assert_eq!(b[at..at + 2], [FSST_CODE, 0]);
-        b[at] = FSST_CODE + 1;
+        d.format = TableFormat::FsstZstd;
+        assert_eq!(d.encode()[at..at + 2], [FSST_ZSTD_CODE, 0]);
+        b[at] = FSST_ZSTD_CODE + 1;
         let e = TableDef::decode(&b).unwrap_err();
         assert!(e.contains("unknown codec"), "{e}");
     }

@@ -3,7 +3,9 @@
 //! Table options and compression: `COMPRESSION='none'|'lz4'|'zstd'|'zlib'` compresses whole
 //! page images with that codec; `COMPRESSION='fsst'` stores the table in the record format of
 //! issue 19 (compact leaves, each row FSST-encoded with a per-table symbol table, `Trim` page
-//! images; its index trees compact leaves only): see `zipdb_engine::TableFormat`, the one place
+//! images; its index trees compact leaves only); `COMPRESSION='fsst+zstd'` is that plus a zstd
+//! cold layer (pages written as they leave the buffer pool are zstd images): see
+//! `zipdb_engine::TableFormat`, the one place
 //! that maps a table's format to its trees' formats. `ROW_FORMAT=COMPRESSED` (with or without
 //! `KEY_BLOCK_SIZE`) means the server's default format, or `TableFormat::COMPRESSED_DEFAULT`
 //! when that default is uncompressed; `ROW_FORMAT=DYNAMIC|COMPACT|REDUNDANT` means
@@ -397,10 +399,11 @@ fn format_of(o: &TableOptions, default: TableFormat) -> Result<TableFormat, SqlE
             "zstd" => Ok(TableFormat::Codec(Codec::Zstd(1))),
             "zlib" => Ok(TableFormat::Codec(Codec::Zlib(6))),
             "fsst" => Ok(TableFormat::Fsst),
+            "fsst+zstd" => Ok(TableFormat::FsstZstd),
             other => Err(SqlError::of(
                 ErrorKind::WrongValueForVar,
                 format!(
-                    "Invalid compression '{other}': use 'none', 'lz4', 'zstd', 'zlib' or 'fsst'"
+                    "Invalid compression '{other}': use 'none', 'lz4', 'zstd', 'zlib', 'fsst' or 'fsst+zstd'"
                 ),
             )),
         };
