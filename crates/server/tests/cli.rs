@@ -68,7 +68,10 @@ fn bad_flags_are_refused_with_what_is_allowed() {
     assert!(err.contains("1..=31536000"), "{err}");
     let (ok, err) = serve(&d, &["--codec", "trim"]);
     assert!(!ok);
-    assert!(err.contains("zlib:LEVEL (1..=9), fsst or fsst+zstd"), "{err}");
+    assert!(
+        err.contains("zlib:LEVEL (1..=9), fsst or fsst+zstd"),
+        "{err}"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -389,23 +389,26 @@ fn joins_by_index_lookup_hash_and_loop_agree_with_a_nested_loop_model() {
     );
 }
 
+/// `a(id, x)` and `b(id, a_id, y)` with NULLs in both the join column and the value column,
+/// the fixture of the subquery tests.
+fn parent_and_child_tables(s: &mut Session) {
+    ok(s, "CREATE TABLE a (id INT PRIMARY KEY, x INT)");
+    ok(s, "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, y INT)");
+    ok(
+        s,
+        "INSERT INTO a VALUES (1, 10), (2, 20), (3, NULL), (4, 10)",
+    );
+    ok(
+        s,
+        "INSERT INTO b VALUES (1, 1, 100), (2, 1, 200), (3, 2, 300), (4, NULL, 400)",
+    );
+}
+
 #[test]
 fn subqueries_in_exists_and_scalar_follow_sql_null_rules() {
     let f = fixture();
     let mut s = session(&f, 1);
-    ok(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, x INT)");
-    ok(
-        &mut s,
-        "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, y INT)",
-    );
-    ok(
-        &mut s,
-        "INSERT INTO a VALUES (1, 10), (2, 20), (3, NULL), (4, 10)",
-    );
-    ok(
-        &mut s,
-        "INSERT INTO b VALUES (1, 1, 100), (2, 1, 200), (3, 2, 300), (4, NULL, 400)",
-    );
+    parent_and_child_tables(&mut s);
     let ids = |s: &mut Session, sql: &str| -> Vec<String> {
         q(s, sql).into_iter().map(|r| r[0].clone()).collect()
     };
@@ -664,19 +667,7 @@ fn in_over_a_large_subquery_uses_sql_equality_and_null_rules() {
 fn subqueries_resolve_by_id_through_aliases_nesting_prepares_and_updates() {
     let f = fixture();
     let mut s = session(&f, 1);
-    ok(&mut s, "CREATE TABLE a (id INT PRIMARY KEY, x INT)");
-    ok(
-        &mut s,
-        "CREATE TABLE b (id INT PRIMARY KEY, a_id INT, y INT)",
-    );
-    ok(
-        &mut s,
-        "INSERT INTO a VALUES (1, 10), (2, 20), (3, NULL), (4, 10)",
-    );
-    ok(
-        &mut s,
-        "INSERT INTO b VALUES (1, 1, 100), (2, 1, 200), (3, 2, 300), (4, NULL, 400)",
-    );
+    parent_and_child_tables(&mut s);
     // An alias for a subquery, named again in HAVING and ORDER BY of a grouped query: the
     // alias is compiled once more there, and its subquery must land in the statement's table.
     assert_eq!(
