@@ -1,0 +1,632 @@
+//! The logical plan (docs/design/issue20-sql-engine.md §4.1): what a statement computes, as a
+//! tree of relational operators, each with the schema of the rows it yields. Rows are
+//! positional: an expression's `Expr::Col(i)` is column `i` of the row its node reads (the
+//! input's, or for a join's ON the joined row, left ++ right), as in today's `SelectPlan`, so
+//! expressions compile once and rewrites that move nodes need not renumber them.
+//!
+//! Nodes are built through the constructors, which refuse a plan whose expressions read
+//! columns its input lacks or whose arities do not match (a binder bug: an internal error,
+//! not a user's). The fields stay public to the crate for the rewrite passes of D2.
+
+use std::sync::Arc;
+
+use crate::catalog::Table;
+use crate::error::SqlError;
+use crate::expr::Expr;
+use crate::plan::access::Access;
+use crate::plan::dml::InsertMode;
+use crate::plan::select::{AggFn, AggSpec};
+use crate::types::sqltype::SqlType;
+
+/// One output column: its name as the binder resolves it (and prints it), the table or alias
+/// it belongs to, and its type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub qualifier: Option<String>,
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+}
+
+impl Field {
+    pub fn new(qualifier: Option<&str>, name: &str, ty: SqlType, nullable: bool) -> Field {
+        Field {
+            qualifier: qualifier.map(str::to_string),
+            name: name.to_string(),
+            ty,
+            nullable,
+        }
+    }
+}
+
+/// The columns a node yields, in row order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Schema {
+    pub fields: Vec<Field>,
+}
+
+impl Schema {
+    pub fn width(&self) -> usize {
+        self.fields.len()
+    }
+}
+
+/// The schema of nodes that yield no rows to a client (INSERT, UPDATE, DELETE).
+static NO_COLUMNS: Schema = Schema { fields: Vec::new() };
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    /// Comma joins and CROSS JOIN are inner joins without ON.
+    Inner,
+    /// The binder turns RIGHT JOIN into LEFT JOIN with the inputs swapped.
+    Left,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetKind {
+    Union,
+    Intersect,
+    Except,
+}
+
+#[derive(Debug, Clone)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub desc: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum LogicalPlan {
+    /// A table's rows. The row is the table's full row: `columns` are those read (the others
+    /// are NULL), so pruning columns does not renumber the expressions above.
+    Scan {
+        table: Arc<Table>,
+        alias: Option<String>,
+        columns: Vec<usize>,
+        /// How the rows are found: `Full` until D2b's `choose_access_paths`.
+        access: Access,
+        for_update: bool,
+        schema: Schema,
+    },
+    /// SELECT without FROM: one row of no columns.
+    OneRow,
+    /// INSERT … VALUES, one expression per column per row.
+    Values {
+        rows: Vec<Vec<Expr>>,
+        schema: Schema,
+    },
+    /// A derived table, CTE use or (next issue) view: the input under a name of its own.
+    Derived {
+        input: Box<LogicalPlan>,
+        alias: String,
+        schema: Schema,
+    },
+    Filter {
+        input: Box<LogicalPlan>,
+        predicate: Expr,
+    },
+    /// The first `visible` columns are the statement's result; the rest are ORDER BY keys the
+    /// select list lacks, which a Sort above reads.
+    Project {
+        input: Box<LogicalPlan>,
+        exprs: Vec<Expr>,
+        visible: usize,
+        schema: Schema,
+    },
+    /// Yields left ++ right; `on` reads that joined row.
+    Join {
+        left: Box<LogicalPlan>,
+        right: Box<LogicalPlan>,
+        kind: JoinKind,
+        on: Option<Expr>,
+        schema: Schema,
+    },
+    /// Yields the group's values then the aggregates' (what `AggScope` compiles HAVING,
+    /// ORDER BY and the select list against). HAVING is a Filter above it.
+    Aggregate {
+        input: Box<LogicalPlan>,
+        group: Vec<Expr>,
+        aggs: Vec<AggSpec>,
+        schema: Schema,
+    },
+    /// Rows equal on the first `width` columns are yielded once (the hidden sort keys after
+    /// them do not count).
+    Distinct {
+        input: Box<LogicalPlan>,
+        width: usize,
+    },
+    Sort {
+        input: Box<LogicalPlan>,
+        keys: Vec<SortKey>,
+    },
+    /// Expressions, not numbers: `LIMIT ?` is known at execution only.
+    Limit {
+        input: Box<LogicalPlan>,
+        offset: Option<Expr>,
+        fetch: Option<Expr>,
+    },
+    /// Binary and left-deep: `a UNION b EXCEPT c` is Except(Union(a, b), c).
+    SetOp {
+        left: Box<LogicalPlan>,
+        right: Box<LogicalPlan>,
+        kind: SetKind,
+        all: bool,
+        schema: Schema,
+    },
+    /// `columns`: the table column each of the source's columns goes to. `on_dup` reads
+    /// `[old row…, new row…]`, as `DupScope` compiles it.
+    Insert {
+        table: Arc<Table>,
+        columns: Vec<usize>,
+        source: Box<LogicalPlan>,
+        mode: InsertMode,
+        on_dup: Vec<(usize, Expr)>,
+    },
+    /// `source` yields the table's rows to change (a Scan of `table`, filtered, sorted,
+    /// limited); `set` reads the source's row.
+    Update {
+        table: Arc<Table>,
+        source: Box<LogicalPlan>,
+        set: Vec<(usize, Expr)>,
+        ignore: bool,
+    },
+    Delete {
+        table: Arc<Table>,
+        source: Box<LogicalPlan>,
+    },
+}
+
+fn invalid(what: &str, detail: String) -> SqlError {
+    SqlError::internal(format!("invalid logical plan: {what}: {detail}"))
+}
+
+/// Refuses an expression that reads a column outside a row of `width` columns (directly, or
+/// through a correlated subquery's outer columns).
+fn check_reads(what: &str, e: &Expr, width: usize) -> Result<(), SqlError> {
+    let mut bad = None;
+    e.visit(&mut |x| match x {
+        Expr::Col(i) if *i >= width => bad = Some(*i),
+        Expr::Subquery(sub, _) => {
+            if let Some(&c) = sub.outer_cols.iter().find(|&&c| c >= width) {
+                bad = Some(c);
+            }
+        }
+        _ => {}
+    });
+    match bad {
+        Some(i) => Err(invalid(
+            what,
+            format!("reads column {i} of a row of {width}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn table_fields(table: &Table, qualifier: &str) -> Vec<Field> {
+    table
+        .def
+        .columns
+        .iter()
+        .map(|c| Field::new(Some(qualifier), &c.name, c.ty, c.nullable))
+        .collect()
+}
+
+fn check_column(what: &str, table: &Table, c: usize) -> Result<(), SqlError> {
+    let n = table.def.columns.len();
+    if c >= n {
+        return Err(invalid(
+            what,
+            format!("column {c} of table `{}` with {n}", table.def.name),
+        ));
+    }
+    Ok(())
+}
+
+impl LogicalPlan {
+    /// Reads `columns` (ascending, each once) of `table`, named `alias` or the table's name.
+    pub fn scan(
+        table: Arc<Table>,
+        alias: Option<&str>,
+        columns: Vec<usize>,
+    ) -> Result<LogicalPlan, SqlError> {
+        for (k, &c) in columns.iter().enumerate() {
+            check_column("Scan", &table, c)?;
+            if k > 0 && columns[k - 1] >= c {
+                return Err(invalid("Scan", "columns not ascending".into()));
+            }
+        }
+        let fields = table_fields(&table, alias.unwrap_or(&table.def.name));
+        Ok(LogicalPlan::Scan {
+            alias: alias.map(str::to_string),
+            columns,
+            access: Access::Full,
+            for_update: false,
+            schema: Schema { fields },
+            table,
+        })
+    }
+
+    pub fn values(rows: Vec<Vec<Expr>>, fields: Vec<Field>) -> Result<LogicalPlan, SqlError> {
+        if let Some(r) = rows.iter().position(|r| r.len() != fields.len()) {
+            return Err(invalid(
+                "Values",
+                format!(
+                    "row {r} has {} values for {} columns",
+                    rows[r].len(),
+                    fields.len()
+                ),
+            ));
+        }
+        Ok(LogicalPlan::Values {
+            rows,
+            schema: Schema { fields },
+        })
+    }
+
+    /// `names`: the derived table's column list (`AS t(a, b)`), else the input's names.
+    pub fn derived(
+        input: LogicalPlan,
+        alias: &str,
+        names: Option<Vec<String>>,
+    ) -> Result<LogicalPlan, SqlError> {
+        let from = input.schema();
+        if let Some(n) = &names {
+            if n.len() != from.width() {
+                return Err(invalid(
+                    "Derived",
+                    format!("{} names for {} columns", n.len(), from.width()),
+                ));
+            }
+        }
+        let fields = from
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let name = names.as_ref().map_or(f.name.as_str(), |n| n[i].as_str());
+                Field::new(Some(alias), name, f.ty, f.nullable)
+            })
+            .collect();
+        Ok(LogicalPlan::Derived {
+            input: Box::new(input),
+            alias: alias.to_string(),
+            schema: Schema { fields },
+        })
+    }
+
+    pub fn filter(input: LogicalPlan, predicate: Expr) -> Result<LogicalPlan, SqlError> {
+        check_reads("Filter", &predicate, input.schema().width())?;
+        Ok(LogicalPlan::Filter {
+            input: Box::new(input),
+            predicate,
+        })
+    }
+
+    /// `exprs`: each output column's expression over the input row, and its field.
+    pub fn project(
+        input: LogicalPlan,
+        exprs: Vec<(Expr, Field)>,
+        visible: usize,
+    ) -> Result<LogicalPlan, SqlError> {
+        if visible > exprs.len() {
+            return Err(invalid(
+                "Project",
+                format!("{visible} visible of {} columns", exprs.len()),
+            ));
+        }
+        let width = input.schema().width();
+        for (e, _) in &exprs {
+            check_reads("Project", e, width)?;
+        }
+        let (exprs, fields) = exprs.into_iter().unzip();
+        Ok(LogicalPlan::Project {
+            input: Box::new(input),
+            exprs,
+            visible,
+            schema: Schema { fields },
+        })
+    }
+
+    pub fn join(
+        left: LogicalPlan,
+        right: LogicalPlan,
+        kind: JoinKind,
+        on: Option<Expr>,
+    ) -> Result<LogicalPlan, SqlError> {
+        let mut fields = left.schema().fields.clone();
+        fields.extend(right.schema().fields.iter().map(|f| Field {
+            // A LEFT JOIN's unmatched rows carry NULLs for the right side.
+            nullable: f.nullable || kind == JoinKind::Left,
+            ..f.clone()
+        }));
+        if let Some(on) = &on {
+            check_reads("Join", on, fields.len())?;
+        }
+        Ok(LogicalPlan::Join {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind,
+            on,
+            schema: Schema { fields },
+        })
+    }
+
+    /// `group`: the GROUP BY expressions over the input row and their fields; `aggs`: the
+    /// aggregates and their names.
+    pub fn aggregate(
+        input: LogicalPlan,
+        group: Vec<(Expr, Field)>,
+        aggs: Vec<(AggSpec, String)>,
+    ) -> Result<LogicalPlan, SqlError> {
+        let width = input.schema().width();
+        for (e, _) in &group {
+            check_reads("Aggregate", e, width)?;
+        }
+        for (a, _) in &aggs {
+            match (&a.arg, a.func) {
+                (None, AggFn::CountStar) => {}
+                (Some(_), AggFn::CountStar) | (None, _) => {
+                    return Err(invalid(
+                        "Aggregate",
+                        format!("{:?} with {:?}", a.func, a.arg),
+                    ))
+                }
+                (Some(e), _) => check_reads("Aggregate", e, width)?,
+            }
+        }
+        let (group, mut fields): (Vec<Expr>, Vec<Field>) = group.into_iter().unzip();
+        fields.extend(aggs.iter().map(|(a, name)| {
+            let counts = matches!(a.func, AggFn::CountStar | AggFn::Count);
+            Field::new(None, name, a.ty, !counts)
+        }));
+        Ok(LogicalPlan::Aggregate {
+            input: Box::new(input),
+            group,
+            aggs: aggs.into_iter().map(|(a, _)| a).collect(),
+            schema: Schema { fields },
+        })
+    }
+
+    pub fn distinct(input: LogicalPlan, width: usize) -> Result<LogicalPlan, SqlError> {
+        let n = input.schema().width();
+        if width == 0 || width > n {
+            return Err(invalid("Distinct", format!("on {width} of {n} columns")));
+        }
+        Ok(LogicalPlan::Distinct {
+            input: Box::new(input),
+            width,
+        })
+    }
+
+    pub fn sort(input: LogicalPlan, keys: Vec<SortKey>) -> Result<LogicalPlan, SqlError> {
+        if keys.is_empty() {
+            return Err(invalid("Sort", "no keys".into()));
+        }
+        let width = input.schema().width();
+        for k in &keys {
+            check_reads("Sort", &k.expr, width)?;
+        }
+        Ok(LogicalPlan::Sort {
+            input: Box::new(input),
+            keys,
+        })
+    }
+
+    /// LIMIT/OFFSET are constants or parameters: they read no column.
+    pub fn limit(
+        input: LogicalPlan,
+        offset: Option<Expr>,
+        fetch: Option<Expr>,
+    ) -> Result<LogicalPlan, SqlError> {
+        for e in offset.iter().chain(&fetch) {
+            check_reads("Limit", e, 0)?;
+        }
+        Ok(LogicalPlan::Limit {
+            input: Box::new(input),
+            offset,
+            fetch,
+        })
+    }
+
+    /// `types`: the result's column types, which the binder aggregates from both sides
+    /// (`types::typeagg`); names come from the left side, as in MySQL.
+    pub fn set_op(
+        kind: SetKind,
+        all: bool,
+        left: LogicalPlan,
+        right: LogicalPlan,
+        types: Vec<SqlType>,
+    ) -> Result<LogicalPlan, SqlError> {
+        let (l, r) = (left.schema(), right.schema());
+        if l.width() != r.width() || types.len() != l.width() {
+            return Err(invalid(
+                "SetOp",
+                format!(
+                    "{} and {} columns, {} types",
+                    l.width(),
+                    r.width(),
+                    types.len()
+                ),
+            ));
+        }
+        let fields = l
+            .fields
+            .iter()
+            .zip(&r.fields)
+            .zip(types)
+            .map(|((a, b), ty)| Field::new(None, &a.name, ty, a.nullable || b.nullable))
+            .collect();
+        Ok(LogicalPlan::SetOp {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind,
+            all,
+            schema: Schema { fields },
+        })
+    }
+
+    pub fn insert(
+        table: Arc<Table>,
+        columns: Vec<usize>,
+        source: LogicalPlan,
+        mode: InsertMode,
+        on_dup: Vec<(usize, Expr)>,
+    ) -> Result<LogicalPlan, SqlError> {
+        if source.schema().width() != columns.len() {
+            return Err(invalid(
+                "Insert",
+                format!(
+                    "source of {} columns into {}",
+                    source.schema().width(),
+                    columns.len()
+                ),
+            ));
+        }
+        for &c in &columns {
+            check_column("Insert", &table, c)?;
+        }
+        let both = 2 * table.def.columns.len();
+        for (c, e) in &on_dup {
+            check_column("Insert", &table, *c)?;
+            check_reads("Insert", e, both)?;
+        }
+        Ok(LogicalPlan::Insert {
+            table,
+            columns,
+            source: Box::new(source),
+            mode,
+            on_dup,
+        })
+    }
+
+    pub fn update(
+        table: Arc<Table>,
+        source: LogicalPlan,
+        set: Vec<(usize, Expr)>,
+        ignore: bool,
+    ) -> Result<LogicalPlan, SqlError> {
+        check_target("Update", &table, &source)?;
+        for (c, e) in &set {
+            check_column("Update", &table, *c)?;
+            check_reads("Update", e, source.schema().width())?;
+        }
+        Ok(LogicalPlan::Update {
+            table,
+            source: Box::new(source),
+            set,
+            ignore,
+        })
+    }
+
+    pub fn delete(table: Arc<Table>, source: LogicalPlan) -> Result<LogicalPlan, SqlError> {
+        check_target("Delete", &table, &source)?;
+        Ok(LogicalPlan::Delete {
+            table,
+            source: Box::new(source),
+        })
+    }
+
+    /// The rows this node yields.
+    pub fn schema(&self) -> &Schema {
+        match self {
+            LogicalPlan::Scan { schema, .. }
+            | LogicalPlan::Values { schema, .. }
+            | LogicalPlan::Derived { schema, .. }
+            | LogicalPlan::Project { schema, .. }
+            | LogicalPlan::Join { schema, .. }
+            | LogicalPlan::Aggregate { schema, .. }
+            | LogicalPlan::SetOp { schema, .. } => schema,
+            LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Distinct { input, .. }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Limit { input, .. } => input.schema(),
+            LogicalPlan::OneRow
+            | LogicalPlan::Insert { .. }
+            | LogicalPlan::Update { .. }
+            | LogicalPlan::Delete { .. } => &NO_COLUMNS,
+        }
+    }
+
+    /// The nodes this one reads, in order.
+    pub fn inputs(&self) -> Vec<&LogicalPlan> {
+        match self {
+            LogicalPlan::Scan { .. } | LogicalPlan::OneRow | LogicalPlan::Values { .. } => {
+                Vec::new()
+            }
+            LogicalPlan::Derived { input, .. }
+            | LogicalPlan::Filter { input, .. }
+            | LogicalPlan::Project { input, .. }
+            | LogicalPlan::Aggregate { input, .. }
+            | LogicalPlan::Distinct { input, .. }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Limit { input, .. } => vec![input],
+            LogicalPlan::Join { left, right, .. } | LogicalPlan::SetOp { left, right, .. } => {
+                vec![left, right]
+            }
+            LogicalPlan::Insert { source, .. }
+            | LogicalPlan::Update { source, .. }
+            | LogicalPlan::Delete { source, .. } => vec![source],
+        }
+    }
+
+    /// This node's own expressions (not its inputs'), in the order the printer shows them.
+    pub fn exprs(&self) -> Vec<&Expr> {
+        match self {
+            LogicalPlan::Scan { .. }
+            | LogicalPlan::OneRow
+            | LogicalPlan::Derived { .. }
+            | LogicalPlan::Distinct { .. }
+            | LogicalPlan::SetOp { .. }
+            | LogicalPlan::Delete { .. } => Vec::new(),
+            LogicalPlan::Values { rows, .. } => rows.iter().flatten().collect(),
+            LogicalPlan::Filter { predicate, .. } => vec![predicate],
+            LogicalPlan::Project { exprs, .. } => exprs.iter().collect(),
+            LogicalPlan::Join { on, .. } => on.iter().collect(),
+            LogicalPlan::Aggregate { group, aggs, .. } => group
+                .iter()
+                .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+                .collect(),
+            LogicalPlan::Sort { keys, .. } => keys.iter().map(|k| &k.expr).collect(),
+            LogicalPlan::Limit { offset, fetch, .. } => offset.iter().chain(fetch).collect(),
+            LogicalPlan::Insert { on_dup, .. } => on_dup.iter().map(|(_, e)| e).collect(),
+            LogicalPlan::Update { set, .. } => set.iter().map(|(_, e)| e).collect(),
+        }
+    }
+
+    /// Calls `f` on this node and every node below it, parents first (the walk a privilege
+    /// check or a view's expansion makes over the Scans).
+    pub fn walk(&self, f: &mut dyn FnMut(&LogicalPlan)) {
+        f(self);
+        for i in self.inputs() {
+            i.walk(f);
+        }
+    }
+}
+
+/// UPDATE and DELETE change the rows their source reads from the target table: the source
+/// yields that table's full row and scans it.
+fn check_target(what: &str, table: &Arc<Table>, source: &LogicalPlan) -> Result<(), SqlError> {
+    let width = table.def.columns.len();
+    if source.schema().width() != width {
+        return Err(invalid(
+            what,
+            format!(
+                "source of {} columns for a table of {width}",
+                source.schema().width()
+            ),
+        ));
+    }
+    let mut scans = false;
+    source.walk(&mut |p| {
+        if let LogicalPlan::Scan { table: t, .. } = p {
+            scans |= Arc::ptr_eq(t, table);
+        }
+    });
+    if !scans {
+        return Err(invalid(
+            what,
+            format!("source does not scan `{}`", table.def.name),
+        ));
+    }
+    Ok(())
+}
