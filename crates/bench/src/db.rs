@@ -83,6 +83,8 @@ pub struct DbOptions {
     pub codec: Codec,
     pub direct_io: bool,
     pub flush: crate::storage::Flush,
+    /// Decoded views of compact leaves (see `BufferPool::set_views`).
+    pub leaf_views: bool,
 }
 
 /// Cumulative counters of an open database (pool and store).
@@ -144,9 +146,9 @@ impl Db {
             recovery_progress: false,
             ..Options::default()
         };
-        Ok(Db {
-            db: Database::open(dir, options)?,
-        })
+        let db = Database::open(dir, options)?;
+        db.pool().set_views(opts.leaf_views);
+        Ok(Db { db })
     }
 
     pub fn create_table(&self, name: &str, format: Format) -> Result<Table> {

@@ -100,6 +100,10 @@ pub struct StorageArgs {
     /// storage figures are compared under), `sync` (durable), `none` (in memory).
     #[arg(long, value_enum, default_value_t = Flush::Write)]
     pub flush_policy: Flush,
+    /// Keep decoded views of compact leaves in the pool's spare memory (the engine's
+    /// default); `--leaf-views false` measures FSST leaves decoded row by row.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leaf_views: bool,
     #[command(flatten)]
     pub shape: ShapeArgs,
 }
@@ -226,6 +230,7 @@ struct Plan {
     inmem_rows: u64,
     keep: bool,
     flush: Flush,
+    leaf_views: bool,
     shape: Shape,
 }
 
@@ -340,6 +345,7 @@ impl Plan {
                 .unwrap_or(pick(mode, 5_000, 100_000, 1_000_000)),
             keep: a.keep,
             flush: a.flush_policy,
+            leaf_views: a.leaf_views,
             shape: Shape::new(&a.shape, a.smoke, a.page_size)?,
         })
     }
@@ -482,6 +488,7 @@ fn load(
         codec: codec.db_codec(),
         direct_io: disk == Disk::Disk,
         flush: plan.flush,
+        leaf_views: plan.leaf_views,
     };
     let db = Db::open(dir, &opts)?;
     let t0 = Instant::now();
@@ -800,6 +807,7 @@ fn run_one(
         codec: l.codec.db_codec(),
         direct_io: disk == Disk::Disk,
         flush: plan.flush,
+        leaf_views: plan.leaf_views,
     };
     let db = Db::open(&l.dir, &opts)?;
     let trees = (0..plan.tables)
@@ -1073,6 +1081,7 @@ fn in_memory(plan: &Plan, out: &Out) -> Result<()> {
             codec: codec.db_codec(),
             direct_io: *disk == Disk::Disk,
             flush: plan.flush,
+            leaf_views: plan.leaf_views,
         };
         let db = Db::open(&dir, &opts)?;
         let tree = db.open_table(&table_name(0))?;

@@ -342,18 +342,23 @@ mod fsst {
         assert_eq!(s3.records_decoded, gets.len() as u64);
         assert!(s3.decode_ns > 0, "the first decode is timed: {s3:?}");
 
-        // A scan decodes each row it returns, once.
+        // Without leaf views, a scan decodes each row it returns, once.
         let (lo, hi) = (after_training[100], after_training[400]);
         let (lo_key, hi_key) = (lo.to_be_bytes(), hi.to_be_bytes());
         let range: (Bound<&[u8]>, Bound<&[u8]>) =
             (Bound::Included(&lo_key[..]), Bound::Excluded(&hi_key[..]));
-        let mut c = t.range(range).unwrap();
-        let mut rows = 0u64;
-        while let Some(r) = c.next_ref() {
-            r.unwrap();
-            rows += 1;
-        }
-        drop(c);
+        let scan = || {
+            let mut c = t.range(range).unwrap();
+            let mut rows = 0u64;
+            while let Some(r) = c.next_ref() {
+                r.unwrap();
+                rows += 1;
+            }
+            rows
+        };
+        let pool = t.btree().pool();
+        pool.set_views(false);
+        let rows = scan();
         assert_eq!(rows, hi - lo);
         let s4 = stats("f").unwrap();
         assert_eq!(s4.records_decoded - s3.records_decoded, rows);
@@ -361,6 +366,24 @@ mod fsst {
             s4.records_encoded, s2.records_encoded,
             "reads encode nothing"
         );
+
+        // With them (the pool has room), the first scan decodes whole leaves and keeps them;
+        // the same scan then decodes nothing. Point reads decode their row (leafview.rs).
+        pool.set_views(true);
+        assert_eq!(scan(), rows);
+        let s5 = stats("f").unwrap();
+        assert!(s5.records_decoded - s4.records_decoded >= rows, "{s5:?}");
+        assert!(pool.stats().views.count > 0, "{:?}", pool.stats().views);
+        assert_eq!(scan(), rows);
+        assert_eq!(stats("f").unwrap().records_decoded, s5.records_decoded);
+        // A write changes its leaf: the view goes stale and the next read decodes again.
+        let id = after_training[200];
+        let new = c_value(id + 7_777);
+        t.upsert(&id.to_be_bytes(), &new).unwrap();
+        assert_eq!(t.get(&id.to_be_bytes()).unwrap(), Some(new));
+        assert_eq!(scan(), rows);
+        assert!(stats("f").unwrap().records_decoded > s5.records_decoded);
+        pool.verify().unwrap();
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! [`pool`] (buffer pool: decoded and compressed tiers under one byte budget) →
 //! [`store`] (page store: out-of-place variable-size images, page map, checkpoints) →
 //! [`page`] + [`codec`] (image format, CRC32C, codecs) → [`io`] (files and the simulated disk).
+//! [`views`]: what upper layers derive from unchanged pages, in memory the pool is not using.
 //! Beside them, [`fsst`]: the per-record string codec (static symbol tables) of issue 19.
 
 mod arena;
@@ -14,6 +15,7 @@ pub mod io;
 pub mod page;
 pub mod pool;
 pub mod store;
+pub mod views;
 pub mod wal;
 pub mod warm;
 

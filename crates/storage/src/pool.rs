@@ -60,6 +60,7 @@ use crate::error::{Result, StoreError};
 use crate::io::AlignedBuf;
 use crate::page::{self, LogicalHeader, PageId, PageType, TreeId, IMAGE_HEADER_LEN};
 use crate::store::{AtomicTable, Extent, MapSnapshot, PageStore, UNIT};
+use crate::views::{Lookup, PageViews, View, ViewStats};
 
 /// Number of compressed logs. More shards, less contention on compressed hits and misses.
 pub const SHARDS: usize = 8;
@@ -339,6 +340,8 @@ pub struct PoolStats {
     pub decodes_zstd: u64,
     pub decodes_zlib: u64,
     pub decodes_trim: u64,
+    /// Views kept in the room of free frames (see [`crate::views`]).
+    pub views: ViewStats,
 }
 
 /// The buffer pool.
@@ -392,6 +395,10 @@ pub struct BufferPool {
     ckpt_pending: AtomicUsize,
     /// The warm-restart loader, if one was started.
     warm_loader: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Views of unchanged pages, in the room of free frames (see [`crate::views`]).
+    views: PageViews,
+    /// Whether views are kept at all ([`BufferPool::set_views`]).
+    views_on: AtomicBool,
 }
 
 /// What the pool has saved for the checkpoint in progress.
@@ -451,6 +458,12 @@ pub struct PageWriteGuard<'a> {
 impl PageReadGuard<'_> {
     pub fn id(&self) -> PageId {
         self.id
+    }
+
+    /// The page's latch version: bumped by every exclusive release, so it names these bytes
+    /// for as long as any shared latch is held (what [`crate::views`] keys views by).
+    pub fn version(&self) -> u64 {
+        self.slot.state.load(Ordering::Acquire) >> 8
     }
 }
 
@@ -570,6 +583,8 @@ impl BufferPool {
             ckpt: Mutex::new(None),
             ckpt_pending: AtomicUsize::new(0),
             warm_loader: Mutex::new(None),
+            views: PageViews::default(),
+            views_on: AtomicBool::new(true),
         });
         pool.refresh_model();
         let weak = Arc::downgrade(&pool);
@@ -1074,6 +1089,9 @@ impl BufferPool {
         let attempts_max = if may_write { 64 } else { 2 };
         loop {
             if let Some(f) = self.free.pop() {
+                if self.views.bytes() > 0 {
+                    self.views.shrink(self.view_room());
+                }
                 return Ok(f as usize);
             }
             let over_target = self.log_bytes.load(Ordering::Relaxed)
@@ -1811,7 +1829,55 @@ impl BufferPool {
             decodes_zstd: l(&c.decoded_by_codec[2]),
             decodes_zlib: l(&c.decoded_by_codec[3]),
             decodes_trim: l(&c.decoded_by_codec[4]),
+            views: self.views.stats(),
         }
+    }
+
+    /// Bytes views may hold now: the free frames less a reserve of an eighth of the arena
+    /// (and [`FRAMES_MIN`] frames), so that views are gone well before the pool has to evict.
+    fn view_room(&self) -> usize {
+        if !self.views_on.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let reserve = FRAMES_MIN + self.frame_count / 8;
+        self.free.len().saturating_sub(reserve) * self.page_size
+    }
+
+    /// Turns views on (the default) or off (dropping those kept): benchmarks compare both,
+    /// and tests count decodes without them.
+    pub fn set_views(&self, on: bool) {
+        self.views_on.store(on, Ordering::Relaxed);
+        if !on {
+            self.views.shrink(0);
+        }
+    }
+
+    /// The view kept for the page `g` latches, as it is now, if any (and of type `T`);
+    /// otherwise whether building one of about `bytes` bytes is advised: there is room for it,
+    /// and the page has not been changing between visits (see [`crate::views`]).
+    pub fn view<T: std::any::Any + Send + Sync>(
+        &self,
+        g: &PageReadGuard<'_>,
+        bytes: usize,
+    ) -> std::result::Result<Arc<T>, bool> {
+        if !self.views_on.load(Ordering::Relaxed) {
+            return Err(false);
+        }
+        let room = self.view_room();
+        if self.views.bytes() == 0 && room < bytes {
+            return Err(false);
+        }
+        match self.views.get(g.id, g.version()) {
+            Lookup::Hit(v) => v.downcast::<T>().map_err(|_| false),
+            Lookup::Miss { build } => Err(build && self.views.fits(bytes, room)),
+        }
+    }
+
+    /// Keeps `view`, about `bytes` bytes derived from the page `g` latches, while the page is
+    /// unchanged and the pool does not need the memory. Returns whether it was kept.
+    pub fn put_view(&self, g: &PageReadGuard<'_>, view: View, bytes: usize) -> bool {
+        self.views
+            .put(g.id, g.version(), view, bytes, self.view_room())
     }
 
     /// Checks the pool's invariants: every frame is owned by exactly one of free list, a log,
@@ -1864,6 +1930,14 @@ impl BufferPool {
             return Err(format!(
                 "{free_n} frames marked free, free queue holds {}",
                 self.free.len()
+            ));
+        }
+        self.views.verify()?;
+        if self.views.bytes() > self.view_room() {
+            return Err(format!(
+                "views hold {} bytes, room is {}",
+                self.views.bytes(),
+                self.view_room()
             ));
         }
         Ok(())

@@ -21,7 +21,7 @@
 
 use zipdb_storage::fsst::SymbolTable;
 use zipdb_storage::page::LogicalHeader;
-use zipdb_storage::pool::PageWriteGuard;
+use zipdb_storage::pool::{PageReadGuard, PageWriteGuard};
 use zipdb_storage::{PageId, PageType};
 
 use super::compact::{
@@ -391,14 +391,17 @@ impl BTree {
     }
 
     /// Point lookup in the compact leaf `p` (the leaf covering `key`).
+    /// A point read in compact leaf `g`. It decodes its one value even where the leaf has a
+    /// decoded view: looking the view up (a shard mutex and a shared reference count) costs
+    /// about as much as one decode, and more once threads contend for it.
     pub(super) fn c_lookup(
         &self,
-        id: PageId,
-        p: &[u8],
+        g: &PageReadGuard<'_>,
         key: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<bool> {
-        let l = self.cleaf(id, p)?;
+        let id = g.id();
+        let l = self.cleaf(id, g)?;
         match l.search(key)? {
             Ok(i) => {
                 self.read_stored(id, l.symtab_version(), l.value(i)?, out)?;

@@ -20,6 +20,7 @@ use zipdb_storage::pool::PageReadGuard;
 use zipdb_storage::PageId;
 
 use super::compact::StoredValue;
+use super::leafview::LeafView;
 use super::BTree;
 use crate::error::Result;
 
@@ -298,7 +299,7 @@ impl<'t> Cursor<'t> {
             let (g, fenced) = self.descend()?;
             self.leaf = g.id();
             let finished = if self.tree.is_compact() {
-                self.take_compact(g.id(), &g)?
+                self.take_compact(&g)?
             } else {
                 self.take_classic(g.id(), &g)?
             };
@@ -398,10 +399,15 @@ impl<'t> Cursor<'t> {
     }
 
     /// [`Self::take_classic`] for a compact leaf: keys are rebuilt from prefix, head and rest
-    /// straight into the arena.
-    fn take_compact(&mut self, id: PageId, p: &[u8]) -> Result<bool> {
+    /// straight into the arena, FSST values copied encoded (decoded as they are handed out);
+    /// or, where the leaf has a decoded view (btree/leafview.rs), both copied from it.
+    fn take_compact(&mut self, g: &PageReadGuard<'_>) -> Result<bool> {
         let t = self.tree;
-        let l = t.cleaf(id, p)?;
+        let id = g.id();
+        let l = t.cleaf(id, g)?;
+        if let Some(v) = t.leaf_view(g, &l)? {
+            return self.take_view(&v);
+        }
         let version = l.symtab_version();
         let (start, end) = self.start_range(l.count(), |k| l.search(k))?;
         self.b.rows.reserve(end - start);
@@ -431,6 +437,29 @@ impl<'t> Cursor<'t> {
             });
         }
         // Holding every row still wanted ends the scan too.
+        Ok(self.b.rows.len() >= self.left)
+    }
+}
+
+impl Cursor<'_> {
+    /// [`Self::take_compact`] from a decoded view.
+    fn take_view(&mut self, v: &LeafView) -> Result<bool> {
+        let (start, end) = self.start_range(v.count(), |k| Ok(v.search(k)))?;
+        self.b.rows.reserve(end - start);
+        for i in self.order(start, end) {
+            if self.past_end(v.key(i)) {
+                return Ok(true);
+            }
+            let (entry, klen) = v.entry(i);
+            let at = self.b.arena.len();
+            self.b.arena.extend_from_slice(entry);
+            self.b.rows.push(Row {
+                start: at,
+                klen,
+                end: self.b.arena.len(),
+                fsst: None,
+            });
+        }
         Ok(self.b.rows.len() >= self.left)
     }
 }

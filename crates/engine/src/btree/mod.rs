@@ -43,6 +43,7 @@
 pub mod compact;
 mod compact_tree;
 pub mod cursor;
+mod leafview;
 pub mod node;
 mod reencode;
 pub mod symtab;
@@ -343,7 +344,7 @@ impl BTree {
         }
         let g = self.descend_read(key)?;
         if self.is_compact() {
-            return self.c_lookup(g.id(), &g, key, out);
+            return self.c_lookup(&g, key, out);
         }
         let n = self.node(g.id(), &g, Some(0))?;
         match n.search(key)? {

@@ -303,3 +303,63 @@ fn fsst_leaf_with_unknown_version_or_wrong_length_is_corrupt() {
     let e = bt.get(&0u64.to_be_bytes()).unwrap_err();
     assert!(e.to_string().contains("without a symbol table"), "{e}");
 }
+
+/// Leaf views (btree/leafview.rs) under a pool with room for them: writes, point reads and
+/// bounded scans in both directions interleave at random, and every read matches a
+/// `BTreeMap`. A view that outlived a change to its leaf would return the old value.
+#[test]
+fn model_fsst_with_leaf_views() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::ops::Bound;
+    let bt = tree_with(4096, 4096, FSST);
+    let mut model = std::collections::BTreeMap::new();
+    let mut rng = SmallRng::seed_from_u64(9);
+    let ops = 12_000u64;
+    for n in 0..ops {
+        let key = rng.gen_range(0..ops / 3).to_be_bytes().to_vec();
+        match rng.gen_range(0..10) {
+            0..=3 => {
+                let v = if n % 7 == 0 { text(n) } else { sbtest184(n) };
+                assert_eq!(bt.upsert(&key, &v).unwrap(), model.insert(key, v).is_some());
+            }
+            4 => {
+                assert_eq!(bt.delete(&key).unwrap(), model.remove(&key).is_some());
+            }
+            5 | 6 => {
+                assert_eq!(bt.get(&key).unwrap().as_ref(), model.get(&key));
+            }
+            _ => {
+                let take = rng.gen_range(1..150);
+                let reverse = rng.gen_bool(0.3);
+                let got: Vec<_> = if reverse {
+                    bt.range_bounds(Bound::Unbounded, Bound::Included(&key), true)
+                        .take(take)
+                        .collect::<crate::Result<_>>()
+                        .unwrap()
+                } else {
+                    bt.range_bounds(Bound::Excluded(&key), Bound::Unbounded, false)
+                        .take(take)
+                        .collect::<crate::Result<_>>()
+                        .unwrap()
+                };
+                let want: Vec<_> = if reverse {
+                    model.range(..=key).rev().take(take).collect()
+                } else {
+                    model
+                        .range((Bound::Excluded(key), Bound::Unbounded))
+                        .take(take)
+                        .collect()
+                };
+                assert!(
+                    got.iter().map(|(k, v)| (k, v)).eq(want.into_iter()),
+                    "op {n}"
+                );
+            }
+        }
+    }
+    let s = bt.pool.stats().views;
+    assert!(s.hits > 1000 && s.stored > 0 && s.count > 0, "{s:?}");
+    bt.verify().unwrap();
+    bt.pool.verify().unwrap();
+}
