@@ -31,18 +31,28 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
     ];
     let st = inst.db.stats();
     // The storage core's counters, by their Debug field names (every one of them, so a new
-    // counter shows up without touching this list).
+    // counter shows up without touching this list). A nested struct's fields are named after
+    // the field that holds it: `views: ViewStats { hits: 3 }` in the pool is
+    // `Zipdb_pool_views_hits`.
     let mut push_debug = |prefix: &str, dbg: String| {
-        for part in dbg.split([',', '{', '}']) {
-            if let Some((k, val)) = part.split_once(':') {
+        let mut path = vec![prefix.to_string()];
+        for part in dbg.split_inclusive([',', '{', '}']) {
+            let body = part.trim_end_matches([',', '{', '}']);
+            if let Some((k, val)) = body.split_once(':') {
                 let k = k.trim();
                 let val = val.trim();
-                if !k.is_empty()
+                if part.ends_with('{') {
+                    path.push(format!("{}_{k}", path.last().map_or("", String::as_str)));
+                } else if !k.is_empty()
                     && val.chars().all(|ch| ch.is_ascii_digit() || ch == '.')
                     && !val.is_empty()
                 {
-                    v.push((format!("Zipdb_{prefix}_{k}"), val.to_string()));
+                    let at = path.last().map_or(prefix, String::as_str);
+                    v.push((format!("Zipdb_{at}_{k}"), val.to_string()));
                 }
+            }
+            if part.ends_with('}') && path.len() > 1 {
+                path.pop();
             }
         }
     };
