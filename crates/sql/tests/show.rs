@@ -39,6 +39,10 @@ fn lists_and_their_filters() {
     assert!(col(&dbs, 0).contains(&"d"), "{dbs:?}");
     assert_eq!(q(&mut s, "show schemas like 'd'"), [["d"]]);
     assert_eq!(col(&q(&mut s, "SHOW TABLES"), 0), ["t", "t2"]);
+    // A `;` in a string or a comment is not the statement's end (before P2 such a SHOW went
+    // to sqlparser, which ran none of them).
+    assert!(q(&mut s, "SHOW TABLES LIKE 't;2'").is_empty());
+    assert_eq!(col(&q(&mut s, "SHOW /* ; */ TABLES # ;"), 0), ["t", "t2"]);
     assert_eq!(q(&mut s, "SHOW TABLES FROM d LIKE 't_'"), [["t2"]]);
     // A backslash keeps LIKE's `_` literal, as in MySQL (before P2 it was dropped).
     assert!(q(&mut s, "SHOW TABLES LIKE 't\\_'").is_empty());
