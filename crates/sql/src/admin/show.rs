@@ -1,11 +1,9 @@
 //! SHOW statements and system variables.
 //!
-//! SHOW is read as words by front/show.rs rather than by the parser, which reads most MySQL
-//! SHOW forms as one opaque name; it runs here. Supported: DATABASES/SCHEMAS, [FULL] TABLES, [FULL] COLUMNS/FIELDS, CREATE
-//! TABLE, CREATE DATABASE, INDEX/INDEXES/KEYS, [GLOBAL|SESSION] VARIABLES, [GLOBAL|SESSION]
-//! STATUS, WARNINGS/ERRORS, TABLE STATUS, [FULL] PROCESSLIST, ENGINES, COLLATION, CHARACTER
-//! SET, and the empty FUNCTION/PROCEDURE STATUS, TRIGGERS, EVENTS; each with
-//! `LIKE 'pattern'` where MySQL has it.
+//! SHOW is read by front/show.rs's grammar (the forms are listed on its `Show`) and runs
+//! here. `LIKE 'pattern'` filters where MySQL has it; a `WHERE` is refused (1235) on the
+//! forms that would have to evaluate it, and ignored on the empty lists (FUNCTION/PROCEDURE
+//! STATUS, TRIGGERS, EVENTS) and, as before P2, on INDEX.
 
 use std::sync::Arc;
 
@@ -14,6 +12,7 @@ use crate::admin::s;
 use crate::admin::status::status_rows;
 use crate::admin::tables::{column_key, create_table_text, default_text, index_list, TableSizes};
 use crate::expr::like;
+use crate::front::show::{Filter, Show, TableRef};
 use crate::instance::session::Session;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::sqltype::SqlType;
@@ -31,23 +30,21 @@ pub(crate) fn rows(names: &[&str], rows: Vec<Vec<Value>>) -> Outcome {
     }
 }
 
-fn upper(w: &[(String, bool)], i: usize) -> String {
-    w.get(i)
-        .filter(|x| !x.1)
-        .map(|x| x.0.to_ascii_uppercase())
-        .unwrap_or_default()
+/// The LIKE pattern of a filter that is applied; a WHERE is not evaluated.
+fn pattern(f: &Filter) -> Result<Option<String>, SqlError> {
+    match f {
+        Filter::None => Ok(None),
+        Filter::Like(p) => Ok(Some(p.clone())),
+        Filter::Where => Err(SqlError::unsupported("SHOW ... WHERE")),
+    }
 }
 
-/// `LIKE 'pattern'` at `i`, if present.
-fn like_at(w: &[(String, bool)], i: usize) -> Result<Option<String>, SqlError> {
-    match upper(w, i).as_str() {
-        "" => Ok(None),
-        "LIKE" => match w.get(i + 1) {
-            Some((p, true)) => Ok(Some(p.clone())),
-            _ => Err(SqlError::syntax("LIKE", 1)),
-        },
-        "WHERE" => Err(SqlError::unsupported("SHOW ... WHERE")),
-        other => Err(SqlError::syntax(other, 1)),
+/// The one row of a list of one named `name`, unless a LIKE leaves it out. A WHERE is
+/// ignored here, as before P2: clients ask these lists with one and read the single row.
+fn listed(name: &str, f: &Filter, r: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    match f {
+        Filter::Like(p) if !like(name, p, '\\', true) => Vec::new(),
+        _ => r,
     }
 }
 
@@ -55,46 +52,12 @@ fn matches(name: &str, pat: &Option<String>) -> bool {
     pat.as_ref().is_none_or(|p| like(name, p, '\\', true))
 }
 
-/// `FROM|IN name [FROM|IN db]` at `i`: (name, db, next index).
-fn from_at(w: &[(String, bool)], i: usize) -> Option<(String, Option<String>, usize)> {
-    if !matches!(upper(w, i).as_str(), "FROM" | "IN") {
-        return None;
-    }
-    let mut name = w.get(i + 1)?.0.clone();
-    let mut j = i + 2;
-    let mut db = None;
-    if w.get(j).map(|x| x.0.as_str()) == Some(".") {
-        db = Some(name);
-        name = w.get(j + 1)?.0.clone();
-        j += 2;
-    }
-    if matches!(upper(w, j).as_str(), "FROM" | "IN") {
-        db = Some(w.get(j + 1)?.0.clone());
-        j += 2;
-    }
-    Some((name, db, j))
-}
-
-/// Runs a SHOW statement: `w` are its words after `SHOW` (front/show.rs).
-pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, SqlError> {
-    let mut i = 0;
-    let mut full = false;
-    let mut scope_global = false;
-    loop {
-        match upper(w, i).as_str() {
-            "FULL" => full = true,
-            "GLOBAL" => scope_global = true,
-            "SESSION" | "LOCAL" => {}
-            _ => break,
-        }
-        i += 1;
-    }
-    let _ = scope_global;
-    let what = upper(w, i);
+/// Runs a SHOW statement (front/show.rs read it).
+pub(crate) fn show(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
     let inst = sess.inst.clone();
-    match what.as_str() {
-        "DATABASES" | "SCHEMAS" => {
-            let pat = like_at(w, i + 1)?;
+    match stmt {
+        Show::Databases(filter) => {
+            let pat = pattern(filter)?;
             let mut names: Vec<String> = inst.catalog.read().dbs.keys().cloned().collect();
             names.push(crate::catalog::system::DB.into());
             names.sort();
@@ -105,12 +68,16 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
                 .collect();
             Ok(rows(&["Database"], r))
         }
-        "TABLES" => {
-            let (db, next) = match from_at(w, i + 1) {
-                Some((d, _, n)) => (d, n),
-                None => (sess.db.clone().ok_or_else(SqlError::no_db)?, i + 1),
+        &Show::Tables {
+            full,
+            ref db,
+            ref filter,
+        } => {
+            let db = match db {
+                Some(d) => d.clone(),
+                None => sess.db.clone().ok_or_else(SqlError::no_db)?,
             };
-            let pat = like_at(w, next)?;
+            let pat = pattern(filter)?;
             let (names, kind): (Vec<String>, &str) = if crate::catalog::system::is_db(&db) {
                 let n = crate::catalog::system::table_names().map(String::from);
                 (n.collect(), "SYSTEM VIEW")
@@ -137,12 +104,13 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
                 Ok(rows(&[&label], r))
             }
         }
-        "COLUMNS" | "FIELDS" => {
-            let (t, db, next) =
-                from_at(w, i + 1).ok_or_else(|| SqlError::syntax("SHOW COLUMNS", 1))?;
-            let pat = like_at(w, next)?;
-            let db = db.or_else(|| sess.db.clone()).ok_or_else(SqlError::no_db)?;
-            let t = inst.table(&db, &t)?;
+        &Show::Columns {
+            full,
+            ref table,
+            ref filter,
+        } => {
+            let pat = pattern(filter)?;
+            let t = resolve(sess, table)?;
             let mut r = Vec::new();
             for (ci, c) in t.def.columns.iter().enumerate() {
                 if !matches(&c.name, &pat) {
@@ -193,10 +161,8 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
                 ))
             }
         }
-        "INDEX" | "INDEXES" | "KEYS" => {
-            let (t, db, _) = from_at(w, i + 1).ok_or_else(|| SqlError::syntax("SHOW INDEX", 1))?;
-            let db = db.or_else(|| sess.db.clone()).ok_or_else(SqlError::no_db)?;
-            let t = inst.table(&db, &t)?;
+        Show::Index(table) => {
+            let t = resolve(sess, table)?;
             let mut r = Vec::new();
             for ix in index_list(&t) {
                 for (seq, &c) in ix.columns.iter().enumerate() {
@@ -236,58 +202,45 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
                 r,
             ))
         }
-        "CREATE" => {
-            match upper(w, i + 1).as_str() {
-                "TABLE" => {
-                    let mut name = w
-                        .get(i + 2)
-                        .map(|x| x.0.clone())
-                        .ok_or_else(|| SqlError::syntax("SHOW CREATE TABLE", 1))?;
-                    let mut db = sess.db.clone();
-                    if w.get(i + 3).map(|x| x.0.as_str()) == Some(".") {
-                        db = Some(name);
-                        name = w.get(i + 4).map(|x| x.0.clone()).unwrap_or_default();
-                    }
-                    let db = db.ok_or_else(SqlError::no_db)?;
-                    let t = inst.table(&db, &name)?;
-                    // sql_mode NO_TABLE_OPTIONS (mysqldump --compatible=no_table_options) leaves
-                    // out ENGINE, COMPRESSION and the rest, for a dump another server reads.
-                    let mode = sess
-                        .sysvar("sql_mode")?
-                        .to_string_lossy()
-                        .unwrap_or_default();
-                    let mut text = create_table_text(&t);
-                    if mode
-                        .split(',')
-                        .any(|m| m.trim().eq_ignore_ascii_case("NO_TABLE_OPTIONS"))
-                    {
-                        if let Some(end) = text.rfind(')') {
-                            text.truncate(end + 1);
-                        }
-                    }
-                    Ok(rows(
-                        &["Table", "Create Table"],
-                        vec![vec![s(name), s(text)]],
-                    ))
+        Show::CreateTable(table) => {
+            let name = table.table.clone();
+            let t = resolve(sess, table)?;
+            // sql_mode NO_TABLE_OPTIONS (mysqldump --compatible=no_table_options) leaves
+            // out ENGINE, COMPRESSION and the rest, for a dump another server reads.
+            let mode = sess
+                .sysvar("sql_mode")?
+                .to_string_lossy()
+                .unwrap_or_default();
+            let mut text = create_table_text(&t);
+            if mode
+                .split(',')
+                .any(|m| m.trim().eq_ignore_ascii_case("NO_TABLE_OPTIONS"))
+            {
+                if let Some(end) = text.rfind(')') {
+                    text.truncate(end + 1);
                 }
-                "DATABASE" | "SCHEMA" => {
-                    let name = w.get(i + 2).map(|x| x.0.clone()).unwrap_or_default();
-                    if !inst.database_exists(&name) {
-                        return Err(SqlError::unknown_db(&name));
-                    }
-                    Ok(rows(
-                    &["Database", "Create Database"],
-                    vec![vec![
-                        s(name.clone()),
-                        s(format!("CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 */")),
-                    ]],
-                ))
-                }
-                other => Err(SqlError::unsupported(&format!("SHOW CREATE {other}"))),
             }
+            Ok(rows(
+                &["Table", "Create Table"],
+                vec![vec![s(name), s(text)]],
+            ))
         }
-        "VARIABLES" => {
-            let pat = like_at(w, i + 1)?;
+        Show::CreateDatabase(name) => {
+            if !inst.database_exists(name) {
+                return Err(SqlError::unknown_db(name));
+            }
+            Ok(rows(
+                &["Database", "Create Database"],
+                vec![vec![
+                    s(name.clone()),
+                    s(format!(
+                        "CREATE DATABASE `{name}` /*!40100 DEFAULT CHARACTER SET utf8mb4 */"
+                    )),
+                ]],
+            ))
+        }
+        Show::Variables(filter) => {
+            let pat = pattern(filter)?;
             let mut r = Vec::new();
             for name in crate::instance::vars::variable_names(sess) {
                 if matches(name, &pat) {
@@ -297,8 +250,8 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
             }
             Ok(rows(&["Variable_name", "Value"], r))
         }
-        "STATUS" => {
-            let pat = like_at(w, i + 1)?;
+        Show::Status(filter) => {
+            let pat = pattern(filter)?;
             let r = status_rows(sess)
                 .into_iter()
                 .filter(|(n, _)| matches(n, &pat))
@@ -306,13 +259,17 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
                 .collect();
             Ok(rows(&["Variable_name", "Value"], r))
         }
-        "WARNINGS" | "ERRORS" => {
+        &Show::Warnings { offset, count } => {
             sess.warnings_shown = true;
             // MariaDB lists max_error_count (64) conditions; the counts still include the rest.
+            let first = usize::try_from(offset).unwrap_or(usize::MAX);
+            let count = count.map_or(64, |c| usize::try_from(c).unwrap_or(64).min(64));
             let r = sess
                 .warnings
                 .iter()
                 .take(64)
+                .skip(first)
+                .take(count)
                 .map(|x| {
                     vec![
                         s(x.level),
@@ -337,17 +294,14 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
                 rows: r,
             })
         }
-        "COUNT" => {
-            // SHOW COUNT(*) WARNINGS
-            Ok(Outcome::Rows {
-                columns: Arc::new(vec![ColumnMeta::bigint("@@session.warning_count")]),
-                rows: vec![vec![Value::Int(sess.warnings.len() as i64)]],
-            })
-        }
-        "TABLE" if upper(w, i + 1) == "STATUS" => table_status(sess, w, i + 2),
+        Show::WarningCount => Ok(Outcome::Rows {
+            columns: Arc::new(vec![ColumnMeta::bigint("@@session.warning_count")]),
+            rows: vec![vec![Value::Int(sess.warnings.len() as i64)]],
+        }),
+        Show::TableStatus { db, filter } => table_status(sess, db.as_ref(), filter),
         // zipdb has no stored routines, triggers or events: their lists are empty, so that
         // tools that ask (mysqldump --routines, --triggers, --events) go on.
-        "FUNCTION" | "PROCEDURE" if upper(w, i + 1) == "STATUS" => Ok(rows(
+        Show::RoutineStatus => Ok(rows(
             &[
                 "Db",
                 "Name",
@@ -363,7 +317,7 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
             ],
             Vec::new(),
         )),
-        "TRIGGERS" => Ok(rows(
+        Show::Triggers => Ok(rows(
             &[
                 "Trigger",
                 "Event",
@@ -379,7 +333,7 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
             ],
             Vec::new(),
         )),
-        "EVENTS" => Ok(rows(
+        Show::Events => Ok(rows(
             &[
                 "Db",
                 "Name",
@@ -399,32 +353,27 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
             ],
             Vec::new(),
         )),
-        "PROCESSLIST" => {
-            if !upper(w, i + 1).is_empty() {
-                return Err(SqlError::syntax(&w[i + 1].0, 1));
-            }
-            Ok(Outcome::Rows {
-                columns: Arc::new(vec![
-                    ColumnMeta::bigint("Id"),
-                    ColumnMeta::text("User"),
-                    ColumnMeta::text("Host"),
-                    ColumnMeta::text("db"),
-                    ColumnMeta::text("Command"),
-                    ColumnMeta::computed(
-                        "Time",
-                        SqlType::Int {
-                            bytes: 4,
-                            unsigned: false,
-                        },
-                        false,
-                    ),
-                    ColumnMeta::text("State"),
-                    ColumnMeta::text("Info"),
-                ]),
-                rows: processlist_rows(sess, full),
-            })
-        }
-        "ENGINES" => Ok(rows(
+        &Show::Processlist { full } => Ok(Outcome::Rows {
+            columns: Arc::new(vec![
+                ColumnMeta::bigint("Id"),
+                ColumnMeta::text("User"),
+                ColumnMeta::text("Host"),
+                ColumnMeta::text("db"),
+                ColumnMeta::text("Command"),
+                ColumnMeta::computed(
+                    "Time",
+                    SqlType::Int {
+                        bytes: 4,
+                        unsigned: false,
+                    },
+                    false,
+                ),
+                ColumnMeta::text("State"),
+                ColumnMeta::text("Info"),
+            ]),
+            rows: processlist_rows(sess, full),
+        }),
+        Show::Engines => Ok(rows(
             &[
                 "Engine",
                 "Support",
@@ -442,45 +391,62 @@ pub(crate) fn show(sess: &mut Session, w: &[(String, bool)]) -> Result<Outcome, 
                 s("NO"),
             ]],
         )),
-        "COLLATION" => Ok(rows(
-            &[
-                "Collation",
-                "Charset",
-                "Id",
-                "Default",
-                "Compiled",
-                "Sortlen",
-            ],
-            vec![vec![
+        Show::Collation(filter) => {
+            let r = vec![vec![
                 s("utf8mb4_general_ci"),
                 s("utf8mb4"),
                 s("45"),
                 s("Yes"),
                 s("Yes"),
                 s("1"),
-            ]],
-        )),
-        "CHARACTER" | "CHARSET" => Ok(rows(
-            &["Charset", "Description", "Default collation", "Maxlen"],
-            vec![vec![
+            ]];
+            Ok(rows(
+                &[
+                    "Collation",
+                    "Charset",
+                    "Id",
+                    "Default",
+                    "Compiled",
+                    "Sortlen",
+                ],
+                listed("utf8mb4_general_ci", filter, r),
+            ))
+        }
+        Show::Charset(filter) => {
+            let r = vec![vec![
                 s("utf8mb4"),
                 s("UTF-8 Unicode"),
                 s("utf8mb4_general_ci"),
                 s("4"),
-            ]],
-        )),
-        "" => Err(SqlError::syntax("SHOW", 1)),
-        other => Err(SqlError::unsupported(&format!("SHOW {other}"))),
+            ]];
+            Ok(rows(
+                &["Charset", "Description", "Default collation", "Maxlen"],
+                listed("utf8mb4", filter, r),
+            ))
+        }
     }
 }
 
+/// The table a SHOW names, in the current database unless it names one.
+fn resolve(sess: &Session, t: &TableRef) -> Result<Arc<crate::catalog::Table>, SqlError> {
+    let db =
+        t.db.clone()
+            .or_else(|| sess.db.clone())
+            .ok_or_else(SqlError::no_db)?;
+    sess.inst.table(&db, &t.table)
+}
+
 /// SHOW TABLE STATUS: true physical sizes from the page store, plus logical size and ratio.
-fn table_status(sess: &mut Session, w: &[(String, bool)], i: usize) -> Result<Outcome, SqlError> {
-    let (db, next) = match upper(w, i).as_str() {
-        "FROM" | "IN" => (w.get(i + 1).map(|x| x.0.clone()).unwrap_or_default(), i + 2),
-        _ => (sess.db.clone().ok_or_else(SqlError::no_db)?, i),
+fn table_status(
+    sess: &mut Session,
+    db: Option<&String>,
+    filter: &Filter,
+) -> Result<Outcome, SqlError> {
+    let db = match db {
+        Some(d) => d.clone(),
+        None => sess.db.clone().ok_or_else(SqlError::no_db)?,
     };
-    let pat = like_at(w, next)?;
+    let pat = pattern(filter)?;
     let inst = sess.inst.clone();
     let tables: Vec<Arc<crate::catalog::Table>> = {
         let cat = inst.catalog.read();

@@ -74,10 +74,16 @@ fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> 
         crate::front::depth::shape(&mut v)?;
         Ok(v)
     };
-    if sql.len() <= INLINE_PARSE_BYTES_MAX {
-        run()
+    on_parse_stack(sql.len(), run)
+}
+
+/// Runs `f`, which parses a text `len` bytes long: on the caller's stack when the text is
+/// short, else on a stack of its own reserved for its size ([`parse_stack_bytes`]).
+pub(crate) fn on_parse_stack<T>(len: usize, f: impl FnOnce() -> T) -> T {
+    if len <= INLINE_PARSE_BYTES_MAX {
+        f()
     } else {
-        stacker::grow(parse_stack_bytes(sql.len()), run)
+        stacker::grow(parse_stack_bytes(len), f)
     }
 }
 

@@ -1,7 +1,7 @@
 //! One statement's text to zipdb's typed [`Statement`], the one thing session/ dispatches on.
 //!
 //! The readers of the MySQL statements sqlparser lacks run first, in this order: SHOW
-//! (front/show.rs), account statements (front/account.rs), the compatibility statements dump
+//! (front/show.rs, a grammar on sqlparser's `Parser`), account statements (front/account.rs), the compatibility statements dump
 //! tools send (here), OPTIMIZE TABLE (front/optimize.rs); everything else is sqlparser's.
 //! Later steps of issue 20 move those readers onto sqlparser's `Parser` and tokens, behind
 //! this same enum (docs/design/issue20-sql-engine.md, Phase P).
@@ -10,7 +10,7 @@ use sqlparser::ast;
 
 use crate::front::account::UserStmt;
 use crate::front::optimize::TableName;
-use crate::front::show::Word;
+use crate::front::show::Show;
 use crate::SqlError;
 
 /// A parsed statement.
@@ -21,8 +21,8 @@ pub(crate) enum Statement {
     /// Any other statement of sqlparser's: CREATE, DROP, TRUNCATE, ... (ddl/ runs it, or
     /// refuses it).
     Ddl(ast::Statement),
-    /// SHOW, as its words after `SHOW`.
-    Show(Vec<Word>),
+    /// SHOW (front/show.rs).
+    Show(Show),
     /// CREATE/ALTER/DROP USER, SET PASSWORD, GRANT, FLUSH.
     Account(UserStmt),
     Txn(Txn),
@@ -118,8 +118,8 @@ impl Statement {
 
 /// Parses a text that holds exactly one statement (front/split.rs cut it out).
 pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
-    if let Some(words) = crate::front::show::parse(sql) {
-        return Ok(Statement::Show(words));
+    if let Some(r) = crate::front::show::parse(sql) {
+        return r.map(Statement::Show);
     }
     if let Some(r) = crate::front::account::parse(sql) {
         return r.map(Statement::Account);

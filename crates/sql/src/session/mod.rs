@@ -79,7 +79,7 @@ impl Session {
         match crate::front::parse_one(sql)? {
             // These run outside a statement's limits (no deadline, no memory charge, warnings
             // left to each), as before the typed front end: P1 changed no behaviour of theirs.
-            Statement::Show(words) => show::show(self, &words),
+            Statement::Show(stmt) => show::show(self, &stmt),
             Statement::Account(stmt) => crate::admin::user::run(self, stmt),
             Statement::Compat(c) => self.compat(c),
             stmt => {

@@ -1,0 +1,135 @@
+//! Each SHOW form front/show.rs reads, run through `Session`: its rows, and the errors of
+//! malformed and unsupported forms.
+
+use zipdb_sql::Session;
+
+mod common;
+use common::{fixture, q, Fixture};
+
+fn session(f: &Fixture) -> Session {
+    let mut s = f.inst.session("root", 1);
+    q(&mut s, "CREATE DATABASE IF NOT EXISTS d");
+    s.use_db("d").expect("use d");
+    q(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, c VARCHAR(20), KEY k_1 (k))",
+    );
+    q(&mut s, "CREATE TABLE t2 (a INT)");
+    s
+}
+
+fn err(s: &mut Session, sql: &str) -> (u16, String) {
+    let mut r = s.query(sql);
+    assert_eq!(r.len(), 1, "{sql}");
+    match r.remove(0) {
+        Ok(_) => panic!("{sql}: succeeded, expected an error"),
+        Err(e) => (e.code(), e.message().to_string()),
+    }
+}
+
+fn col(rows: &[Vec<String>], i: usize) -> Vec<&str> {
+    rows.iter().map(|r| r[i].as_str()).collect()
+}
+
+#[test]
+fn lists_and_their_filters() {
+    let f = fixture("show-lists");
+    let mut s = session(&f);
+    let dbs = q(&mut s, "SHOW DATABASES");
+    assert!(col(&dbs, 0).contains(&"d"), "{dbs:?}");
+    assert_eq!(q(&mut s, "show schemas like 'd'"), [["d"]]);
+    assert_eq!(col(&q(&mut s, "SHOW TABLES"), 0), ["t", "t2"]);
+    // A `;` in a string or a comment is not the statement's end (before P2 such a SHOW went
+    // to sqlparser, which ran none of them).
+    assert!(q(&mut s, "SHOW TABLES LIKE 't;2'").is_empty());
+    assert_eq!(col(&q(&mut s, "SHOW /* ; */ TABLES # ;"), 0), ["t", "t2"]);
+    assert_eq!(q(&mut s, "SHOW TABLES FROM d LIKE 't_'"), [["t2"]]);
+    // A backslash keeps LIKE's `_` literal, as in MySQL (before P2 it was dropped).
+    assert!(q(&mut s, "SHOW TABLES LIKE 't\\_'").is_empty());
+    assert_eq!(
+        q(&mut s, "SHOW FULL TABLES IN `d` LIKE 't2' ;"),
+        [["t2", "BASE TABLE"]]
+    );
+    let cols = q(&mut s, "SHOW COLUMNS FROM t");
+    assert_eq!(col(&cols, 0), ["id", "k", "c"]);
+    assert_eq!(cols[0].len(), 6);
+    let full = q(&mut s, "SHOW FULL FIELDS IN t FROM d LIKE 'c'");
+    assert_eq!((full.len(), full[0].len()), (1, 9));
+    assert_eq!(
+        q(&mut s, "SHOW COLUMNS FROM d.t2"),
+        q(&mut s, "SHOW FIELDS FROM t2")
+    );
+    let ix = q(&mut s, "SHOW INDEX FROM t");
+    assert_eq!(col(&ix, 2), ["PRIMARY", "k_1"]);
+    assert_eq!(q(&mut s, "SHOW KEYS IN t IN d"), ix);
+    let create = q(&mut s, "SHOW CREATE TABLE /* c */ `d`.`t`");
+    assert!(create[0][1].starts_with("CREATE TABLE `t`"), "{create:?}");
+    let db = q(&mut s, "SHOW CREATE DATABASE IF NOT EXISTS d");
+    assert_eq!(db[0][0], "d");
+    let vars = q(&mut s, "SHOW GLOBAL VARIABLES LIKE 'autocommit'");
+    assert_eq!(col(&vars, 0), ["autocommit"]);
+    assert_eq!(q(&mut s, "SHOW SESSION VARIABLES LIKE 'autocommit'"), vars);
+    let status = q(&mut s, "SHOW STATUS LIKE 'Uptime'");
+    assert_eq!(col(&status, 0), ["Uptime"]);
+    let ts = q(&mut s, "SHOW TABLE STATUS FROM d LIKE 't2'");
+    assert_eq!(col(&ts, 0), ["t2"]);
+    assert_eq!(q(&mut s, "SHOW TABLE STATUS").len(), 2);
+    assert!(q(&mut s, "SHOW FUNCTION STATUS WHERE Db = 'd'").is_empty());
+    assert!(q(&mut s, "SHOW TRIGGERS FROM d LIKE 't'").is_empty());
+    assert!(q(&mut s, "SHOW EVENTS").is_empty());
+    assert_eq!(q(&mut s, "SHOW PROCESSLIST").len(), 1);
+    assert_eq!(q(&mut s, "SHOW FULL PROCESSLIST")[0].len(), 8);
+    assert_eq!(col(&q(&mut s, "SHOW STORAGE ENGINES"), 0), ["zipdb"]);
+    assert_eq!(q(&mut s, "SHOW COLLATION LIKE 'utf8mb4%'").len(), 1);
+    assert!(q(&mut s, "SHOW COLLATION LIKE 'latin1%'").is_empty());
+    assert_eq!(q(&mut s, "SHOW CHARACTER SET WHERE Charset = 'x'").len(), 1);
+    assert!(q(&mut s, "SHOW CHARSET LIKE 'latin1'").is_empty());
+}
+
+#[test]
+fn warnings_limit_and_count() {
+    let f = fixture("show-warnings");
+    let mut s = session(&f);
+    q(
+        &mut s,
+        "SELECT CAST('1a' AS SIGNED), CAST('2b' AS SIGNED), CAST('3c' AS SIGNED)",
+    );
+    let all = q(&mut s, "SHOW WARNINGS");
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert_eq!(q(&mut s, "SHOW COUNT(*) WARNINGS"), [["3"]]);
+    assert_eq!(q(&mut s, "SHOW ERRORS LIMIT 1"), all[..1]);
+    assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 1, 1"), all[1..2]);
+    assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 5 OFFSET 2"), all[2..]);
+    assert!(q(&mut s, "SHOW WARNINGS LIMIT 0").is_empty());
+    // SHOW leaves the warnings for the next SHOW.
+    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["3"]]);
+}
+
+#[test]
+fn malformed_and_unsupported_forms() {
+    let f = fixture("show-errors");
+    let mut s = session(&f);
+    for (sql, code, text) in [
+        ("SHOW TABLES LIKE", 1064, "near '' at line 1"),
+        ("SHOW TABLES LIKE 'x", 1064, "near ''x' at line 1"),
+        ("SHOW TABLES junk", 1064, "near 'junk' at line 1"),
+        ("SHOW COLUMNS t", 1064, "near 't' at line 1"),
+        ("SHOW\nPROCESSLIST\nx", 1064, "near 'x' at line 3"),
+        (
+            "SHOW TABLES WHERE Tables_in_d = 't'",
+            1235,
+            "SHOW ... WHERE",
+        ),
+        ("SHOW GRANTS", 1235, "'SHOW GRANTS'"),
+        ("SHOW CREATE VIEW v", 1235, "'SHOW CREATE VIEW'"),
+        ("SHOW COLUMNS FROM nope", 1146, "d.nope"),
+        ("SHOW TABLES FROM nope", 1049, "nope"),
+    ] {
+        let (c, m) = err(&mut s, sql);
+        assert_eq!(c, code, "{sql}: {m}");
+        assert!(m.contains(text), "{sql}: {m}");
+    }
+    let mut none = f.inst.session("root", 2);
+    assert_eq!(err(&mut none, "SHOW TABLES").0, 1046);
+    assert_eq!(err(&mut none, "SHOW INDEX FROM t").0, 1046);
+}
