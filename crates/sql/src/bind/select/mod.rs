@@ -130,8 +130,8 @@ fn for_update(q: &ast::Query) -> bool {
 }
 
 #[cfg(debug_assertions)]
-/// A query block the way it was compiled before D1b: kept for the shadow check, and for the
-/// shapes the LogicalPlan path does not take yet (joins, derived tables).
+/// A query block the way it was compiled before D1b, FROM clause included: what the shadow
+/// check compares the LogicalPlan path with (D1e deletes it with the old tail).
 fn compile_flat(
     q: &ast::Query,
     sel: &ast::Select,
