@@ -36,6 +36,7 @@ pub trait Scope {
 }
 
 /// Compiles expressions, numbering `?` placeholders by their position in the text.
+#[derive(Clone, Debug)]
 pub struct Compiler {
     /// (line, column) of each placeholder met, in compile order.
     placeholders: Vec<(u64, u64)>,

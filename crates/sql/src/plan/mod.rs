@@ -5,8 +5,7 @@
 pub(crate) mod access;
 pub(crate) mod dml;
 pub(crate) mod join;
-// Built only by tests until D1b's binder makes these plans for SELECT.
-#[allow(dead_code)]
 pub(crate) mod logical;
+pub(crate) mod lower;
 pub(crate) mod rules;
 pub(crate) mod select;

@@ -26,6 +26,10 @@ use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
 use crate::{ddl, SqlError};
 
+// The shadow check exists in debug builds only.
+#[cfg(all(test, debug_assertions))]
+mod shadow_tests;
+
 /// What COM_STMT_PREPARE answers.
 #[derive(Debug, Clone)]
 pub struct PreparedInfo {

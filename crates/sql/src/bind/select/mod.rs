@@ -7,30 +7,29 @@
 
 mod clauses;
 mod from;
+mod front;
+#[cfg(debug_assertions)]
+pub(crate) mod shadow;
+mod single;
 mod union;
 
 use std::sync::Arc;
 
 use sqlparser::ast;
 
-use crate::bind::agg_scope::AggScope;
 use crate::bind::compile::Compiler;
 use crate::bind::env::{Env, FromItem};
-use crate::bind::labels::SourceLabels;
-use crate::bind::scope::{joined_column_meta, joined_types, FromScope};
-use crate::error::ErrorKind;
+use crate::bind::scope::joined_types;
 use crate::expr::eval::{columns_of, mark_columns, shift_columns};
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
 use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
-use crate::types::result::ColumnMeta;
-use crate::types::sqltype::SqlType;
 use crate::SqlError;
 
-use self::clauses::{is_aggregate_call, limit_items, order_items};
-use self::from::{expand_star, from_tables};
+use self::from::{from_tables, FromTable};
+use self::front::{bind_clauses, Bound};
 use self::union::compile_union;
 
 pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
@@ -69,11 +68,88 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         ast::SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES as a query")),
         _ => return Err(SqlError::unsupported("this query form")),
     };
-    let for_update = q
-        .locks
+    // The old path's plan is built again from the compiler as it is now (shadow.rs).
+    #[cfg(debug_assertions)]
+    let before = (!shadow::running()).then(|| c.clone());
+    let for_update = for_update(q);
+    let from = from_tables(sel, env, c)?;
+    if !single::takes(&from, for_update) {
+        return compile_from(q, sel, env, c, from);
+    }
+    let plan = single::compile_single(q, sel, env, c, from, for_update);
+    #[cfg(debug_assertions)]
+    if let Some(mut old) = before {
+        shadow::check(&plan, c, || {
+            let p = compile_flat(q, sel, env, &mut old);
+            (p, old)
+        });
+    }
+    plan
+}
+
+/// For tests: a plain query block compiled the new way, with `alter` applied to its logical
+/// plan before lowering, and the old way from a copy of the compiler: each result with the
+/// compiler after it. `None` when the block does not take the LogicalPlan path.
+#[cfg(all(test, debug_assertions))]
+#[allow(clippy::type_complexity)]
+pub(crate) fn both_ways(
+    q: &ast::Query,
+    env: &Env,
+    c: &mut Compiler,
+    alter: &dyn Fn(&mut crate::plan::logical::node::LogicalPlan),
+) -> Option<(
+    Result<SelectPlan, SqlError>,
+    Compiler,
+    Result<SelectPlan, SqlError>,
+    Compiler,
+)> {
+    let ast::SetExpr::Select(sel) = &*q.body else {
+        return None;
+    };
+    if q.with.is_some() {
+        return None;
+    }
+    let mut old_c = c.clone();
+    let fu = for_update(q);
+    let from = from_tables(sel, env, c).expect("the FROM clause resolves");
+    if !single::takes(&from, fu) {
+        return None;
+    }
+    let new = single::plan_single(q, sel, env, c, from, fu).and_then(|(mut p, cols, sub)| {
+        alter(&mut p);
+        crate::plan::lower::lower(p, cols, sub)
+    });
+    let old = compile_flat(q, sel, env, &mut old_c);
+    Some((new, c.clone(), old, old_c))
+}
+
+fn for_update(q: &ast::Query) -> bool {
+    q.locks
         .iter()
-        .any(|l| matches!(l.lock_type, ast::LockType::Update));
-    let mut from = from_tables(sel, env, c)?;
+        .any(|l| matches!(l.lock_type, ast::LockType::Update))
+}
+
+#[cfg(debug_assertions)]
+/// A query block the way it was compiled before D1b, FROM clause included: what the shadow
+/// check compares the LogicalPlan path with (D1e deletes it with the old tail).
+fn compile_flat(
+    q: &ast::Query,
+    sel: &ast::Select,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<SelectPlan, SqlError> {
+    let from = from_tables(sel, env, c)?;
+    compile_from(q, sel, env, c, from)
+}
+
+fn compile_from(
+    q: &ast::Query,
+    sel: &ast::Select,
+    env: &Env,
+    c: &mut Compiler,
+    mut from: Vec<FromTable>,
+) -> Result<SelectPlan, SqlError> {
+    let for_update = for_update(q);
     // Derived tables' plans, by FROM position (the items below borrow the tables).
     let mut derived: Vec<Option<Box<SelectPlan>>> =
         from.iter_mut().map(|f| f.derived.take()).collect();
@@ -90,246 +166,22 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         width += f.table.types.len();
     }
     let t = items.first().map(|it| it.table);
-    let vars = env.vars;
-    let subs_before = c.subquery_count();
-    let scope = |clause: &'static str, visible: usize| FromScope {
-        items: &items,
+    let Bound {
+        filter,
+        mut ons,
         visible,
-        clause,
-        vars,
-        env: Some(env),
-    };
-    let all = items.len();
-    // Projection items: (label, AST, joined-row column for `*`), with `*` expanded.
-    let mut outs: Vec<(String, ast::Expr, Option<usize>)> = Vec::new();
-    let mut labels: Option<Option<SourceLabels>> = None;
-    let mut aliases: Vec<(String, ast::Expr)> = Vec::new();
-    for it in &sel.projection {
-        match it {
-            ast::SelectItem::UnnamedExpr(e) => {
-                let label = match e {
-                    ast::Expr::Identifier(i) => i.value.clone(),
-                    ast::Expr::CompoundIdentifier(ids) => ids[ids.len() - 1].value.clone(),
-                    // A string literal is named by its value: `SELECT 'it''s'` has a
-                    // column `it's`, as in MySQL.
-                    ast::Expr::Value(ast::ValueWithSpan {
-                        value: ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s),
-                        ..
-                    }) => s.clone(),
-                    other => env
-                        .sql
-                        .and_then(|sql| {
-                            labels
-                                .get_or_insert_with(|| SourceLabels::new(sql))
-                                .as_ref()?
-                                .label(other)
-                        })
-                        .unwrap_or_else(|| other.to_string()),
-                };
-                outs.push((label, e.clone(), None));
-            }
-            ast::SelectItem::ExprWithAlias { expr, alias } => {
-                outs.push((alias.value.clone(), expr.clone(), None));
-                aliases.push((alias.value.clone(), expr.clone()));
-            }
-            ast::SelectItem::Wildcard(_) => {
-                if items.is_empty() {
-                    return Err(SqlError::of(ErrorKind::NoTablesUsed, "No tables used"));
-                }
-                // In the order the FROM clause names the tables (a RIGHT JOIN runs them the
-                // other way round); USING columns once, first, as MySQL lists them.
-                let mut order: Vec<usize> = (0..items.len()).collect();
-                order.sort_by_key(|&i| from[i].declared);
-                for it in &items {
-                    for m in it.merged.iter() {
-                        let first = order
-                            .iter()
-                            .map(|&i| &items[i])
-                            .find(|x| !x.merged.iter().any(|n| n.eq_ignore_ascii_case(m)));
-                        if let Some((x, c)) = first.and_then(|x| x.table.column(m).map(|c| (x, c)))
-                        {
-                            if !outs.iter().any(|o| o.2 == Some(x.offset + c)) {
-                                let name = x.table.def.columns[c].name.clone();
-                                outs.push((
-                                    name.clone(),
-                                    ast::Expr::Identifier(ast::Ident::new(name)),
-                                    Some(x.offset + c),
-                                ));
-                            }
-                        }
-                    }
-                }
-                for &i in &order {
-                    expand_star(&items[i], &mut outs);
-                }
-            }
-            ast::SelectItem::QualifiedWildcard(kind, _) => {
-                let ast::SelectItemQualifiedWildcardKind::ObjectName(name) = kind else {
-                    return Err(SqlError::unsupported("expression.*"));
-                };
-                let q = name
-                    .0
-                    .last()
-                    .and_then(|p| p.as_ident())
-                    .map(|i| i.value.clone())
-                    .unwrap_or_default();
-                let q = q.as_str();
-                let Some(it) = items.iter().find(|it| it.named(q)) else {
-                    return Err(SqlError::of(
-                        ErrorKind::BadTableError,
-                        format!("Unknown table '{q}'"),
-                    ));
-                };
-                expand_star(it, &mut outs);
-            }
-            other => return Err(SqlError::unsupported(&format!("select item {other}"))),
-        }
-    }
-    let group_exprs: Vec<ast::Expr> = match &sel.group_by {
-        ast::GroupByExpr::Expressions(v, _) => v.clone(),
-        ast::GroupByExpr::All(_) => return Err(SqlError::unsupported("GROUP BY ALL")),
-    };
-    let order = order_items(q)?;
-    let aggregate = !group_exprs.is_empty()
-        || sel.having.is_some()
-        || outs.iter().any(|(_, e, _)| is_aggregate_call(e))
-        || order.iter().any(|(e, _)| is_aggregate_call(e));
-    // WHERE, over the joined row.
-    let filter = match &sel.selection {
-        None => None,
-        Some(w) => {
-            let mut f = c.compile(w, &mut scope("where clause", all))?;
-            // A NOT NULL DATE's zero date IS NULL here (see the function); one table only, as
-            // an outer join's NULLs would otherwise match too.
-            if let [only] = items.as_slice() {
-                crate::plan::rules::zero_dates::zero_dates_are_null(
-                    &mut f,
-                    &only.table.def.columns,
-                );
-            }
-            Some(f)
-        }
-    };
-    // ON clauses, each over the tables joined so far.
-    let mut ons: Vec<Option<Expr>> = Vec::with_capacity(from.len());
-    for (k, f) in from.iter().enumerate() {
-        ons.push(match &f.on {
-            Some(e) if k > 0 => Some(c.compile(e, &mut scope("on clause", k + 1))?),
-            _ => None,
-        });
-    }
-    let position = |e: &ast::Expr| -> Option<usize> {
-        if let ast::Expr::Value(v) = e {
-            if let ast::Value::Number(n, _) = &v.value {
-                return n
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|&p| p >= 1 && p <= outs.len());
-            }
-        }
-        None
-    };
-    // ORDER BY items resolve to a projection (by position or alias) or stand alone.
-    let order_asts: Vec<ast::Expr> = order
-        .iter()
-        .map(|(e, _)| {
-            if let Some(p) = position(e) {
-                return outs[p - 1].1.clone();
-            }
-            if let ast::Expr::Identifier(id) = e {
-                if let Some((_, a)) = aliases
-                    .iter()
-                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
-                {
-                    return a.clone();
-                }
-            }
-            e.clone()
-        })
-        .collect();
+        outputs,
+        metas,
+        out_types,
+        group_by,
+        having,
+        order_desc,
+        limit,
+        offset,
+        has_sub,
+        ..
+    } = bind_clauses(q, sel, env, c, &from, &items)?;
     let types = joined_types(&items);
-    let mut outputs = Vec::new();
-    let mut metas = Vec::new();
-    let mut out_types = Vec::new();
-    let mut group_by = None;
-    let mut having = None;
-    if aggregate {
-        let mut ascope = AggScope {
-            from: &items,
-            env: Some(env),
-            vars,
-            group_by: Vec::new(),
-            aggs: Vec::new(),
-            aliases: aliases.clone(),
-            clause: "field list",
-        };
-        let mut gkeys = Vec::new();
-        for g in &group_exprs {
-            let g = match position(g) {
-                Some(p) => outs[p - 1].1.clone(),
-                None => match g {
-                    ast::Expr::Identifier(id)
-                        if !items.iter().any(|it| it.table.column(&id.value).is_some()) =>
-                    {
-                        aliases
-                            .iter()
-                            .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
-                            .map(|(_, a)| a.clone())
-                            .unwrap_or_else(|| g.clone())
-                    }
-                    _ => g.clone(),
-                },
-            };
-            let compiled = c.compile(&g, &mut scope("group statement", all))?;
-            ascope.group_by.push((g.to_string(), compiled.clone()));
-            gkeys.push(compiled);
-        }
-        for (label, e, _) in &outs {
-            let x = c.compile(e, &mut ascope)?;
-            let ty = group_row_type(&x, &ascope, &types);
-            out_types.push(ty.unwrap_or_else(|| x.result_type(&|_| None)));
-            metas.push(meta_for(&x, label, &items, &ascope.group_by, ty));
-            outputs.push(x);
-        }
-        if let Some(h) = &sel.having {
-            ascope.clause = "having clause";
-            having = Some(c.compile(h, &mut ascope)?);
-        }
-        ascope.clause = "order clause";
-        for o in &order_asts {
-            outputs.push(c.compile(o, &mut ascope)?);
-        }
-        group_by = Some((gkeys, ascope.aggs));
-    } else {
-        for (label, e, star) in &outs {
-            let x = match star {
-                Some(i) => Expr::Col(*i),
-                None => c.compile(e, &mut scope("field list", all))?,
-            };
-            let meta = match &x {
-                Expr::Col(i) => joined_column_meta(&items, *i, label),
-                _ => None,
-            }
-            .unwrap_or_else(|| match x.type_of(&|i| types.get(i).copied()) {
-                Some(ty) => {
-                    ColumnMeta::computed(label, ty, !matches!(&x, Expr::Const(v) if !v.is_null()))
-                }
-                None => ColumnMeta::null_type(label),
-            });
-            out_types.push(x.result_type(&|i| types.get(i).copied()));
-            metas.push(meta);
-            outputs.push(x);
-        }
-        for o in &order_asts {
-            outputs.push(c.compile(o, &mut scope("order clause", all))?);
-        }
-    }
-    let (limit, offset) = limit_items(&q.limit_clause);
-    let mut lim = |e: Option<&ast::Expr>| -> Result<Option<Expr>, SqlError> {
-        e.map(|e| c.compile(e, &mut scope("limit", 0))).transpose()
-    };
-    let limit = lim(limit)?;
-    let offset = lim(offset)?;
     // Every column the statement reads, in the joined row.
     let mut wanted = vec![false; width];
     for e in filter.iter().chain(ons.iter().flatten()) {
@@ -494,8 +346,6 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         Some(t) if t.virt.is_some() || base_derived.is_some() => Access::Full,
         Some(t) => choose_access(t, base_filter.as_ref()),
     };
-    let visible = outs.len();
-    let order_desc: Vec<bool> = order.iter().map(|(_, d)| *d).collect();
     // Rows come out of a primary-key scan (or a full scan) in key order, and joins keep the
     // order of the first table's rows: an ORDER BY on a prefix of its key, all in one
     // direction, needs no sort.
@@ -534,7 +384,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
         joins,
         union: Vec::new(),
         derived: base_derived,
-        has_sub: c.subquery_count() > subs_before,
+        has_sub,
         types: out_types,
     })
 }
@@ -544,36 +394,4 @@ fn and_all(terms: Vec<Expr>) -> Option<Expr> {
     terms
         .into_iter()
         .reduce(|a, b| Expr::And(Box::new(a), Box::new(b)))
-}
-
-/// The type of `x` over the group row (`None`: the NULL type).
-fn group_row_type(x: &Expr, scope: &AggScope, types: &[SqlType]) -> Option<SqlType> {
-    let ng = scope.group_by.len();
-    x.type_of(&|i| {
-        if i < ng {
-            Some(scope.group_by[i].1.result_type(&|j| types.get(j).copied()))
-        } else {
-            scope.aggs.get(i - ng).map(|a| a.ty)
-        }
-    })
-}
-
-fn meta_for(
-    x: &Expr,
-    label: &str,
-    items: &[FromItem],
-    groups: &[(String, Expr)],
-    ty: Option<SqlType>,
-) -> ColumnMeta {
-    if let Expr::Col(i) = x {
-        if let Some((_, Expr::Col(src))) = groups.get(*i) {
-            if let Some(m) = joined_column_meta(items, *src, label) {
-                return m;
-            }
-        }
-    }
-    match ty {
-        Some(ty) => ColumnMeta::computed(label, ty, true),
-        None => ColumnMeta::null_type(label),
-    }
 }

@@ -54,6 +54,8 @@ impl Schema {
 /// The schema of nodes that yield no rows to a client (INSERT, UPDATE, DELETE).
 static NO_COLUMNS: Schema = Schema { fields: Vec::new() };
 
+// Joins bind to plans at D1c.
+#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoinKind {
     /// Comma joins and CROSS JOIN are inner joins without ON.
@@ -62,6 +64,8 @@ pub enum JoinKind {
     Left,
 }
 
+// Set operations bind to plans at D1d.
+#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetKind {
     Union,
@@ -75,6 +79,10 @@ pub struct SortKey {
     pub desc: bool,
 }
 
+// The binder builds Scan, OneRow, Filter, Project, Aggregate, Distinct, Sort and Limit
+// (D1b); the others come with D1c, D1d and D3, and Scan's `alias` and `access` are read by
+// the printer and D2b's access-path pass.
+#[allow(dead_code)]
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
     /// A table's rows. The row is the table's full row: `columns` are those read (the others
@@ -246,6 +254,7 @@ impl LogicalPlan {
         })
     }
 
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn values(rows: Vec<Vec<Expr>>, fields: Vec<Field>) -> Result<LogicalPlan, SqlError> {
         if let Some(r) = rows.iter().position(|r| r.len() != fields.len()) {
             return Err(invalid(
@@ -264,6 +273,7 @@ impl LogicalPlan {
     }
 
     /// `names`: the derived table's column list (`AS t(a, b)`), else the input's names.
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn derived(
         input: LogicalPlan,
         alias: &str,
@@ -327,6 +337,7 @@ impl LogicalPlan {
         })
     }
 
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn join(
         left: LogicalPlan,
         right: LogicalPlan,
@@ -430,6 +441,7 @@ impl LogicalPlan {
 
     /// `types`: the result's column types, which the binder aggregates from both sides
     /// (`types::typeagg`); names come from the left side, as in MySQL.
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn set_op(
         kind: SetKind,
         all: bool,
@@ -465,6 +477,7 @@ impl LogicalPlan {
         })
     }
 
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn insert(
         table: Arc<Table>,
         columns: Vec<usize>,
@@ -499,6 +512,7 @@ impl LogicalPlan {
         })
     }
 
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn update(
         table: Arc<Table>,
         source: LogicalPlan,
@@ -518,6 +532,7 @@ impl LogicalPlan {
         })
     }
 
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn delete(table: Arc<Table>, source: LogicalPlan) -> Result<LogicalPlan, SqlError> {
         check_target("Delete", &table, &source)?;
         Ok(LogicalPlan::Delete {
@@ -548,6 +563,7 @@ impl LogicalPlan {
     }
 
     /// The nodes this one reads, in order.
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn inputs(&self) -> Vec<&LogicalPlan> {
         match self {
             LogicalPlan::Scan { .. } | LogicalPlan::OneRow | LogicalPlan::Values { .. } => {
@@ -570,6 +586,7 @@ impl LogicalPlan {
     }
 
     /// This node's own expressions (not its inputs'), in the order the printer shows them.
+    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn exprs(&self) -> Vec<&Expr> {
         match self {
             LogicalPlan::Scan { .. }
@@ -605,6 +622,7 @@ impl LogicalPlan {
 
 /// UPDATE and DELETE change the rows their source reads from the target table: the source
 /// yields that table's full row and scans it.
+#[allow(dead_code)] // UPDATE and DELETE plans come with D3
 fn check_target(what: &str, table: &Arc<Table>, source: &LogicalPlan) -> Result<(), SqlError> {
     let width = table.def.columns.len();
     if source.schema().width() != width {
