@@ -60,7 +60,7 @@ use crate::error::{Result, StoreError};
 use crate::io::AlignedBuf;
 use crate::page::{self, LogicalHeader, PageId, PageType, TreeId, IMAGE_HEADER_LEN};
 use crate::store::{AtomicTable, Extent, MapSnapshot, PageStore, UNIT};
-use crate::views::{Lookup, PageViews, View, ViewStats};
+use crate::views::{Change, Lookup, PageViews, View, ViewStats};
 
 /// Number of compressed logs. More shards, less contention on compressed hits and misses.
 pub const SHARDS: usize = 8;
@@ -437,6 +437,17 @@ fn with_scratch<R>(
             image: AlignedBuf::new(IMAGE_LEN_MAX),
         }))
     })
+}
+
+/// What [`BufferPool::view`] found for a page.
+pub enum ViewLookup<T> {
+    Hit(Arc<T>),
+    /// A view of an older version of the page, and the changes since, in order.
+    Changed(Arc<T>, Vec<Change>),
+    /// None kept; building one is advised.
+    Build,
+    /// None kept, and none advised.
+    Skip,
 }
 
 /// A shared latch on a decoded page.
@@ -1852,24 +1863,38 @@ impl BufferPool {
         }
     }
 
-    /// The view kept for the page `g` latches, as it is now, if any (and of type `T`);
-    /// otherwise whether building one of about `bytes` bytes is advised: there is room for it,
-    /// and the page has not been changing between visits (see [`crate::views`]).
+    /// The view kept for the page `g` latches (of type `T`), as it is now or with the changes
+    /// since; otherwise whether building one of about `bytes` bytes is advised: there is room
+    /// for it, and the page has not been changing between visits (see [`crate::views`]).
     pub fn view<T: std::any::Any + Send + Sync>(
         &self,
         g: &PageReadGuard<'_>,
         bytes: usize,
-    ) -> std::result::Result<Arc<T>, bool> {
+    ) -> ViewLookup<T> {
         if !self.views_on.load(Ordering::Relaxed) {
-            return Err(false);
+            return ViewLookup::Skip;
         }
         let room = self.view_room();
         if self.views.bytes() == 0 && room < bytes {
-            return Err(false);
+            return ViewLookup::Skip;
         }
+        let typed = |v: View| v.downcast::<T>().ok();
         match self.views.get(g.id, g.version()) {
-            Lookup::Hit(v) => v.downcast::<T>().map_err(|_| false),
-            Lookup::Miss { build } => Err(build && self.views.fits(bytes, room)),
+            Lookup::Hit(v) => typed(v).map_or(ViewLookup::Skip, ViewLookup::Hit),
+            Lookup::Changed(v, ch) => {
+                typed(v).map_or(ViewLookup::Skip, |v| ViewLookup::Changed(v, ch))
+            }
+            Lookup::Miss { build } if build && self.views.fits(bytes, room) => ViewLookup::Build,
+            Lookup::Miss { .. } => ViewLookup::Skip,
+        }
+    }
+
+    /// Tells the page's view, if one is kept, that the holder of `g` set `key` to `value`
+    /// (`None`: removed it); see [`crate::views::PageViews::note_change`].
+    pub fn note_view_change(&self, g: &PageWriteGuard<'_>, key: &[u8], value: Option<&[u8]>) {
+        if self.views.bytes() > 0 {
+            let version = g.slot.state.load(Ordering::Acquire) >> 8;
+            self.views.note_change(g.id, version, key, value);
         }
     }
 

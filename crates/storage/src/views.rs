@@ -54,7 +54,34 @@ struct Entry {
     uses: u32,
     /// Names this entry's place in the shard's queue.
     seq: u64,
+    /// Changes made to the page since the view's version, one per version (see
+    /// [`PageViews::note_change`]).
+    changes: Vec<Change>,
 }
+
+impl Entry {
+    /// The page version the view plus its changes describe.
+    fn covers(&self) -> u64 {
+        self.version + self.changes.len() as u64
+    }
+}
+
+/// One keyed change to a page, as its writer described it: `key` now holds `value`, or
+/// nothing. What a key means is the upper layer's business.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub key: Box<[u8]>,
+    pub value: Option<Box<[u8]>>,
+}
+
+impl Change {
+    fn bytes(&self) -> usize {
+        32 + self.key.len() + self.value.as_ref().map_or(0, |v| v.len())
+    }
+}
+
+/// Changes kept per view; a page changed more often between two reads is decoded anew.
+const CHANGES_MAX: usize = 32;
 
 /// Visits to one unchanged version a page needs, after its last view went stale without
 /// having served that many, before a new view is advised.
@@ -72,6 +99,8 @@ struct Shard {
 /// What [`PageViews::get`] found.
 pub enum Lookup {
     Hit(View),
+    /// A view of an older version, and the changes that lead from it to this one.
+    Changed(View, Vec<Change>),
     /// No view of this version; `build` advises whether deriving one is likely to pay off.
     Miss {
         build: bool,
@@ -82,7 +111,7 @@ impl Lookup {
     pub fn hit(self) -> Option<View> {
         match self {
             Lookup::Hit(v) => Some(v),
-            Lookup::Miss { .. } => None,
+            Lookup::Changed(..) | Lookup::Miss { .. } => None,
         }
     }
 }
@@ -97,6 +126,8 @@ pub struct ViewStats {
     /// Views refused for want of room.
     pub refused: u64,
     pub evicted: u64,
+    /// Lookups that found a view of an older version and the changes since.
+    pub changed: u64,
     /// Misses where no view was advised: the page changed since its last view, before that
     /// view served [`USES_TO_REBUILD`] visits.
     pub deferred: u64,
@@ -115,6 +146,7 @@ pub struct PageViews {
     stored: AtomicU64,
     refused: AtomicU64,
     evicted: AtomicU64,
+    changed: AtomicU64,
     deferred: AtomicU64,
     /// Next shard [`PageViews::shrink`] takes from.
     rr: AtomicUsize,
@@ -131,6 +163,7 @@ impl Default for PageViews {
             stored: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            changed: AtomicU64::new(0),
             deferred: AtomicU64::new(0),
             rr: AtomicUsize::new(0),
         }
@@ -156,6 +189,12 @@ impl PageViews {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return Lookup::Miss { build: true };
         };
+        if e.version != version && e.covers() == version && e.view.is_some() {
+            let (v, changes) = (e.view.clone().expect("checked"), e.changes.clone());
+            drop(s);
+            self.changed.fetch_add(1, Ordering::Relaxed);
+            return Lookup::Changed(v, changes);
+        }
         if e.version == version {
             if let Some(v) = &e.view {
                 e.referenced = true;
@@ -174,6 +213,7 @@ impl PageViews {
                 e.uses = 1;
             }
             e.version = version;
+            e.changes = Vec::new();
             let freed = e.bytes - ENTRY_OVERHEAD;
             e.bytes = ENTRY_OVERHEAD;
             self.bytes.fetch_sub(freed, Ordering::Relaxed);
@@ -202,13 +242,17 @@ impl PageViews {
     /// the pool needs the memory ([`PageViews::shrink`]).
     pub fn put(&self, id: PageId, version: u64, view: View, bytes: usize, room: usize) -> bool {
         let bytes = bytes + ENTRY_OVERHEAD;
+        let mut s = self.shard(id).lock();
+        // A view replacing one of the same page needs only the difference.
+        let old_bytes = s.map.get(&id.0).map_or(0, |e| e.bytes);
+        let more = bytes.saturating_sub(old_bytes);
         // Reserve first, so that concurrent admissions cannot pass the room together.
-        if self.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes > room {
-            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+        if self.bytes.fetch_add(more, Ordering::Relaxed) + more > room {
+            self.bytes.fetch_sub(more, Ordering::Relaxed);
+            drop(s);
             self.refused.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let mut s = self.shard(id).lock();
         let seq = s.next_seq;
         s.next_seq += 1;
         let old = s.map.insert(
@@ -220,16 +264,49 @@ impl PageViews {
                 referenced: false,
                 uses: 0,
                 seq,
+                changes: Vec::new(),
             },
         );
         s.fifo.push_back((id.0, seq));
         drop(s);
-        self.count.fetch_add(1, Ordering::Relaxed);
-        if let Some(old) = old {
-            self.forget(old.bytes);
+        match old {
+            // `more` was reserved; what the old entry held beyond it goes.
+            Some(old) => {
+                self.bytes
+                    .fetch_sub(old.bytes - (bytes - more), Ordering::Relaxed);
+            }
+            None => {
+                self.count.fetch_add(1, Ordering::Relaxed);
+            }
         }
         self.stored.fetch_add(1, Ordering::Relaxed);
         true
+    }
+
+    /// Records that the writer holding page `id` at `version` (exclusively, about to release
+    /// it as `version + 1`) changed `key` to `value` (`None`: removed it). The page's view,
+    /// if one is kept and its changes reach `version`, gets the change; later readers then
+    /// apply the changes to the view rather than derive it anew. Anything else (no view, a
+    /// view already behind, too many changes) records nothing: the view is stale for readers.
+    pub fn note_change(&self, id: PageId, version: u64, key: &[u8], value: Option<&[u8]>) {
+        let mut s = self.shard(id).lock();
+        let Some(e) = s.map.get_mut(&id.0) else {
+            return;
+        };
+        if e.view.is_none() || e.covers() != version || e.changes.len() >= CHANGES_MAX {
+            return;
+        }
+        let c = Change {
+            key: key.into(),
+            value: value.map(Into::into),
+        };
+        let b = c.bytes();
+        e.changes.push(c);
+        e.bytes += b;
+        drop(s);
+        // Counted against the room only when the next view is admitted: a write never waits
+        // for or refuses on views.
+        self.bytes.fetch_add(b, Ordering::Relaxed);
     }
 
     fn forget(&self, bytes: usize) {
@@ -288,6 +365,7 @@ impl PageViews {
             stored: self.stored.load(Ordering::Relaxed),
             refused: self.refused.load(Ordering::Relaxed),
             evicted: self.evicted.load(Ordering::Relaxed),
+            changed: self.changed.load(Ordering::Relaxed),
             deferred: self.deferred.load(Ordering::Relaxed),
             bytes: self.bytes() as u64,
             count: self.count.load(Ordering::Relaxed) as u64,
@@ -388,6 +466,39 @@ mod tests {
         assert_eq!((v.bytes(), v.stats().count), (0, 0));
         assert!(!v.put(PageId(1), 1, view(10), 10, 50));
         assert_eq!(v.stats().refused, 2);
+        v.verify().unwrap();
+    }
+
+    #[test]
+    fn changes_lead_from_a_view_to_the_version_they_reach() {
+        let v = PageViews::default();
+        let room = 1 << 20;
+        assert!(v.put(PageId(2), 5, view(100), 100, room));
+        // The writer holds version 5 and releases it as 6, then 6 as 7.
+        v.note_change(PageId(2), 5, b"k1", Some(b"v1"));
+        v.note_change(PageId(2), 6, b"k2", None);
+        let Lookup::Changed(_, ch) = v.get(PageId(2), 7) else {
+            panic!("changes reach version 7");
+        };
+        assert_eq!(ch.len(), 2);
+        assert_eq!(
+            (&*ch[0].key, ch[0].value.as_deref()),
+            (&b"k1"[..], Some(&b"v1"[..]))
+        );
+        assert_eq!((&*ch[1].key, ch[1].value.as_deref()), (&b"k2"[..], None));
+        // Version 6 is neither the view's nor the changes' end: nothing to apply.
+        assert!(matches!(v.get(PageId(2), 6), Lookup::Miss { .. }));
+        v.verify().unwrap();
+
+        // A version bump without a change (the page left the pool and came back) breaks the
+        // chain for good.
+        assert!(v.put(PageId(3), 1, view(100), 100, room));
+        v.note_change(PageId(3), 2, b"k", Some(b"v"));
+        assert!(matches!(v.get(PageId(3), 3), Lookup::Miss { .. }));
+        // The applied view replaces the old one at the same cost in room.
+        assert!(v.put(PageId(2), 9, view(100), 100, room));
+        assert!(v.put(PageId(2), 9, view(100), 100, 2 * (100 + ENTRY_OVERHEAD)));
+        assert!(v.get(PageId(2), 9).hit().is_some());
         v.verify().unwrap();
     }
 

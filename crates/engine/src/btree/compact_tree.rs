@@ -485,6 +485,11 @@ impl BTree {
         if set_version {
             self.set_leaf_version(&mut g, lv, version);
         }
+        // A re-encode above changed no row, so this is the whole change (an overflow value
+        // is not described: a leaf holding one has no view).
+        if let LeafValue::Inline(v) = val {
+            self.pool.note_view_change(&g, key, Some(v));
+        }
         Ok(Some(outcome))
     }
 
@@ -752,6 +757,8 @@ impl BTree {
         let id = g.id();
         let l = self.cleaf(id, &g)?;
         let Ok(i) = l.search(key)? else {
+            // Releasing the latch moves the version on: say that nothing changed.
+            self.pool.note_view_change(&g, key, None);
             return Ok(Some(DelOutcome::NotFound));
         };
         let len = l.cell_len(i)? + SLOT_LEN;
@@ -760,6 +767,7 @@ impl BTree {
         }
         let chain = stored_chain(l.value(i)?);
         remove_cell(id, &mut g, i)?;
+        self.pool.note_view_change(&g, key, None);
         Ok(Some(DelOutcome::Deleted(chain)))
     }
 

@@ -11,7 +11,8 @@
 
 use std::sync::Arc;
 
-use zipdb_storage::pool::PageReadGuard;
+use zipdb_storage::pool::{PageReadGuard, ViewLookup};
+use zipdb_storage::views::Change;
 
 use super::compact::{CompactLeaf, StoredValue};
 use super::BTree;
@@ -45,12 +46,98 @@ impl LeafView {
             .binary_search_by(|&(s, k, _)| self.data[s as usize..(s + k) as usize].cmp(key))
     }
 
+    /// This view with `changes` applied in order: what the leaf holds after its writers made
+    /// them. Rows between changed keys are copied in blocks (their bytes are contiguous), so
+    /// this costs about one copy of the leaf, where deriving it anew decodes every value.
+    fn apply(&self, changes: &[Change]) -> LeafView {
+        // Sorted by key, the last change to a key winning (a stable sort keeps their order).
+        let mut last: Vec<&Change> = changes.iter().collect();
+        last.sort_by(|a, b| a.key.cmp(&b.key));
+        let mut dedup: Vec<&Change> = Vec::with_capacity(last.len());
+        for c in last {
+            match dedup.last_mut() {
+                Some(prev) if prev.key == c.key => *prev = c,
+                _ => dedup.push(c),
+            }
+        }
+        let mut data = Vec::with_capacity(self.data.len() + 256 * dedup.len());
+        let mut rows = Vec::with_capacity(self.rows.len() + dedup.len());
+        // Old rows `from..to`, shifted to where they land in `data`.
+        let copy = |data: &mut Vec<u8>, rows: &mut Vec<(u32, u32, u32)>, from: usize, to: usize| {
+            if from >= to {
+                return;
+            }
+            let (lo, hi) = (self.rows[from].0, self.rows[to - 1].2);
+            let at = data.len() as u32;
+            data.extend_from_slice(&self.data[lo as usize..hi as usize]);
+            rows.extend(
+                self.rows[from..to]
+                    .iter()
+                    .map(|&(s, k, e)| (s - lo + at, k, e - lo + at)),
+            );
+        };
+        let mut next = 0;
+        for c in dedup {
+            let (pos, replaced) = match self.search(&c.key) {
+                Ok(i) => (i, true),
+                Err(i) => (i, false),
+            };
+            copy(&mut data, &mut rows, next, pos);
+            if let Some(v) = &c.value {
+                let start = data.len();
+                data.extend_from_slice(&c.key);
+                data.extend_from_slice(v);
+                rows.push((start as u32, c.key.len() as u32, data.len() as u32));
+            }
+            next = if replaced { pos + 1 } else { pos };
+        }
+        copy(&mut data, &mut rows, next, self.rows.len());
+        data.shrink_to_fit();
+        LeafView { data, rows }
+    }
+
     fn bytes(&self) -> usize {
         self.data.capacity() + self.rows.capacity() * std::mem::size_of::<(u32, u32, u32)>()
     }
 }
 
 impl BTree {
+    /// Debug builds (every test) check each applied view against the leaf itself.
+    #[cfg(debug_assertions)]
+    fn check_applied(
+        &self,
+        id: zipdb_storage::PageId,
+        l: &CompactLeaf<'_>,
+        view: &LeafView,
+    ) -> Result<()> {
+        assert_eq!(
+            view.count(),
+            l.count(),
+            "leaf {id:?}: applied view's row count"
+        );
+        let mut buf = Vec::new();
+        for i in 0..l.count() {
+            buf.clear();
+            let v = l.entry_into(i, &mut buf)?;
+            let klen = buf.len();
+            // Decoded without the record counters, which tests compare.
+            match v {
+                StoredValue::Raw(b) => buf.extend_from_slice(b),
+                StoredValue::Fsst { bytes, .. } => {
+                    let t = self.fsst_table(id, l.symtab_version())?;
+                    t.decode(bytes, &mut buf).expect("a kept leaf decodes");
+                }
+                StoredValue::Overflow { .. } => panic!("leaf {id:?}: a view of an overflow row"),
+            }
+            let (entry, vklen) = view.entry(i);
+            assert!(
+                vklen == klen && entry == &buf[..],
+                "leaf {id:?}: applied view differs from the leaf at row {i}"
+            );
+        }
+        Ok(())
+    }
+
     /// The view of leaf `l` (latched by `g`): the one kept, or a new one when the pool
     /// advises it (room to keep it, and the leaf not rewritten between visits); otherwise the
     /// caller decodes the rows it needs one by one. `None` for leaves without FSST values or with overflow
@@ -65,12 +152,20 @@ impl BTree {
         }
         // A decoded leaf is about twice the page: FSST halves sysbench rows and real text.
         match self.pool.view::<LeafView>(g, 2 * g.len()) {
-            Ok(v) => {
+            ViewLookup::Hit(v) => {
                 debug_assert_eq!(v.count(), l.count());
                 return Ok(Some(v));
             }
-            Err(false) => return Ok(None),
-            Err(true) => {}
+            ViewLookup::Changed(old, changes) => {
+                let view = Arc::new(old.apply(&changes));
+                #[cfg(debug_assertions)]
+                self.check_applied(g.id(), l, &view)?;
+                let bytes = view.bytes();
+                self.pool.put_view(g, view.clone(), bytes);
+                return Ok(Some(view));
+            }
+            ViewLookup::Skip => return Ok(None),
+            ViewLookup::Build => {}
         }
         let id = g.id();
         let version = l.symtab_version();

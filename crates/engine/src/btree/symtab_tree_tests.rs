@@ -359,7 +359,10 @@ fn model_fsst_with_leaf_views() {
         }
     }
     let s = bt.pool.stats().views;
+    // Views were hit, and writes' changes applied to them (each checked against its leaf in
+    // debug builds: btree/leafview.rs).
     assert!(s.hits > 1000 && s.stored > 0 && s.count > 0, "{s:?}");
+    assert!(s.changed > 100, "{s:?}");
     bt.verify().unwrap();
     bt.pool.verify().unwrap();
 }
