@@ -243,12 +243,29 @@ impl PageViews {
     pub fn put(&self, id: PageId, version: u64, view: View, bytes: usize, room: usize) -> bool {
         let bytes = bytes + ENTRY_OVERHEAD;
         let mut s = self.shard(id).lock();
-        // A view replacing one of the same page needs only the difference.
-        let old_bytes = s.map.get(&id.0).map_or(0, |e| e.bytes);
+        // A view replacing one of the same page needs only the difference, and is kept even
+        // past the room when that difference is what the old view's changes already held
+        // (refusing it would leave readers applying the same changes on every visit).
+        let (old_bytes, replaces) = s
+            .map
+            .get(&id.0)
+            .map_or((0, false), |e| (e.bytes, e.view.is_some()));
         let more = bytes.saturating_sub(old_bytes);
+        let slack = if replaces { 4096 } else { 0 };
         // Reserve first, so that concurrent admissions cannot pass the room together.
-        if self.bytes.fetch_add(more, Ordering::Relaxed) + more > room {
+        if self.bytes.fetch_add(more, Ordering::Relaxed) + more > room + slack {
             self.bytes.fetch_sub(more, Ordering::Relaxed);
+            // An old view left in place would have its changes applied again by every
+            // reader: it becomes a tombstone.
+            if let Some(e) = s.map.get_mut(&id.0).filter(|e| e.view.is_some()) {
+                let freed = e.bytes - ENTRY_OVERHEAD;
+                e.view = None;
+                e.changes = Vec::new();
+                e.version = version;
+                e.uses = 1;
+                e.bytes = ENTRY_OVERHEAD;
+                self.bytes.fetch_sub(freed, Ordering::Relaxed);
+            }
             drop(s);
             self.refused.fetch_add(1, Ordering::Relaxed);
             return false;
@@ -499,6 +516,20 @@ mod tests {
         assert!(v.put(PageId(2), 9, view(100), 100, room));
         assert!(v.put(PageId(2), 9, view(100), 100, 2 * (100 + ENTRY_OVERHEAD)));
         assert!(v.get(PageId(2), 9).hit().is_some());
+        v.verify().unwrap();
+    }
+
+    #[test]
+    fn a_refused_replacement_leaves_a_tombstone_not_the_old_view() {
+        let v = PageViews::default();
+        let per = 100 + ENTRY_OVERHEAD;
+        assert!(v.put(PageId(4), 1, view(100), 100, per));
+        v.note_change(PageId(4), 1, b"k", Some(b"v"));
+        assert!(matches!(v.get(PageId(4), 2), Lookup::Changed(..)));
+        // The applied view grew past the room and the slack: refused.
+        assert!(!v.put(PageId(4), 2, view(100_000), 100_000, per));
+        assert!(matches!(v.get(PageId(4), 2), Lookup::Miss { .. }));
+        assert_eq!(v.bytes(), ENTRY_OVERHEAD);
         v.verify().unwrap();
     }
 
