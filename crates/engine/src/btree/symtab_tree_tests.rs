@@ -366,3 +366,68 @@ fn model_fsst_with_leaf_views() {
     bt.verify().unwrap();
     bt.pool.verify().unwrap();
 }
+
+/// Leaf views under threads: each thread writes and scans its own interleaved keys (ids
+/// ≡ t mod 4, so every leaf is shared by all threads and its view is changed by several
+/// writers), and every scan of its keys must match its own model.
+#[test]
+fn leaf_views_under_concurrent_writers() {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::ops::Bound;
+    let bt = Arc::new(tree_with(4096, 4096, FSST));
+    let threads = 4u64;
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let bt = Arc::clone(&bt);
+            std::thread::spawn(move || {
+                let mut model = std::collections::BTreeMap::new();
+                let mut rng = SmallRng::seed_from_u64(100 + t);
+                for n in 0..4_000u64 {
+                    let id = rng.gen_range(0..1_000u64) * threads + t;
+                    let key = id.to_be_bytes().to_vec();
+                    match rng.gen_range(0..6) {
+                        0 | 1 => {
+                            let v = sbtest184(n * threads + t);
+                            bt.upsert(&key, &v).unwrap();
+                            model.insert(key, v);
+                        }
+                        2 => {
+                            bt.delete(&key).unwrap();
+                            model.remove(&key);
+                        }
+                        _ => {
+                            let got: Vec<_> = bt
+                                .range_bounds(Bound::Included(&key), Bound::Unbounded, false)
+                                .take(120)
+                                .collect::<crate::Result<Vec<_>>>()
+                                .unwrap()
+                                .into_iter()
+                                .filter(|(k, _)| {
+                                    u64::from_be_bytes(k[..8].try_into().unwrap()) % threads == t
+                                })
+                                .collect();
+                            // The model's keys in the span the scan covered.
+                            let last = got.last().map(|(k, _)| k.clone());
+                            let want: Vec<_> = match &last {
+                                Some(last) => model
+                                    .range(key.clone()..=last.clone())
+                                    .map(|(k, v)| (k.clone(), v.clone()))
+                                    .collect(),
+                                None => Vec::new(),
+                            };
+                            assert_eq!(got, want, "thread {t} op {n}");
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let s = bt.pool.stats().views;
+    assert!(s.hits > 0 && s.changed > 0, "{s:?}");
+    bt.verify().unwrap();
+    bt.pool.verify().unwrap();
+}
