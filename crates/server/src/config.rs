@@ -30,6 +30,7 @@
 //! thread_pool_idle_timeout = 60    # seconds
 //! thread_pool_oversubscribe = 3
 //! warm_restart = true
+//! leaf_views = true       # keep decoded fsst leaves in buffer-pool memory the data does not need
 //! direct_io = false       # open the data file with O_DIRECT (the OS page cache then holds no copy)
 //! ```
 //!
@@ -116,6 +117,7 @@ pub struct Partial {
     pub thread_pool_idle_timeout: Option<u64>,
     pub thread_pool_oversubscribe: Option<usize>,
     pub warm_restart: Option<bool>,
+    pub leaf_views: Option<bool>,
     pub direct_io: Option<bool>,
 }
 
@@ -155,6 +157,8 @@ pub struct Settings {
     pub thread_pool_idle_timeout: u64,
     pub thread_pool_oversubscribe: usize,
     pub warm_restart: bool,
+    /// Decoded views of fsst leaves in the pool's spare memory (issue 19).
+    pub leaf_views: bool,
     pub direct_io: bool,
     /// The config file that was read, if any.
     pub config_file: Option<PathBuf>,
@@ -310,6 +314,7 @@ impl Settings {
                 pool::DEFAULT_OVERSUBSCRIBE,
             ),
             warm_restart: pick(&flags.warm_restart, &file.warm_restart, true),
+            leaf_views: pick(&flags.leaf_views, &file.leaf_views, true),
             direct_io: pick(&flags.direct_io, &file.direct_io, false),
             config_file,
         }
@@ -323,7 +328,7 @@ impl Settings {
              connect_timeout={} wait_timeout={} interactive_timeout={} net_read_timeout={} \
              net_write_timeout={} thread_handling={} thread_pool_size={} \
              thread_pool_max_threads={} thread_pool_stall_limit={} thread_pool_idle_timeout={} \
-             thread_pool_oversubscribe={} warm_restart={} direct_io={}",
+             thread_pool_oversubscribe={} warm_restart={} leaf_views={} direct_io={}",
             self.listen,
             self.port,
             self.data_dir.display(),
@@ -346,6 +351,7 @@ impl Settings {
             self.thread_pool_idle_timeout,
             self.thread_pool_oversubscribe,
             if self.warm_restart { "on" } else { "off" },
+            if self.leaf_views { "on" } else { "off" },
             if self.direct_io { "on" } else { "off" },
         );
         match &self.config_file {
@@ -589,6 +595,7 @@ struct FileKeys {
     thread_pool_idle_timeout: Option<u64>,
     thread_pool_oversubscribe: Option<usize>,
     warm_restart: Option<bool>,
+    leaf_views: Option<bool>,
     direct_io: Option<bool>,
 }
 
@@ -712,6 +719,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Partial, ConfigError> {
             .transpose()
             .map_err(|e| value("thread_pool_oversubscribe", e))?,
         warm_restart: keys.warm_restart,
+        leaf_views: keys.leaf_views,
         direct_io: keys.direct_io,
     })
 }
@@ -778,6 +786,7 @@ mod tests {
             thread_pool_idle_timeout = 30
             thread_pool_oversubscribe = 2
             warm_restart = false
+            leaf_views = false
             direct_io = true
             "#,
         )
@@ -811,6 +820,7 @@ mod tests {
                 thread_pool_idle_timeout: Some(30),
                 thread_pool_oversubscribe: Some(2),
                 warm_restart: Some(false),
+                leaf_views: Some(false),
                 direct_io: Some(true),
             }
         );
@@ -842,6 +852,7 @@ mod tests {
         assert_eq!(s.pool_mb, 64, "file beats default");
         assert_eq!(s.flush_policy, FlushPolicy::Write, "file beats default");
         assert!(!s.warm_restart);
+        assert!(s.leaf_views, "default");
         assert!(!s.direct_io, "default");
         assert_eq!(s.max_connections, DEFAULT_MAX_CONNECTIONS, "default");
         assert_eq!(
@@ -863,6 +874,7 @@ mod tests {
                 && line.contains("codec=lz4")
                 && line.contains("flush_policy=write")
                 && line.contains("warm_restart=off")
+                && line.contains("leaf_views=on")
                 && line.contains("z.toml"),
             "{line}"
         );
@@ -952,6 +964,7 @@ mod tests {
             ("port = \"x\"", "port"),
             ("port = 70000", "port"),
             ("warm_restart = 1", "warm_restart"),
+            ("leaf_views = \"yes\"", "leaf_views"),
         ] {
             let e = err(text);
             assert!(

@@ -133,6 +133,10 @@ struct ServeArgs {
     /// Do not save the list of cached pages at shutdown nor reload it at startup.
     #[arg(long)]
     no_warm_restart: bool,
+    /// Do not keep decoded views of fsst leaves in the buffer pool's spare memory: range scans
+    /// then decode every row they return. Views use only memory the pool is not using.
+    #[arg(long)]
+    no_leaf_views: bool,
     /// Open the data file with O_DIRECT, as innodb_flush_method=O_DIRECT: reads and writes
     /// bypass the OS page cache, so the buffer pool budget is the only cache. Needs a file
     /// system that supports it (not every tmpfs does). The WAL stays buffered.
@@ -169,6 +173,7 @@ impl ServeArgs {
             thread_pool_idle_timeout: self.thread_pool_idle_timeout,
             thread_pool_oversubscribe: self.thread_pool_oversubscribe,
             warm_restart: self.no_warm_restart.then_some(false),
+            leaf_views: self.no_leaf_views.then_some(false),
             direct_io: self.direct_io.then_some(true),
         }
     }
@@ -308,7 +313,10 @@ fn main() -> ExitCode {
             };
             // Opening runs crash recovery (with progress) if the last run did not stop cleanly.
             let db = match Database::open(&data_dir, options) {
-                Ok(db) => db,
+                Ok(db) => {
+                    db.pool().set_views(s.leaf_views);
+                    db
+                }
                 Err(e) => {
                     eprintln!(
                         "zipdb: cannot open the database in {}: {e}",
