@@ -149,8 +149,9 @@ fn piece(token: Token, at: Location) -> TokenWithSpan {
 
 /// The account forms, on the shared grammar's helpers.
 impl Grammar<'_, '_> {
+    /// The statement being read; `parse` always sets it.
     fn construct(&self) -> &'static str {
-        self.construct.unwrap_or("GRANT")
+        self.construct.unwrap_or_default()
     }
 
     fn punct(&mut self, t: Token) -> bool {
