@@ -1,7 +1,8 @@
 //! The grammar of account statements: CREATE USER, ALTER USER, DROP USER, SET PASSWORD,
 //! GRANT ALL, and the no-op FLUSH (admin/user.rs runs them).
 //!
-//! They are parsed here by hand because the parser's MySQL grammar does not have them.
+//! The parser's MySQL grammar does not have them, so they are a grammar here on sqlparser's
+//! `Parser` over the statement's tokens ([`crate::front::grammar`], shared with SHOW).
 //! Accepted forms (keywords in any case; names unquoted, 'quoted', "quoted" or `quoted`; a
 //! missing `@host` means `'%'`; `CURRENT_USER[()]` is the session's account):
 //!
@@ -14,12 +15,17 @@
 //! auth: IDENTIFIED BY 'password' | IDENTIFIED WITH plugin [BY 'password']
 //! ```
 //!
-//! Syntax errors are 1064, naming the construct; over-long names 1470. Account options MySQL
+//! Syntax errors are 1064, quoted from where reading stopped and naming the construct;
+//! over-long names 1470. Account options MySQL
 //! has and zipdb does not (REQUIRE, PASSWORD EXPIRE, ACCOUNT LOCK, ...), every GRANT but
 //! GRANT ALL, and REVOKE are refused with 1235 rather than ignored.
 
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Location, Span, Token, TokenWithSpan};
+
 use crate::catalog::accounts::{self, HOST_NAME_MAX, USER_NAME_MAX};
 use crate::error::{ErrorKind, SqlError};
+use crate::front::grammar::{self, Grammar};
 
 /// A user in a statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,200 +72,128 @@ pub(crate) enum UserStmt {
 
 // ---- Tokens --------------------------------------------------------------------------------
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Tok {
-    /// An unquoted word (keyword or name).
-    Word(String),
-    /// A '...' or "..." string.
-    Str(String),
-    /// A `...` identifier.
-    Ident(String),
-    Punct(char),
-}
-
-#[derive(Debug, Clone)]
-struct Token {
-    tok: Tok,
-    /// Byte offset in the statement (for error messages).
-    at: usize,
-}
-
-fn is_word_char(c: char) -> bool {
-    c.is_alphanumeric() || c == '_' || c == '$'
-}
-
-/// Splits a statement into tokens; `Err(offset)` where a quote is not closed.
-fn tokenize(sql: &str) -> Result<Vec<Token>, usize> {
-    let mut out = Vec::new();
-    let mut it = sql.char_indices().peekable();
-    // After `@`, an unquoted host name may hold dots and dashes (`bob@db-1.example.com`,
-    // `bob@127.0.0.1`), as in MySQL's lexer.
-    let mut host_next = false;
-    while let Some(&(at, c)) = it.peek() {
-        if c.is_whitespace() {
-            it.next();
-            continue;
-        }
-        let after_at = std::mem::take(&mut host_next);
-        if c == '\'' || c == '"' || c == '`' {
-            it.next();
-            let mut s = String::new();
-            let mut closed = false;
-            while let Some((_, ch)) = it.next() {
-                if ch == c {
-                    // A doubled quote stands for itself.
-                    if it.peek().map(|x| x.1) == Some(c) {
-                        it.next();
-                        s.push(c);
-                        continue;
+/// The statement's tokens with each account name's `@host` as MySQL's lexer reads it: the
+/// MySQL dialect reads `@` as a part of a word (`bob@localhost` is one word, `'bob'@localhost`
+/// a string then the word `@localhost`), and an unquoted host is several tokens
+/// (`127.0.0.1`, `db-1.example.com`). Here `@` is always its own token, and an unquoted host
+/// right after it one backticked word; an unquoted word later is not a host
+/// (`'bob'@ IDENTIFIED BY 'x'` names no host IDENTIFIED).
+fn split_hosts(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut it = tokens.into_iter().peekable();
+    while let Some(t) = it.next() {
+        // The host's text so far (the word's end after `@`) and where that text ends.
+        let (mut host, end) = match &t.token {
+            Token::Word(w) if w.quote_style.is_none() && w.value.contains('@') => {
+                // Each piece keeps its own place in the text, so that an error quotes from
+                // it (`u@a@b` is wrong from the second `@`).
+                let mut at = t.span.start;
+                let mut pieces = w.value.split('@').peekable();
+                let user = pieces.next().unwrap_or_default();
+                if !user.is_empty() {
+                    out.push(piece(Token::make_word(user, None), at));
+                }
+                at.column += user.chars().count() as u64;
+                let mut last = String::new();
+                while let Some(p) = pieces.next() {
+                    out.push(piece(Token::AtSign, at));
+                    at.column += 1;
+                    if pieces.peek().is_none() {
+                        last = p.to_string();
+                    } else if !p.is_empty() {
+                        out.push(piece(Token::make_word(p, Some('`')), at));
                     }
-                    closed = true;
-                    break;
+                    at.column += p.chars().count() as u64;
                 }
-                if ch == '\\' && c != '`' {
-                    let Some((_, e)) = it.next() else { break };
-                    s.push(match e {
-                        'n' => '\n',
-                        't' => '\t',
-                        'r' => '\r',
-                        '0' => '\0',
-                        'b' => '\u{8}',
-                        'Z' => '\u{1a}',
-                        other => other,
-                    });
-                    continue;
-                }
-                s.push(ch);
+                (last, at)
             }
-            if !closed {
-                return Err(at);
+            Token::AtSign => {
+                let mut at = t.span.start;
+                out.push(t);
+                at.column += 1;
+                (String::new(), at)
             }
-            out.push(Token {
-                tok: if c == '`' { Tok::Ident(s) } else { Tok::Str(s) },
-                at,
-            });
-        } else if is_word_char(c) || (after_at && matches!(c, '.' | '-')) {
-            let mut w = String::new();
-            while let Some(&(_, ch)) = it.peek() {
-                if is_word_char(ch) || (after_at && matches!(ch, '.' | '-')) {
-                    w.push(ch);
-                    it.next();
-                } else {
-                    break;
-                }
+            _ => {
+                out.push(t);
+                continue;
             }
-            out.push(Token {
-                tok: Tok::Word(w),
-                at,
-            });
-        } else {
-            it.next();
-            host_next = c == '@';
-            out.push(Token {
-                tok: Tok::Punct(c),
-                at,
-            });
+        };
+        // The host's first piece may start before `at` (`u@db-1`: `db` is in the word).
+        let start = Location {
+            line: end.line,
+            column: end.column - host.chars().count() as u64,
+        };
+        while let Some(next) = it.next_if(|n| match &n.token {
+            Token::Word(w) => w.quote_style.is_none() && !w.value.contains('@'),
+            Token::Number(..) | Token::Period | Token::Minus => true,
+            _ => false,
+        }) {
+            host.push_str(&next.token.to_string());
+        }
+        if !host.is_empty() {
+            out.push(piece(Token::make_word(&host, Some('`')), start));
         }
     }
-    Ok(out)
+    out
+}
+
+/// A token that starts at `at`.
+fn piece(token: Token, at: Location) -> TokenWithSpan {
+    TokenWithSpan {
+        token,
+        span: Span::new(at, at),
+    }
 }
 
 // ---- Parsing -------------------------------------------------------------------------------
 
-struct Parser<'a> {
-    sql: &'a str,
-    toks: Vec<Token>,
-    pos: usize,
-    /// The statement, for error messages (`CREATE USER`).
-    construct: &'static str,
-}
-
-impl Parser<'_> {
-    fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.pos).map(|t| &t.tok)
+/// The account forms, on the shared grammar's helpers.
+impl Grammar<'_, '_> {
+    /// The statement being read; `parse` always sets it.
+    fn construct(&self) -> &'static str {
+        self.construct.unwrap_or_default()
     }
 
-    fn is_kw(&self, kw: &str) -> bool {
-        matches!(self.peek(), Some(Tok::Word(w)) if w.eq_ignore_ascii_case(kw))
-    }
-
-    fn eat_kw(&mut self, kw: &str) -> bool {
-        let yes = self.is_kw(kw);
-        if yes {
-            self.pos += 1;
-        }
-        yes
-    }
-
-    fn eat_punct(&mut self, c: char) -> bool {
-        let yes = self.peek() == Some(&Tok::Punct(c));
-        if yes {
-            self.pos += 1;
-        }
-        yes
-    }
-
-    /// 1064 quoting the statement from the current token, as MySQL does, followed by what
-    /// was expected there.
-    fn error(&self, expected: &str) -> SqlError {
-        let at = self.toks.get(self.pos).map_or(self.sql.len(), |t| t.at);
-        let line = self.sql[..at].matches('\n').count() as u64 + 1;
-        let e = SqlError::syntax(&self.sql[at..], line);
-        SqlError::of(
-            ErrorKind::ParseError,
-            format!("{} ({}: expected {expected})", e.message(), self.construct),
-        )
-    }
-
-    fn expect_kw(&mut self, kw: &str) -> Result<(), SqlError> {
-        if self.eat_kw(kw) {
-            Ok(())
-        } else {
-            Err(self.error(kw))
-        }
+    fn punct(&mut self, t: Token) -> bool {
+        self.p.consume_token(&t)
     }
 
     /// A name: an unquoted word or a quoted string or identifier.
-    fn name(&mut self, what: &str) -> Result<String, SqlError> {
-        match self.peek() {
-            Some(Tok::Word(w) | Tok::Str(w) | Tok::Ident(w)) => {
-                let w = w.clone();
-                self.pos += 1;
-                Ok(w)
-            }
-            _ => Err(self.error(what)),
-        }
+    fn account_name(&mut self, what: &str) -> Result<String, SqlError> {
+        let v = match &self.p.peek_token_ref().token {
+            Token::Word(w) => w.value.clone(),
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s.clone(),
+            Token::Number(n, _) => n.clone(),
+            _ => return self.fail(what),
+        };
+        self.p.next_token();
+        Ok(v)
     }
 
-    fn string(&mut self, what: &str) -> Result<String, SqlError> {
-        match self.peek() {
-            Some(Tok::Str(s)) => {
-                let s = s.clone();
-                self.pos += 1;
-                Ok(s)
-            }
-            _ => Err(self.error(what)),
+    fn password(&mut self) -> Result<String, SqlError> {
+        match &self.p.peek_token_ref().token {
+            Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => self.string(),
+            _ => self.fail("a quoted password"),
         }
     }
 
     fn user(&mut self) -> Result<UserName, SqlError> {
-        if self.eat_kw("CURRENT_USER") {
-            if self.eat_punct('(') && !self.eat_punct(')') {
-                return Err(self.error("')'"));
+        if self.word("CURRENT_USER") {
+            if self.punct(Token::LParen) && !self.punct(Token::RParen) {
+                return self.fail("')'");
             }
             return Ok(UserName::Current);
         }
-        let user = self.name("a user name")?;
-        let host = if self.eat_punct('@') {
-            // An unquoted host name follows `@` directly, as in MySQL's lexer; otherwise
-            // `'bob'@ IDENTIFIED BY 'x'` would name a host IDENTIFIED.
-            let at = self.toks[self.pos - 1].at;
-            if matches!(self.peek(), Some(Tok::Word(_)))
-                && self.toks.get(self.pos).map(|t| t.at) != Some(at + 1)
-            {
-                return Err(self.error("a host name right after '@'"));
+        if self.p.peek_token_ref().token == Token::AtSign {
+            return self.fail("a user name");
+        }
+        let user = self.account_name("a user name")?;
+        let host = if self.punct(Token::AtSign) {
+            // split_hosts made an unquoted host right after `@` a backticked word.
+            if self.peek_word().is_some() {
+                return self.fail("a host name right after '@'");
             }
-            self.name("a host name after '@'")?
+            self.account_name("a host name after '@'")?
         } else {
             "%".to_string()
         };
@@ -272,7 +206,7 @@ impl Parser<'_> {
 
     fn users(&mut self) -> Result<Vec<UserName>, SqlError> {
         let mut v = vec![self.user()?];
-        while self.eat_punct(',') {
+        while self.punct(Token::Comma) {
             v.push(self.user()?);
         }
         Ok(v)
@@ -280,16 +214,16 @@ impl Parser<'_> {
 
     /// `IDENTIFIED BY 'pw' | IDENTIFIED WITH plugin [BY 'pw']`, if present.
     fn auth(&mut self) -> Result<Option<Auth>, SqlError> {
-        if !self.eat_kw("IDENTIFIED") {
+        if !self.word("IDENTIFIED") {
             return Ok(None);
         }
-        let plugin = if self.eat_kw("WITH") {
-            let p = self.name("an authentication plugin name")?;
-            if !self.is_kw("BY") {
-                if self.is_kw("AS") {
+        let plugin = if self.word("WITH") {
+            let p = self.account_name("an authentication plugin name")?;
+            if self.peek_word().as_deref() != Some("BY") {
+                if self.peek_word().as_deref() == Some("AS") {
                     return Err(SqlError::unsupported(&format!(
                         "{} ... IDENTIFIED WITH ... AS (a stored hash); use BY 'password'",
-                        self.construct
+                        self.construct()
                     )));
                 }
                 return Ok(Some(Auth {
@@ -298,19 +232,19 @@ impl Parser<'_> {
                 }));
             }
             Some(p)
-        } else if self.is_kw("BY") {
+        } else if self.peek_word().as_deref() == Some("BY") {
             None
         } else {
-            return Err(self.error("BY or WITH"));
+            return self.fail("BY or WITH");
         };
-        self.expect_kw("BY")?;
-        if self.is_kw("PASSWORD") || self.is_kw("RANDOM") {
+        self.expect_word("BY")?;
+        if matches!(self.peek_word().as_deref(), Some("PASSWORD" | "RANDOM")) {
             return Err(SqlError::unsupported(&format!(
                 "{} ... IDENTIFIED BY PASSWORD/RANDOM PASSWORD",
-                self.construct
+                self.construct()
             )));
         }
-        let password = self.string("a quoted password")?;
+        let password = self.password()?;
         Ok(Some(Auth { plugin, password }))
     }
 
@@ -320,15 +254,14 @@ impl Parser<'_> {
             let u = self.user()?;
             let a = self.auth()?;
             v.push((u, a));
-            if !self.eat_punct(',') {
+            if !self.punct(Token::Comma) {
                 return Ok(v);
             }
         }
     }
 
-    /// The end of the statement: nothing, or `;` and nothing. Account options MySQL has
-    /// get 1235, anything else 1064.
-    fn end(&mut self) -> Result<(), SqlError> {
+    /// The end of the statement. Account options MySQL has get 1235, anything else 1064.
+    fn account_end(&mut self) -> Result<(), SqlError> {
         const OPTIONS: &[&str] = &[
             "REQUIRE",
             "WITH",
@@ -340,18 +273,111 @@ impl Parser<'_> {
             "FAILED_LOGIN_ATTEMPTS",
             "PASSWORD_LOCK_TIME",
         ];
-        if let Some(Tok::Word(w)) = self.peek() {
-            if OPTIONS.iter().any(|o| w.eq_ignore_ascii_case(o)) {
+        if let Some(w) = self.peek_word() {
+            if OPTIONS.contains(&w.as_str()) {
                 return Err(SqlError::unsupported(&format!(
-                    "{} ... {}",
-                    self.construct,
-                    w.to_ascii_uppercase()
+                    "{} ... {w}",
+                    self.construct()
                 )));
             }
         }
-        self.eat_punct(';');
-        if self.pos < self.toks.len() {
-            return Err(self.error("the end of the statement"));
+        // One `;` may end the statement before more text, which is then quoted alone.
+        if self.punct(Token::SemiColon) || self.p.peek_token_ref().token != Token::EOF {
+            return self.fail("the end of the statement");
+        }
+        Ok(())
+    }
+
+    /// `[IF [NOT] EXISTS]`, as `not` says.
+    fn if_exists(&mut self, not: bool) -> Result<bool, SqlError> {
+        if !self.p.parse_keyword(Keyword::IF) {
+            return Ok(false);
+        }
+        if not {
+            self.expect_word("NOT")?;
+        }
+        self.expect_word("EXISTS")?;
+        Ok(true)
+    }
+
+    fn account_statement(&mut self) -> Result<UserStmt, SqlError> {
+        let construct = self.construct();
+        for w in construct.split(' ') {
+            self.expect_word(w)?;
+        }
+        let stmt = match construct {
+            "CREATE USER" => UserStmt::Create {
+                if_not_exists: self.if_exists(true)?,
+                users: self.users_with_auth()?,
+            },
+            "ALTER USER" => UserStmt::Alter {
+                if_exists: self.if_exists(false)?,
+                users: self.users_with_auth()?,
+            },
+            "DROP USER" => UserStmt::Drop {
+                if_exists: self.if_exists(false)?,
+                users: self.users()?,
+            },
+            "SET PASSWORD" => {
+                let user = if self.word("FOR") {
+                    Some(self.user()?)
+                } else {
+                    None
+                };
+                if !self.punct(Token::Eq) {
+                    return self.fail("'='");
+                }
+                // `PASSWORD('pw')`, the pre-8.0 spelling, means the same.
+                let password = if self.word("PASSWORD") {
+                    if !self.punct(Token::LParen) {
+                        return self.fail("'('");
+                    }
+                    let s = self.password()?;
+                    if !self.punct(Token::RParen) {
+                        return self.fail("')'");
+                    }
+                    s
+                } else {
+                    self.password()?
+                };
+                UserStmt::SetPassword { user, password }
+            }
+            _ => {
+                // GRANT: only ALL [PRIVILEGES] ON <anything> TO users.
+                if !self.word("ALL") {
+                    return Err(SqlError::unsupported(
+                        "GRANT of anything but ALL PRIVILEGES (zipdb has no privilege system: \
+                         every account may do everything)",
+                    ));
+                }
+                self.word("PRIVILEGES");
+                self.expect_word("ON")?;
+                self.word("TABLE");
+                self.grant_target()?;
+                self.expect_word("TO")?;
+                let users = self.users()?;
+                if self.word("WITH") {
+                    self.expect_word("GRANT")?;
+                    self.expect_word("OPTION")?;
+                }
+                UserStmt::GrantAll { users }
+            }
+        };
+        self.account_end()?;
+        Ok(stmt)
+    }
+
+    /// `* | *.* | db.* | db.table | table`.
+    fn grant_target(&mut self) -> Result<(), SqlError> {
+        let part = |g: &mut Self| -> Result<(), SqlError> {
+            if g.punct(Token::Mul) {
+                return Ok(());
+            }
+            g.account_name("'*', a database or a table").map(|_| ())
+        };
+        part(self)?;
+        if self.punct(Token::Period) {
+            part(self)?;
         }
         Ok(())
     }
@@ -380,6 +406,10 @@ fn check_lengths(user: &str, host: &str) -> Result<(), SqlError> {
     Ok(())
 }
 
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
 /// Whether `sql` starts with `word` (ASCII, any case) followed by a non-word character.
 fn starts_with_word(sql: &str, word: &str) -> bool {
     sql.get(..word.len())
@@ -387,20 +417,41 @@ fn starts_with_word(sql: &str, word: &str) -> bool {
         && !sql[word.len()..].starts_with(is_word_char)
 }
 
+/// The account statement a text starts with, from its first words (`None`: not one).
+fn construct_of(first: &str, second: &str) -> Option<&'static str> {
+    Some(match (first, second) {
+        ("CREATE", "USER") => "CREATE USER",
+        ("ALTER", "USER") => "ALTER USER",
+        ("DROP", "USER") => "DROP USER",
+        ("SET", "PASSWORD") => "SET PASSWORD",
+        ("GRANT", _) => "GRANT",
+        ("REVOKE", _) => "REVOKE",
+        ("FLUSH", _) => "FLUSH",
+        _ => return None,
+    })
+}
+
 /// Parses an account statement; `None` when `sql` is not one (it goes to the SQL parser).
+///
+/// What bounds it: the text (at most a packet) is tokenized once, and `@host`s split in one
+/// pass; every loop of the grammar consumes a token, and none recurses, so time and memory
+/// are linear in the text (a list of 100,000 users is 100,000 names, read once).
 pub(crate) fn parse(sql: &str) -> Option<Result<UserStmt, SqlError>> {
     let t = sql.trim_start();
-    // Cheap test first: this runs before every statement.
-    if !["CREATE", "ALTER", "DROP", "SET", "GRANT", "REVOKE", "FLUSH"]
-        .iter()
-        .any(|w| starts_with_word(t, w))
-    {
+    // Cheap tests first: this runs before every statement, and a second word that is plainly
+    // not USER / PASSWORD (`CREATE TABLE`, `SET autocommit`) needs no tokens.
+    let first = ["CREATE", "ALTER", "DROP", "SET", "GRANT", "REVOKE", "FLUSH"]
+        .into_iter()
+        .find(|w| starts_with_word(t, w))?;
+    let rest = t[first.len()..].trim_start();
+    let second: String = rest.chars().take_while(|c| is_word_char(*c)).collect();
+    if !second.is_empty() && construct_of(first, &second.to_ascii_uppercase()).is_none() {
         return None;
     }
-    let toks = match tokenize(sql) {
+    let tokens = match grammar::tokens(sql) {
         Ok(t) => t,
         // An unclosed quote: let the SQL parser report it unless this is ours.
-        Err(at) => {
+        Err(e) => {
             let head: Vec<String> = sql
                 .split_whitespace()
                 .take(2)
@@ -413,139 +464,31 @@ pub(crate) fn parse(sql: &str) -> Option<Result<UserStmt, SqlError>> {
                     .as_slice(),
                 ["CREATE" | "ALTER" | "DROP", "USER"] | ["SET", "PASSWORD"] | ["GRANT", _]
             );
-            return ours.then(|| Err(SqlError::syntax(&sql[at..], 1)));
+            return ours.then_some(Err(e));
         }
     };
-    let word = |i: usize| match toks.get(i).map(|t| &t.tok) {
-        Some(Tok::Word(w)) => w.to_ascii_uppercase(),
-        _ => String::new(),
-    };
-    let (first, second) = (word(0), word(1));
-    let construct: &'static str = match (first.as_str(), second.as_str()) {
-        ("CREATE", "USER") => "CREATE USER",
-        ("ALTER", "USER") => "ALTER USER",
-        ("DROP", "USER") => "DROP USER",
-        ("SET", "PASSWORD") => "SET PASSWORD",
-        ("GRANT", _) => "GRANT",
-        ("REVOKE", _) => {
+    let mut words = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .map(|t| match &t.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            _ => String::new(),
+        });
+    let (first, second) = (words.next()?, words.next().unwrap_or_default());
+    let construct = construct_of(&first, &second)?;
+    match construct {
+        "REVOKE" => {
             return Some(Err(SqlError::unsupported(
                 "REVOKE (zipdb has no privilege system: every account may do everything)",
             )))
         }
-        ("FLUSH", _) => return Some(Ok(UserStmt::Flush)),
-        _ => return None,
-    };
-    let mut p = Parser {
-        sql,
-        toks,
-        pos: 2,
-        construct,
-    };
-    Some(parse_body(&mut p))
-}
-
-fn parse_body(p: &mut Parser<'_>) -> Result<UserStmt, SqlError> {
-    let stmt = match p.construct {
-        "CREATE USER" => {
-            let if_not_exists = if p.eat_kw("IF") {
-                p.expect_kw("NOT")?;
-                p.expect_kw("EXISTS")?;
-                true
-            } else {
-                false
-            };
-            UserStmt::Create {
-                if_not_exists,
-                users: p.users_with_auth()?,
-            }
-        }
-        "ALTER USER" => {
-            let if_exists = if p.eat_kw("IF") {
-                p.expect_kw("EXISTS")?;
-                true
-            } else {
-                false
-            };
-            UserStmt::Alter {
-                if_exists,
-                users: p.users_with_auth()?,
-            }
-        }
-        "DROP USER" => {
-            let if_exists = if p.eat_kw("IF") {
-                p.expect_kw("EXISTS")?;
-                true
-            } else {
-                false
-            };
-            UserStmt::Drop {
-                if_exists,
-                users: p.users()?,
-            }
-        }
-        "SET PASSWORD" => {
-            let user = if p.eat_kw("FOR") {
-                Some(p.user()?)
-            } else {
-                None
-            };
-            if !p.eat_punct('=') {
-                return Err(p.error("'='"));
-            }
-            // `PASSWORD('pw')`, the pre-8.0 spelling, means the same.
-            let password = if p.eat_kw("PASSWORD") {
-                if !p.eat_punct('(') {
-                    return Err(p.error("'('"));
-                }
-                let s = p.string("a quoted password")?;
-                if !p.eat_punct(')') {
-                    return Err(p.error("')'"));
-                }
-                s
-            } else {
-                p.string("a quoted password")?
-            };
-            UserStmt::SetPassword { user, password }
-        }
-        _ => {
-            // GRANT: only ALL [PRIVILEGES] ON <anything> TO users.
-            p.pos = 1;
-            if !p.eat_kw("ALL") {
-                return Err(SqlError::unsupported(
-                    "GRANT of anything but ALL PRIVILEGES (zipdb has no privilege system: \
-                     every account may do everything)",
-                ));
-            }
-            p.eat_kw("PRIVILEGES");
-            p.expect_kw("ON")?;
-            p.eat_kw("TABLE");
-            grant_target(p)?;
-            p.expect_kw("TO")?;
-            let users = p.users()?;
-            if p.eat_kw("WITH") {
-                p.expect_kw("GRANT")?;
-                p.expect_kw("OPTION")?;
-            }
-            UserStmt::GrantAll { users }
-        }
-    };
-    p.end()?;
-    Ok(stmt)
-}
-
-/// `* | *.* | db.* | db.table | table`.
-fn grant_target(p: &mut Parser<'_>) -> Result<(), SqlError> {
-    let part = |p: &mut Parser<'_>| -> Result<(), SqlError> {
-        if p.eat_punct('*') {
-            return Ok(());
-        }
-        p.name("'*', a database or a table").map(|_| ())
-    };
-    part(p)?;
-    if p.eat_punct('.') {
-        part(p)?;
+        "FLUSH" => return Some(Ok(UserStmt::Flush)),
+        _ => {}
     }
-    Ok(())
+    let mut p = grammar::parser(split_hosts(tokens));
+    let mut g = Grammar::new(&mut p, sql);
+    g.construct = Some(construct);
+    Some(g.account_statement())
 }
 
 #[cfg(test)]
@@ -761,5 +704,116 @@ mod tests {
         assert!(parse(&format!("CREATE USER '{}'", "u".repeat(32))).is_some_and(|r| r.is_ok()));
         let host = "h".repeat(256);
         assert_eq!(err(&format!("CREATE USER u@'{host}'")).code(), 1470);
+    }
+
+    /// The `near '...'` of a 1064 and its line.
+    fn near(sql: &str) -> (String, String) {
+        let e = err(sql);
+        assert_eq!(e.code(), 1064, "{sql}: {}", e.message());
+        let m = e.message();
+        let start = m.find("near '").expect("near") + "near '".len();
+        let end = m.rfind("' at line ").expect("at line");
+        let line: String = m[end + "' at line ".len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        (m[start..end].to_string(), line)
+    }
+
+    #[test]
+    fn malformed_is_1064_quoted_from_the_failure() {
+        for (sql, quoted, line) in [
+            // Quotes left open: quoted from the quote.
+            ("CREATE USER 'bob", "'bob", "1"),
+            ("CREATE USER \"bob", "\"bob", "1"),
+            ("CREATE USER `bob", "`bob", "1"),
+            ("CREATE USER bob IDENTIFIED BY 'x", "'x", "1"),
+            ("SET PASSWORD FOR bob@'h = 'x'", "'", "1"),
+            // No host after `@`, or no user before it.
+            (
+                "CREATE USER 'bob'@ IDENTIFIED BY 'x'",
+                "IDENTIFIED BY 'x'",
+                "1",
+            ),
+            ("CREATE USER bob@ , c", ", c", "1"),
+            ("CREATE USER @h", "@h", "1"),
+            ("DROP USER 'a'@", "", "1"),
+            ("CREATE USER u@a@b", "@b", "1"),
+            ("CREATE USER u@10.0.0.%", "%", "1"),
+            // Trailing junk, a second statement, a list that stops.
+            ("CREATE USER bob IDENTIFIED BY 'x' garbage", "garbage", "1"),
+            ("DROP USER a b", "b", "1"),
+            ("DROP USER a,", "", "1"),
+            ("DROP USER a,,b", ",b", "1"),
+            ("GRANT ALL ON *.* TO a junk", "junk", "1"),
+            ("GRANT ALL ON *.* TO a WITH GRANT", "", "1"),
+            ("CREATE USER a; SELECT 1", "SELECT 1", "1"),
+            ("SET PASSWORD = PASSWORD('pw'", "", "1"),
+            ("SET PASSWORD FOR bob = x", "x", "1"),
+            (
+                "ALTER USER CURRENT_USER( IDENTIFIED BY 'x'",
+                "IDENTIFIED BY 'x'",
+                "1",
+            ),
+            ("CREATE USER bob\n  IDENTIFIED BY\n  x", "x", "3"),
+        ] {
+            assert_eq!(near(sql), (quoted.to_string(), line.to_string()), "{sql}");
+        }
+        // Not an account statement when the quote is left open before USER is known.
+        assert!(parse("CREATE 'x").is_none());
+    }
+
+    #[test]
+    fn comments_and_spacing_around_names() {
+        assert_eq!(
+            ok("CREATE /* c */ USER u @h -- trailing\n"),
+            UserStmt::Create {
+                if_not_exists: false,
+                users: vec![(named("u", "h"), None)]
+            }
+        );
+        assert_eq!(
+            ok("DROP USER 'u' @ 'h', v@`x-1`, w@h-2.example.com # c"),
+            UserStmt::Drop {
+                if_exists: false,
+                users: vec![
+                    named("u", "h"),
+                    named("v", "x-1"),
+                    named("w", "h-2.example.com")
+                ]
+            }
+        );
+        // MySQL keeps the backslash of `\%` and `\_` in a string.
+        assert_eq!(
+            ok(r"SET PASSWORD = 'a\%b\_c'"),
+            UserStmt::SetPassword {
+                user: None,
+                password: r"a\%b\_c".into()
+            }
+        );
+    }
+
+    #[test]
+    fn hostile_texts_are_bounded() {
+        // A list is read once, one token at a time: 100,000 users is linear work.
+        let names: Vec<String> = (0..100_000).map(|i| format!("u{i}@h{i}")).collect();
+        let sql = format!("DROP USER IF EXISTS {}", names.join(", "));
+        match ok(&sql) {
+            UserStmt::Drop { users, .. } => {
+                assert_eq!(users.len(), 100_000);
+                assert_eq!(users[99_999], named("u99999", "h99999"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // A list broken at its end fails there, after one pass.
+        let broken = format!("DROP USER {},", vec!["a"; 100_000].join(","));
+        assert_eq!(near(&broken), (String::new(), "1".to_string()));
+        // A huge name is refused by its length, not read twice.
+        let long = format!("CREATE USER `{}`", "x".repeat(1 << 20));
+        assert_eq!(err(&long).code(), 1470);
+        let semis = format!("FLUSH PRIVILEGES{}", ";".repeat(100_000));
+        assert_eq!(ok(&semis), UserStmt::Flush);
+        let ats = format!("CREATE USER u{}", "@".repeat(100_000));
+        assert_eq!(err(&ats).code(), 1064);
     }
 }

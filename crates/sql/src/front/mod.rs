@@ -5,6 +5,7 @@
 
 pub(crate) mod account;
 pub(crate) mod depth;
+pub(crate) mod grammar;
 pub(crate) mod optimize;
 pub(crate) mod parse;
 pub(crate) mod show;

@@ -8,11 +8,10 @@
 //! ([`crate::front::depth::PARSE_DEPTH_MAX`]) and on a stack sized for the text, as every
 //! other statement is parsed ([`crate::front::parse::on_parse_stack`]).
 
-use sqlparser::dialect::MySqlDialect;
 use sqlparser::keywords::Keyword;
-use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+use sqlparser::tokenizer::Token;
 
+use crate::front::grammar::{self, syntax, Grammar};
 use crate::SqlError;
 
 /// `LIKE 'pattern'` or `WHERE expr` after a SHOW form.
@@ -103,122 +102,15 @@ pub(crate) fn parse(sql: &str) -> Option<Result<Show, SqlError>> {
 }
 
 fn read(sql: &str) -> Result<Show, SqlError> {
-    let mut tokens = tokenize(sql)?;
-    // Trailing `;`s end the statement; one in the middle is an error quoted from there.
-    while matches!(
-        tokens.last().map(|t| &t.token),
-        Some(Token::SemiColon | Token::Whitespace(_))
-    ) {
-        tokens.pop();
-    }
-    let mut p = Parser::new(&MySqlDialect {})
-        .with_recursion_limit(crate::front::depth::PARSE_DEPTH_MAX)
-        .with_tokens_with_locations(tokens);
-    let mut g = Grammar { p: &mut p, sql };
+    let mut p = grammar::parser(grammar::tokens(sql)?);
+    let mut g = Grammar::new(&mut p, sql);
     let show = g.statement()?;
     g.end()?;
     Ok(show)
 }
 
-/// The text's tokens. A `/*` comment left open runs to the end of the text, as MariaDB reads
-/// it (the tokenizer refuses it).
-fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>, SqlError> {
-    let run = |text: &str| {
-        Tokenizer::new(&MySqlDialect {}, text)
-            .with_unescape(true)
-            .tokenize_with_location()
-    };
-    match run(sql) {
-        Ok(t) => Ok(t),
-        Err(e) if e.message.contains("multi-line comment") => {
-            run(&format!("{sql}*/")).map_err(|e| tokenizer_error(sql, e))
-        }
-        Err(e) => Err(tokenizer_error(sql, e)),
-    }
-}
-
-fn tokenizer_error(sql: &str, e: sqlparser::tokenizer::TokenizerError) -> SqlError {
-    crate::front::parse::syntax_error(sql, &ParserError::TokenizerError(e.to_string()))
-}
-
-/// MySQL's 1064 for a parser error: quoted from its place, or `''` at the end of the text.
-fn syntax(sql: &str, e: &ParserError) -> SqlError {
-    match e {
-        ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
-        // The end of the text has no place: MySQL quotes nothing, on the last line.
-        e if e.to_string().ends_with("found: EOF") => {
-            SqlError::syntax("", sql.trim_end().lines().count().max(1) as u64)
-        }
-        e => crate::front::parse::syntax_error(sql, e),
-    }
-}
-
-struct Grammar<'p, 's> {
-    p: &'p mut Parser<'s>,
-    sql: &'s str,
-}
-
+/// The SHOW forms, on the shared grammar's helpers.
 impl Grammar<'_, '_> {
-    /// 1064 at the next token.
-    fn fail<T>(&mut self, expected: &str) -> Result<T, SqlError> {
-        let found = self.p.peek_token();
-        // The parser's own wording, so that `syntax` finds the place in it.
-        let e = ParserError::ParserError(format!(
-            "Expected: {expected}, found: {found}{}",
-            found.span.start
-        ));
-        Err(syntax(self.sql, &e))
-    }
-
-    /// The next token's word, upper-cased, when it is an unquoted word. Keywords sqlparser
-    /// lacks (WARNINGS, ENGINES, ...) are read this way too.
-    fn peek_word(&self) -> Option<String> {
-        match &self.p.peek_token_ref().token {
-            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
-            _ => None,
-        }
-    }
-
-    /// Consumes the next token when it is the unquoted word `word`.
-    fn word(&mut self, word: &str) -> bool {
-        let hit = self.peek_word().is_some_and(|w| w == word);
-        if hit {
-            self.p.next_token();
-        }
-        hit
-    }
-
-    fn expect_word(&mut self, word: &str) -> Result<(), SqlError> {
-        if self.word(word) {
-            Ok(())
-        } else {
-            self.fail(word)
-        }
-    }
-
-    /// A name: a word, plain or in backticks (a string literal is not one, as in MySQL).
-    fn name(&mut self) -> Result<String, SqlError> {
-        match &self.p.peek_token_ref().token {
-            Token::Word(w) => {
-                let v = w.value.clone();
-                self.p.next_token();
-                Ok(v)
-            }
-            _ => self.fail("a name"),
-        }
-    }
-
-    fn string(&mut self) -> Result<String, SqlError> {
-        match &self.p.peek_token_ref().token {
-            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => {
-                let v = s.clone();
-                self.p.next_token();
-                Ok(v)
-            }
-            _ => self.fail("a string"),
-        }
-    }
-
     fn kw_from_or_in(&mut self) -> bool {
         self.p.parse_keyword(Keyword::FROM) || self.p.parse_keyword(Keyword::IN)
     }
@@ -270,15 +162,6 @@ impl Grammar<'_, '_> {
             return Ok(Filter::Where);
         }
         Ok(Filter::None)
-    }
-
-    /// Nothing may follow the statement.
-    fn end(&mut self) -> Result<(), SqlError> {
-        if self.p.peek_token_ref().token == Token::EOF {
-            Ok(())
-        } else {
-            self.fail("end of statement")
-        }
     }
 
     fn statement(&mut self) -> Result<Show, SqlError> {
