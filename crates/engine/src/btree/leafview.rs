@@ -29,13 +29,15 @@ pub(super) struct LeafView {
 /// freeing one per rebuild had glibc consolidating its heap under the SQL server's small
 /// allocations (malloc, consolidate and unlink went from 7.4% to 12% of server CPU in
 /// oltp_read_write at 128 MB, more than the decodes saved).
-static SPARE: parking_lot::Mutex<Vec<(Vec<u8>, Vec<(u32, u32, u32)>)>> =
-    parking_lot::const_mutex(Vec::new());
+static SPARE: parking_lot::Mutex<Vec<Buffers>> = parking_lot::const_mutex(Vec::new());
+/// A view's bytes and rows.
+type Buffers = (Vec<u8>, Vec<(u32, u32, u32)>);
+
 /// Spare buffers kept (at most about 4 MB).
 const SPARE_MAX: usize = 64;
 
 /// Empty buffers with room for `bytes` bytes and `rows` rows, reused when one is spare.
-fn spare(bytes: usize, rows: usize) -> (Vec<u8>, Vec<(u32, u32, u32)>) {
+fn spare(bytes: usize, rows: usize) -> Buffers {
     let (mut d, mut r) = SPARE.lock().pop().unwrap_or_default();
     d.reserve(bytes);
     r.reserve(rows);
