@@ -134,8 +134,8 @@ struct ServeArgs {
     #[arg(long)]
     no_warm_restart: bool,
     /// Keep decoded views of fsst leaves in the buffer pool's spare memory, so that range scans
-    /// copy rows instead of decoding them. Off by default: the storage benchmark gains from it
-    /// but sysbench oltp_read_write at 128 MB lost (docs/BENCHMARKS.md, "Leaf views").
+    /// copy rows instead of decoding them. Off by default: the storage benchmark gains from it,
+    /// sysbench so far is mixed (docs/BENCHMARKS.md, "Leaf views").
     #[arg(long)]
     leaf_views: bool,
     /// Open the data file with O_DIRECT, as innodb_flush_method=O_DIRECT: reads and writes
