@@ -30,7 +30,7 @@
 //! thread_pool_idle_timeout = 60    # seconds
 //! thread_pool_oversubscribe = 3
 //! warm_restart = true
-//! leaf_views = false      # keep decoded fsst leaves in buffer-pool memory the data does not need
+//! leaf_views = true       # keep decoded fsst leaves in buffer-pool memory the data does not need
 //! direct_io = false       # open the data file with O_DIRECT (the OS page cache then holds no copy)
 //! ```
 //!
@@ -314,7 +314,7 @@ impl Settings {
                 pool::DEFAULT_OVERSUBSCRIBE,
             ),
             warm_restart: pick(&flags.warm_restart, &file.warm_restart, true),
-            leaf_views: pick(&flags.leaf_views, &file.leaf_views, false),
+            leaf_views: pick(&flags.leaf_views, &file.leaf_views, true),
             direct_io: pick(&flags.direct_io, &file.direct_io, false),
             config_file,
         }
@@ -786,7 +786,7 @@ mod tests {
             thread_pool_idle_timeout = 30
             thread_pool_oversubscribe = 2
             warm_restart = false
-            leaf_views = true
+            leaf_views = false
             direct_io = true
             "#,
         )
@@ -820,7 +820,7 @@ mod tests {
                 thread_pool_idle_timeout: Some(30),
                 thread_pool_oversubscribe: Some(2),
                 warm_restart: Some(false),
-                leaf_views: Some(true),
+                leaf_views: Some(false),
                 direct_io: Some(true),
             }
         );
@@ -852,7 +852,7 @@ mod tests {
         assert_eq!(s.pool_mb, 64, "file beats default");
         assert_eq!(s.flush_policy, FlushPolicy::Write, "file beats default");
         assert!(!s.warm_restart);
-        assert!(!s.leaf_views, "default");
+        assert!(s.leaf_views, "default");
         assert!(!s.direct_io, "default");
         assert_eq!(s.max_connections, DEFAULT_MAX_CONNECTIONS, "default");
         assert_eq!(
@@ -874,7 +874,7 @@ mod tests {
                 && line.contains("codec=lz4")
                 && line.contains("flush_policy=write")
                 && line.contains("warm_restart=off")
-                && line.contains("leaf_views=off")
+                && line.contains("leaf_views=on")
                 && line.contains("z.toml"),
             "{line}"
         );

@@ -133,11 +133,11 @@ struct ServeArgs {
     /// Do not save the list of cached pages at shutdown nor reload it at startup.
     #[arg(long)]
     no_warm_restart: bool,
-    /// Keep decoded views of fsst leaves in the buffer pool's spare memory, so that range scans
-    /// copy rows instead of decoding them. Off by default: the storage benchmark gains from it,
-    /// sysbench so far is mixed (docs/BENCHMARKS.md, "Leaf views").
+    /// Do not keep decoded views of fsst leaves in the buffer pool's spare memory: range scans
+    /// then decode every row they return. Views use only memory the pool is not using
+    /// (docs/BENCHMARKS.md, "Leaf views").
     #[arg(long)]
-    leaf_views: bool,
+    no_leaf_views: bool,
     /// Open the data file with O_DIRECT, as innodb_flush_method=O_DIRECT: reads and writes
     /// bypass the OS page cache, so the buffer pool budget is the only cache. Needs a file
     /// system that supports it (not every tmpfs does). The WAL stays buffered.
@@ -174,7 +174,7 @@ impl ServeArgs {
             thread_pool_idle_timeout: self.thread_pool_idle_timeout,
             thread_pool_oversubscribe: self.thread_pool_oversubscribe,
             warm_restart: self.no_warm_restart.then_some(false),
-            leaf_views: self.leaf_views.then_some(true),
+            leaf_views: self.no_leaf_views.then_some(false),
             direct_io: self.direct_io.then_some(true),
         }
     }
