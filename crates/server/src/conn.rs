@@ -18,7 +18,8 @@ use zipdb_sql::accounts::{LoginRefusal, Plugin};
 use crate::limits;
 use crate::protocol::handshake::{self, HandshakeResponse, NATIVE_PASSWORD, SCRAMBLE_LEN};
 use crate::protocol::packet::{PacketIo, Wait};
-use crate::protocol::{caps, command, put_lenenc, put_lenenc_bytes, reply, status, ProtoError};
+use crate::protocol::{caps, command, reply, status, ProtoError};
+use crate::results::{column_definition, WireSink};
 use crate::server::{Shared, ADMIN_USER};
 use crate::watchdog::Watch;
 
@@ -438,95 +439,6 @@ fn send_sql_err(io: &mut PacketIo<TcpStream>, e: &SqlError) {
     let _ = io.flush();
 }
 
-/// A ColumnDefinition41 packet.
-fn column_definition(c: &ColumnMeta) -> Vec<u8> {
-    let mut p = Vec::with_capacity(48 + c.name.len() * 2 + c.table.len() * 2);
-    put_lenenc_bytes(&mut p, b"def");
-    put_lenenc_bytes(&mut p, c.schema.as_bytes());
-    put_lenenc_bytes(&mut p, c.table.as_bytes());
-    put_lenenc_bytes(&mut p, c.org_table.as_bytes());
-    put_lenenc_bytes(&mut p, c.name.as_bytes());
-    put_lenenc_bytes(&mut p, c.org_name.as_bytes());
-    p.push(0x0c);
-    p.extend_from_slice(&c.charset.to_le_bytes());
-    p.extend_from_slice(&c.length.to_le_bytes());
-    p.push(c.wire_type);
-    p.extend_from_slice(&c.flags.to_le_bytes());
-    p.push(c.decimals);
-    p.extend_from_slice(&[0, 0]);
-    p
-}
-
-/// An OK packet with an info string (e.g. "Rows matched: 1  Changed: 1  Warnings: 0"),
-/// length-encoded as MariaDB sends it and libmariadb reads it.
-fn ok_info(affected: u64, last_id: u64, status: u16, warnings: u16, info: &str) -> Vec<u8> {
-    let mut p = reply::ok(affected, last_id, status, warnings);
-    if !info.is_empty() {
-        put_lenenc_bytes(&mut p, info.as_bytes());
-    }
-    p
-}
-
-/// Writes one statement's outcome; `more`: another result follows (multi-statements).
-fn write_outcome(
-    io: &mut PacketIo<TcpStream>,
-    session: &Session,
-    outcome: &Outcome,
-    more: bool,
-    binary_rows: bool,
-) {
-    let mut st = session.status_flags();
-    if more {
-        st |= status::MORE_RESULTS_EXISTS;
-    }
-    let warnings = session.warning_count();
-    match outcome {
-        Outcome::Done {
-            affected_rows,
-            last_insert_id,
-            info,
-        } => io.write(&ok_info(
-            *affected_rows,
-            *last_insert_id,
-            st,
-            warnings,
-            info,
-        )),
-        Outcome::Rows { columns, rows } => {
-            let mut p = Vec::with_capacity(64);
-            put_lenenc(&mut p, columns.len() as u64);
-            io.write(&p);
-            for c in columns.iter() {
-                io.write(&column_definition(c));
-            }
-            io.write(&reply::eof(warnings, st));
-            for (n, row) in rows.iter().enumerate() {
-                // KILL QUERY while a large result goes out: an error packet ends it early,
-                // as MySQL ends a result it stops sending.
-                if n % 256 == 255 && session.query_killed() {
-                    let e = SqlError::interrupted();
-                    io.write(&reply::err(e.code(), e.sqlstate(), e.message()));
-                    return;
-                }
-                p.clear();
-                if binary_rows {
-                    binary::write_row(&mut p, row, columns);
-                } else {
-                    for v in row {
-                        match v.to_text() {
-                            // 0xfb is NULL in a text row.
-                            None => p.push(0xfb),
-                            Some(b) => put_lenenc_bytes(&mut p, &b),
-                        }
-                    }
-                }
-                io.write(&p);
-            }
-            io.write(&reply::eof(warnings, st));
-        }
-    }
-}
-
 /// Per-statement state the wire keeps: parameter types (sent only with the first EXECUTE)
 /// and long data.
 #[derive(Default)]
@@ -603,13 +515,10 @@ impl Conn {
             }
             command::QUERY => {
                 let sql = zipdb_sql::sql_from_bytes(arg);
-                let results = session.query(&sql);
-                let n = results.len();
-                for (i, r) in results.iter().enumerate() {
-                    match r {
-                        Ok(o) => write_outcome(io, session, o, i + 1 < n, false),
-                        Err(e) => io.write(&reply::err(e.code(), e.sqlstate(), e.message())),
-                    }
+                let mut sink = WireSink::new(io, false);
+                session.query_into(&sql, &mut sink);
+                if let Some(e) = sink.failure() {
+                    return Err(e);
                 }
                 if limits::may_change_timeouts(arg) {
                     io.set_timeouts(limits::session(session));
@@ -695,9 +604,10 @@ impl Conn {
                 let exec = binary::parse_execute(arg, n, &mut w.types, &w.long_data)?;
                 w.clear_long_data();
                 let sets_timeouts = w.sets_timeouts;
-                match session.execute(id, &exec.params) {
-                    Ok(o) => write_outcome(io, session, &o, false, true),
-                    Err(e) => io.write(&reply::err(e.code(), e.sqlstate(), e.message())),
+                let mut sink = WireSink::new(io, true);
+                session.execute_into(id, &exec.params, &mut sink);
+                if let Some(e) = sink.failure() {
+                    return Err(e);
                 }
                 if sets_timeouts {
                     io.set_timeouts(limits::session(session));

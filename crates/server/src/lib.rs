@@ -9,6 +9,7 @@ pub mod protocol;
 mod conn;
 mod loginlog;
 mod pool;
+mod results;
 mod server;
 mod watchdog;
 

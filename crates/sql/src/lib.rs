@@ -40,6 +40,7 @@ pub use front::stack::{STATEMENT_STACK_BYTES, STATEMENT_STACK_NEEDED};
 pub use instance::session::Session;
 pub use instance::{Instance, InstanceOptions, Process};
 pub use runtime::limits::Interrupt;
+pub use session::sink::{ResultSink, SinkClosed, StatementEnd, Status};
 pub use session::PreparedInfo;
 pub use types::decimal::Decimal;
 pub use types::diag::Warning;

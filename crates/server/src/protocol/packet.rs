@@ -98,6 +98,8 @@ pub struct PacketIo<S> {
     /// authentication).
     max_payload: usize,
     out: Vec<u8>,
+    /// Flushes so far: a [`Mark`] is good only until the next one.
+    flushes: u64,
     /// Bytes received but not consumed yet: `inb[in_pos..in_end]`.
     inb: Box<[u8]>,
     in_pos: usize,
@@ -115,6 +117,7 @@ impl<S: TimedStream> PacketIo<S> {
             seq: 0,
             max_payload,
             out: Vec::with_capacity(16 << 10),
+            flushes: 0,
             inb: vec![0; IN_BUF].into_boxed_slice(),
             in_pos: 0,
             in_end: 0,
@@ -321,9 +324,53 @@ impl<S: TimedStream> PacketIo<S> {
         }
     }
 
+    /// Where the next packet will be written: what [`PacketIo::rewind`] goes back to.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            at: self.out.len(),
+            seq: self.seq,
+            flushes: self.flushes,
+        }
+    }
+
+    /// Forgets the packets written since `m` (their sequence ids too), if none of them has
+    /// been sent; whether it could.
+    pub fn rewind(&mut self, m: Mark) -> bool {
+        if m.flushes != self.flushes || m.at > self.out.len() {
+            return false;
+        }
+        self.out.truncate(m.at);
+        self.seq = m.seq;
+        true
+    }
+
+    /// Replaces the payload of the packet written at `m` with `payload` of the same length,
+    /// if it has not been sent; whether it could.
+    pub fn rewrite(&mut self, m: Mark, payload: &[u8]) -> bool {
+        let start = m.at + 4;
+        let fits = m.flushes == self.flushes
+            && start + payload.len() <= self.out.len()
+            && self.out[m.at..m.at + 3]
+                == [
+                    payload.len() as u8,
+                    (payload.len() >> 8) as u8,
+                    (payload.len() >> 16) as u8,
+                ];
+        if fits {
+            self.out[start..start + payload.len()].copy_from_slice(payload);
+        }
+        fits
+    }
+
+    /// Bytes written and not sent yet.
+    pub fn pending(&self) -> usize {
+        self.out.len()
+    }
+
     /// Sends everything written since the last flush.
     pub fn flush(&mut self) -> Result<(), ProtoError> {
         if !self.out.is_empty() {
+            self.flushes += 1;
             let (limit, wait) = self.within_deadline(self.timeouts.write, Wait::Write)?;
             if self.write_armed != Some(limit) {
                 self.stream.set_write_timeout(limit)?;
@@ -343,6 +390,14 @@ impl<S: TimedStream> PacketIo<S> {
         self.stream.flush()?;
         Ok(())
     }
+}
+
+/// A place in the output buffer ([`PacketIo::mark`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    at: usize,
+    seq: u8,
+    flushes: u64,
 }
 
 /// How a socket timeout shows (EAGAIN on Linux, ETIMEDOUT elsewhere).
@@ -599,6 +654,37 @@ mod tests {
         assert!(armed
             .iter()
             .all(|t| t.is_some_and(|t| t <= Duration::from_millis(150))));
+    }
+
+    #[test]
+    fn rewind_and_rewrite_reach_only_unsent_packets() {
+        let mut w = io(Vec::new(), 4096);
+        w.write(b"kept");
+        let m = w.mark();
+        w.write(b"head");
+        w.write(b"row");
+        assert_eq!(w.pending(), 8 + 8 + 7);
+        assert!(!w.rewrite(m, b"toolong"), "another length");
+        assert!(w.rewrite(m, b"HEAD"));
+        let sent = w.mark();
+        w.flush().unwrap();
+        assert_eq!(
+            w.stream.output,
+            [packet(0, b"kept"), packet(1, b"HEAD"), packet(2, b"row")].concat()
+        );
+        // Sent: neither can reach it any more.
+        assert!(!w.rewind(m) && !w.rewind(sent));
+        assert!(!w.rewrite(m, b"head"));
+        w.stream.output.clear();
+        let m = w.mark();
+        w.write(b"row");
+        w.write(b"row");
+        assert!(w.rewind(m));
+        assert_eq!(w.pending(), 0);
+        // The sequence goes back too: what follows numbers from the mark.
+        w.write(b"err");
+        w.flush().unwrap();
+        assert_eq!(w.stream.output, packet(3, b"err"));
     }
 
     proptest::proptest! {

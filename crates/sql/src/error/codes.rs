@@ -99,6 +99,8 @@ errors! {
     PasswordNoMatch = 1133, "28000", "Can't find any matching row in the user table";
     WrongValueCountOnRow = 1136, "21S01", "Column count doesn't match value count at row {row}";
     NoSuchTable = 1146, "42S02", "Table '{db}.{table}' doesn't exist";
+    // A result's client went away or stopped reading while its rows were being sent.
+    NetErrorOnWrite = 1160, "08S01", "Got an error writing communication packets";
     UnknownSystemVariable = 1193, "HY000", "Unknown system variable '{name}'";
     LockWaitTimeout = 1205, "HY000", "Lock wait timeout exceeded; try restarting transaction";
     WrongArguments = 1210, "HY000", "Incorrect arguments to {what}";
@@ -212,6 +214,7 @@ mod tests {
         (K::PasswordNoMatch, 1133, "28000"),
         (K::WrongValueCountOnRow, 1136, "21S01"),
         (K::NoSuchTable, 1146, "42S02"),
+        (K::NetErrorOnWrite, 1160, "08S01"),
         (K::UnknownSystemVariable, 1193, "HY000"),
         (K::LockWaitTimeout, 1205, "HY000"),
         (K::WrongArguments, 1210, "HY000"),

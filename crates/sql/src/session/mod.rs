@@ -26,6 +26,10 @@ use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
 use crate::{ddl, SqlError};
 
+pub(crate) mod sink;
+
+use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
+
 // The shadow check exists in debug builds only.
 #[cfg(all(test, debug_assertions))]
 mod shadow_tests;
@@ -39,59 +43,136 @@ pub struct PreparedInfo {
 }
 
 impl Session {
-    /// Runs a COM_QUERY: each `;`-separated statement in turn, stopping at the first error.
+    /// Runs a COM_QUERY: each `;`-separated statement in turn, stopping at the first error;
+    /// their results whole (see [`Session::query_into`]).
     pub fn query(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
-        self.begin_command("Query", sql);
-        let r = crate::front::depth::with_statement_stack(|| self.query_inner(sql));
-        self.end_command();
-        r
+        let mut c = Collect::default();
+        self.query_into(sql, &mut c);
+        c.results
     }
 
-    fn query_inner(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
+    /// Runs a COM_QUERY, handing each statement's result to `sink` as it is produced: one
+    /// `end` per statement that ran, the last one an error if a statement failed.
+    pub fn query_into(&mut self, sql: &str, sink: &mut dyn ResultSink) {
+        self.begin_command("Query", sql);
+        crate::front::depth::with_statement_stack(|| self.query_inner(sql, sink));
+        self.end_command();
+    }
+
+    fn query_inner(&mut self, sql: &str, sink: &mut dyn ResultSink) {
         self.warnings_shown = false;
         let sql = &*crate::front::parse::executable_comments(sql);
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         let pieces = crate::front::split::split_statements(sql);
         match pieces.as_slice() {
-            [] => return vec![Err(SqlError::empty())],
-            [one] => return vec![self.statement(one)],
+            [] => sink.end(StatementEnd::Error(&SqlError::empty())),
             [_, second, ..] if !self.multi_statements => {
                 // Without CLIENT_MULTI_STATEMENTS, MySQL's parser stops at the `;` and reports
                 // what follows as a syntax error; nothing runs.
                 let line = 1 + sql[..second.as_ptr() as usize - sql.as_ptr() as usize]
                     .matches('\n')
                     .count();
-                return vec![Err(SqlError::syntax(second.trim_start(), line as u64))];
+                let e = SqlError::syntax(second.trim_start(), line as u64);
+                sink.end(StatementEnd::Error(&e));
             }
-            _ => {}
-        }
-        // Each statement gets its own result; the first error ends the list, as in MySQL.
-        let mut out = Vec::with_capacity(pieces.len());
-        for piece in pieces {
-            let r = self.statement(piece);
-            let failed = r.is_err();
-            out.push(r);
-            if failed {
-                break;
+            _ => {
+                // Each statement gets its own result; the first error ends the list, as in
+                // MySQL. `more` is known before a statement runs: whatever follows it answers
+                // (with a result or an error) unless it failed.
+                let n = pieces.len();
+                for (i, piece) in pieces.iter().enumerate() {
+                    let mut out = Out {
+                        sink: &mut *sink,
+                        more: i + 1 < n,
+                    };
+                    let r = self.statement(piece, &mut out);
+                    if !self.finish(r, &mut out) {
+                        break;
+                    }
+                }
             }
         }
-        out
     }
 
     /// One statement of a text query (the text holds exactly one).
-    fn statement(&mut self, sql: &str) -> Result<Outcome, SqlError> {
+    fn statement(&mut self, sql: &str, out: &mut Out<'_>) -> Result<Reply, SqlError> {
         match crate::front::parse_one(sql)? {
             // These run outside a statement's limits (no deadline, no memory charge, warnings
             // left to each), as before the typed front end: P1 changed no behaviour of theirs.
-            Statement::Show(stmt) => show::show(self, &stmt),
-            Statement::Account(stmt) => crate::admin::user::run(self, stmt),
-            Statement::Compat(c) => self.compat(c),
+            Statement::Show(stmt) => show::show(self, &stmt).map(Reply::Whole),
+            Statement::Account(stmt) => crate::admin::user::run(self, stmt).map(Reply::Whole),
+            Statement::Compat(c) => self.compat(c).map(Reply::Whole),
             stmt => {
                 self.text.clear();
                 self.text.push_str(sql);
-                self.run(&stmt, None, &[])
+                self.run(&stmt, None, &[], out)
             }
         }
+    }
+
+    /// Hands a statement's end (and a whole result's rows) to the sink; whether the command
+    /// may go on with its next statement.
+    fn finish(&mut self, r: Result<Reply, SqlError>, out: &mut Out<'_>) -> bool {
+        // `None`: a result set, all sent; `Some`: a statement without one.
+        let r = match r {
+            Ok(Reply::Sent) => Ok(None),
+            // Produced before any row was sent (SHOW, EXPLAIN, ...): nothing to undo if its
+            // sending stops.
+            Ok(Reply::Whole(Outcome::Rows { columns, rows })) => {
+                let head = self.result_status(out.more);
+                self.send_rows(&columns, rows, head, out.sink)
+                    .map(|()| None)
+            }
+            Ok(Reply::Whole(Outcome::Done {
+                affected_rows,
+                last_insert_id,
+                info,
+            })) => Ok(Some((affected_rows, last_insert_id, info))),
+            Err(e) => Err(e),
+        };
+        let status = self.result_status(out.more);
+        match r {
+            Ok(None) => out.sink.end(StatementEnd::Rows(status)),
+            Ok(Some((affected_rows, last_insert_id, info))) => out.sink.end(StatementEnd::Done {
+                affected_rows,
+                last_insert_id,
+                info: &info,
+                status,
+            }),
+            Err(e) => {
+                out.sink.end(StatementEnd::Error(&e));
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The status a result is announced or ended with.
+    fn result_status(&self, more: bool) -> Status {
+        Status {
+            flags: self.status_flags(),
+            warnings: self.warning_count(),
+            more,
+        }
+    }
+
+    /// Pushes a result set's columns and rows to `sink`. KILL is looked at every 256 rows, so
+    /// that a large result stops early, as MySQL stops sending one.
+    fn send_rows(
+        &self,
+        columns: &Arc<Vec<ColumnMeta>>,
+        rows: Vec<Vec<Value>>,
+        head: Status,
+        sink: &mut dyn ResultSink,
+    ) -> Result<(), SqlError> {
+        sink.columns(columns, head).map_err(closed)?;
+        for (n, row) in rows.into_iter().enumerate() {
+            if n % 256 == 255 && self.process.interrupt.is_set() {
+                return Err(self.process.interrupt.error());
+            }
+            sink.row(&row).map_err(closed)?;
+        }
+        Ok(())
     }
 
     /// Whether the client may send several statements in one text query (it set
@@ -108,14 +189,15 @@ impl Session {
         stmt: &Statement,
         plan: Option<(&PlanRoot, &[usize])>,
         params: &[Value],
-    ) -> Result<Outcome, SqlError> {
+        out: &mut Out<'_>,
+    ) -> Result<Reply, SqlError> {
         let interrupt = &self.process.interrupt;
         let seq = interrupt.begin_statement(self.limits.max_session_mem_used);
         let armed = self
             .limits
             .deadline(stmt.is_select())
             .map(|(after, reason)| self.inst.deadlines.arm(interrupt, seq, after, reason));
-        let r = self.run_statement(stmt, plan, params);
+        let r = self.run_statement(stmt, plan, params, out);
         self.process.interrupt.end_statement();
         if let Some(a) = armed {
             self.inst.deadlines.disarm(a);
@@ -128,12 +210,13 @@ impl Session {
         stmt: &Statement,
         plan: Option<(&PlanRoot, &[usize])>,
         params: &[Value],
-    ) -> Result<Outcome, SqlError> {
+        out: &mut Out<'_>,
+    ) -> Result<Reply, SqlError> {
         if !matches!(stmt, Statement::Ddl(ast::Statement::ShowVariable { .. })) {
             self.warnings.clear();
             self.warnings_dropped = 0;
         }
-        match stmt {
+        let outcome = match stmt {
             Statement::Dml(stmt) => {
                 let compiled;
                 let (plan, order) = match plan {
@@ -152,7 +235,7 @@ impl Session {
                     }
                 };
                 let params: Vec<Value> = order.iter().map(|&i| params[i].clone()).collect();
-                self.execute_plan(plan, &params)
+                return self.execute_plan(plan, &params, out);
             }
             Statement::Txn(t) => self.txn(t),
             Statement::Set(set) => self.set(set),
@@ -174,7 +257,8 @@ impl Session {
             Statement::Show(_) | Statement::Account(_) | Statement::Compat(_) => {
                 Err(SqlError::internal("a text-only statement run as prepared"))
             }
-        }
+        };
+        outcome.map(Reply::Whole)
     }
 
     fn txn(&mut self, t: &Txn) -> Result<Outcome, SqlError> {
@@ -252,7 +336,12 @@ impl Session {
 
     /// Runs a compiled statement in the open transaction, or in its own (autocommit), with a
     /// diagnostics area for the warnings its expressions raise.
-    fn execute_plan(&mut self, root: &PlanRoot, params: &[Value]) -> Result<Outcome, SqlError> {
+    fn execute_plan(
+        &mut self,
+        root: &PlanRoot,
+        params: &[Value],
+        out: &mut Out<'_>,
+    ) -> Result<Reply, SqlError> {
         let plan = &root.plan;
         // Strict mode makes INSERT and UPDATE fail on a warning (not IGNORE; DELETE and
         // queries only warn), as STRICT_TRANS_TABLES does in MySQL.
@@ -262,7 +351,7 @@ impl Session {
             Plan::Select(_) | Plan::Delete(_) => false,
         };
         let scope = crate::types::diag::Scope::begin(strict);
-        let r = self.execute_plan_in_scope(root, params);
+        let r = self.execute_plan_in_scope(root, params, out);
         if r.is_ok() {
             self.take_diag();
         }
@@ -275,7 +364,8 @@ impl Session {
         &mut self,
         root: &PlanRoot,
         params: &[Value],
-    ) -> Result<Outcome, SqlError> {
+        out: &mut Out<'_>,
+    ) -> Result<Reply, SqlError> {
         let (plan, subs) = (&root.plan, &root.subqueries[..]);
         let c = &self.inst.counters;
         match plan {
@@ -289,10 +379,9 @@ impl Session {
             if !s.reads_tables() {
                 let ctx = self.ctx(params);
                 let rows = s.execute(None, &ctx, subs)?;
-                return Ok(Outcome::Rows {
-                    columns: s.columns.clone(),
-                    rows,
-                });
+                let head = self.result_status(out.more);
+                self.send_rows(&s.columns, rows, head, out.sink)?;
+                return Ok(Reply::Sent);
             }
         }
         let implicit = self.txn.is_none();
@@ -330,6 +419,9 @@ impl Session {
             }
             _ => None,
         };
+        // Announced before the transaction is taken out below: the flags it will have again
+        // once the statement is over.
+        let head = self.result_status(out.more);
         let mut open = self.txn.take().expect("a transaction was just ensured");
         let ctx = Ctx {
             params,
@@ -392,7 +484,17 @@ impl Session {
             }
             e
         });
-        if let Ok(Outcome::Done { last_insert_id, .. }) = &r {
+        // The rows go out while the statement is still open, so that a client gone (or a
+        // KILL) while they are sent undoes it below. E2 pulls them from the plan's operators
+        // here instead of from a finished Vec.
+        let r = match r {
+            Ok(Outcome::Rows { columns, rows }) => self
+                .send_rows(&columns, rows, head, out.sink)
+                .map(|()| Reply::Sent),
+            Ok(o) => Ok(Reply::Whole(o)),
+            Err(e) => Err(e),
+        };
+        if let Ok(Reply::Whole(Outcome::Done { last_insert_id, .. })) = &r {
             if *last_insert_id != 0 {
                 self.last_insert_id = *last_insert_id;
             }
@@ -629,25 +731,39 @@ impl Session {
         self.prepared.get(&id).map(|p| p.params)
     }
 
-    /// COM_STMT_EXECUTE.
+    /// COM_STMT_EXECUTE, its result whole (see [`Session::execute_into`]).
     pub fn execute(&mut self, id: u32, params: &[Value]) -> Result<Outcome, SqlError> {
+        let mut c = Collect::default();
+        self.execute_into(id, params, &mut c);
+        c.results
+            .pop()
+            .unwrap_or_else(|| Err(SqlError::internal("an EXECUTE without an end")))
+    }
+
+    /// COM_STMT_EXECUTE, its result handed to `sink` as it is produced (one `end`).
+    pub fn execute_into(&mut self, id: u32, params: &[Value], sink: &mut dyn ResultSink) {
         self.warnings_shown = false;
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         let Some(mut p) = self.prepared.remove(&id) else {
-            return Err(SqlError::unknown_stmt(id));
+            sink.end(StatementEnd::Error(&SqlError::unknown_stmt(id)));
+            return;
         };
         self.begin_command("Execute", &p.sql);
-        let r = crate::front::depth::with_statement_stack(|| self.execute_prepared(&mut p, params));
+        crate::front::depth::with_statement_stack(|| {
+            let mut out = Out { sink, more: false };
+            let r = self.execute_prepared(&mut p, params, &mut out);
+            self.finish(r, &mut out);
+        });
         self.end_command();
         self.prepared.insert(id, p);
-        r
     }
 
     fn execute_prepared(
         &mut self,
         p: &mut Prepared,
         params: &[Value],
-    ) -> Result<Outcome, SqlError> {
+        out: &mut Out<'_>,
+    ) -> Result<Reply, SqlError> {
         if params.len() != p.params {
             return Err(SqlError::wrong_arguments("mysqld_stmt_execute"));
         }
@@ -676,8 +792,8 @@ impl Session {
         }
         // `p` is out of the session's map while it runs, so no copy of the statement is needed.
         match &p.plan {
-            Some(plan) => self.run(&p.stmt, Some((plan, &p.order)), params),
-            None => self.run(&p.stmt, None, params),
+            Some(plan) => self.run(&p.stmt, Some((plan, &p.order)), params, out),
+            None => self.run(&p.stmt, None, params, out),
         }
     }
 
@@ -694,6 +810,27 @@ impl Session {
     pub fn has_statement(&self, id: u32) -> bool {
         self.prepared.contains_key(&id)
     }
+}
+
+/// Where a statement's result goes, and whether another statement follows it.
+struct Out<'s> {
+    sink: &'s mut dyn ResultSink,
+    more: bool,
+}
+
+/// What a statement hands back to dispatch.
+enum Reply {
+    /// Its result set went to the sink already (within the statement's scope).
+    Sent,
+    /// Its outcome, for dispatch to hand over.
+    Whole(Outcome),
+}
+
+fn closed(_: SinkClosed) -> SqlError {
+    SqlError::of(
+        ErrorKind::NetErrorOnWrite,
+        "Got an error writing communication packets",
+    )
 }
 
 /// Which statement a `DmlCount` came from (for the OK packet's info string).
