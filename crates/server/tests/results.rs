@@ -238,3 +238,28 @@ fn a_client_that_leaves_in_the_middle_of_a_result_leaves_nothing_behind() {
         Some("2000")
     );
 }
+
+#[test]
+fn each_result_of_a_multi_statement_command_ends_with_its_own_warning_count() {
+    let r = start(1 << 20);
+    let mut m = root_multi(&r);
+    let mut packets = vec![query(&mut m, "SELECT 1; SELECT 2/0; SELECT 3")];
+    // Three one-column, one-row results: count, definition, EOF, row, EOF each.
+    while packets.len() < 15 {
+        packets.push(m.recv().expect("the rest of the three results"));
+    }
+    let final_eofs: Vec<(u16, u16)> = [4, 9, 14]
+        .iter()
+        .map(|&i| {
+            let p = &packets[i];
+            assert_eq!(p[0], 0xfe, "packet {i} is an EOF");
+            (
+                u16::from_le_bytes([p[1], p[2]]),
+                u16::from_le_bytes([p[3], p[4]]) & 0x0008,
+            )
+        })
+        .collect();
+    // As MariaDB sends them: the division by zero's warning is the second result's only,
+    // and more results follow the first two.
+    assert_eq!(final_eofs, [(0, 8), (1, 8), (0, 0)]);
+}
