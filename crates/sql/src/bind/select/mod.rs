@@ -4,13 +4,18 @@
 //! operations in `union`, ORDER BY and LIMIT in `clauses`. Those files compile the queries
 //! they hold (derived tables, set operands) through [`Env::compile_query`], not by naming
 //! [`compile_select`]: they do not import this file, which imports them.
+//!
+//! A query block that is not a set operation takes the LogicalPlan path (`block`, then
+//! `plan::lower`); `compile_from` below is the old path, which the shadow check runs beside
+//! it in debug builds, and which still compiles `SELECT … FOR UPDATE` without a table to lock
+//! (D1e deletes it).
 
+mod block;
 mod clauses;
 mod from;
 mod front;
 #[cfg(debug_assertions)]
 pub(crate) mod shadow;
-mod single;
 mod union;
 
 use std::sync::Arc;
@@ -73,10 +78,10 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     let before = (!shadow::running()).then(|| c.clone());
     let for_update = for_update(q);
     let from = from_tables(sel, env, c)?;
-    if !single::takes(&from, for_update) {
+    if !block::takes(&from, for_update) || checking() {
         return compile_from(q, sel, env, c, from);
     }
-    let plan = single::compile_single(q, sel, env, c, from, for_update);
+    let plan = block::compile_block(q, sel, env, c, from, for_update);
     #[cfg(debug_assertions)]
     if let Some(mut old) = before {
         shadow::check(&plan, c, || {
@@ -87,9 +92,23 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     plan
 }
 
-/// For tests: a plain query block compiled the new way, with `alter` applied to its logical
-/// plan before lowering, and the old way from a copy of the compiler: each result with the
-/// compiler after it. `None` when the block does not take the LogicalPlan path.
+/// The shadow check is running the old path: its blocks (derived tables', subqueries') take
+/// the old path too, so that the check compares the new path with the old one all the way
+/// down.
+#[cfg(debug_assertions)]
+fn checking() -> bool {
+    shadow::running()
+}
+
+#[cfg(not(debug_assertions))]
+fn checking() -> bool {
+    false
+}
+
+/// For tests: a plain query block (under its WITH) compiled the new way, with `alter`
+/// applied to its logical plan before lowering, and the old way from a copy of the compiler:
+/// each result with the compiler after it. `None` when the block does not take the
+/// LogicalPlan path, or its FROM clause fails (before the paths part).
 #[cfg(all(test, debug_assertions))]
 #[allow(clippy::type_complexity)]
 pub(crate) fn both_ways(
@@ -103,23 +122,34 @@ pub(crate) fn both_ways(
     Result<SelectPlan, SqlError>,
     Compiler,
 )> {
+    if let Some(with) = &q.with {
+        if with.recursive {
+            return None;
+        }
+        let mut ctes: Vec<&ast::Cte> = env.ctes.to_vec();
+        ctes.extend(with.cte_tables.iter());
+        let inner = Env {
+            ctes: &ctes,
+            ..*env
+        };
+        let mut rest = q.clone();
+        rest.with = None;
+        return both_ways(&rest, &inner, c, alter);
+    }
     let ast::SetExpr::Select(sel) = &*q.body else {
         return None;
     };
-    if q.with.is_some() {
-        return None;
-    }
     let mut old_c = c.clone();
     let fu = for_update(q);
-    let from = from_tables(sel, env, c).expect("the FROM clause resolves");
-    if !single::takes(&from, fu) {
+    let from = from_tables(sel, env, c).ok()?;
+    if !block::takes(&from, fu) {
         return None;
     }
-    let new = single::plan_single(q, sel, env, c, from, fu).and_then(|(mut p, cols, sub)| {
+    let new = block::plan_block(q, sel, env, c, from, fu).and_then(|(mut p, cols, sub)| {
         alter(&mut p);
         crate::plan::lower::lower(p, cols, sub)
     });
-    let old = compile_flat(q, sel, env, &mut old_c);
+    let old = shadow::as_old(|| compile_flat(q, sel, env, &mut old_c));
     Some((new, c.clone(), old, old_c))
 }
 

@@ -1,23 +1,22 @@
-//! From a query block's [`LogicalPlan`] to the [`SelectPlan`] that runs it (issue 20, D1b):
-//! the physical decisions that `compile_select` made at its end are made here, over the plan:
-//! the access path (`choose_access`), the columns the scan fetches, and whether the scan's
-//! order already is the ORDER BY's. Lowers the shape the binder builds for one table or none
-//! (single.rs in bind/select): Limit? → Sort? → Distinct? → Project → [Filter (HAVING)] →
-//! [Aggregate] → Filter? → Scan | OneRow. Any other shape is a binder bug: an internal error.
+//! From a query block's [`LogicalPlan`] to the [`SelectPlan`] that runs it (issue 20, D1b,
+//! D1c): the physical decisions that `compile_select` made at its end are made here, over the
+//! plan (from.rs: the WHERE split over joined tables, join methods, access paths, the columns
+//! each table fetches, and whether the scan's order already is the ORDER BY's). Lowers the
+//! shape the binder builds (block.rs in bind/select): Limit? → Sort? → Distinct? → Project →
+//! [Filter (HAVING)] → [Aggregate] → Filter? → OneRow, or a left-deep tree of Joins over
+//! Scans and Deriveds. Any other shape is a binder bug: an internal error.
 
 use std::sync::Arc;
 
 use crate::error::SqlError;
 use crate::expr::Expr;
-use crate::plan::access::Access;
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::access_path::choose_access;
 use crate::plan::select::SelectPlan;
 use crate::types::result::ColumnMeta;
 
-fn cannot(detail: &str) -> SqlError {
-    SqlError::internal(format!("cannot lower this logical plan: {detail}"))
-}
+mod from;
+
+use self::from::cannot;
 
 /// `columns`: the result's metadata (the wire's column definitions, which the plan's fields
 /// do not carry); `has_sub`: some expression of the block runs a subquery.
@@ -91,48 +90,21 @@ pub(crate) fn lower(
         filter = Some(predicate);
         node = *input;
     }
-    let (table, wanted, for_update) = match node {
-        LogicalPlan::OneRow => (None, Vec::new(), false),
-        LogicalPlan::Scan {
-            table,
-            columns: read,
-            for_update,
-            ..
-        } => {
-            let mut wanted = vec![false; table.types.len()];
-            read.iter().for_each(|&c| wanted[c] = true);
-            (Some(table), wanted, for_update)
-        }
-        _ => return Err(cannot("the block does not read one table or none")),
-    };
-    // The Scan's `access` is `Full` until D2b's `choose_access_paths`: chosen here for now.
-    let access = match &table {
-        None => Access::None,
-        Some(t) if t.virt.is_some() => Access::Full,
-        Some(t) => choose_access(t, filter.as_ref()),
-    };
+    let leaves = from::leaves(node, &lower_derived)?;
     let order: Vec<bool> = keys.iter().map(|k| k.desc).collect();
-    // Rows come out of a primary-key scan (or a full scan) in key order: an ORDER BY on a
-    // prefix of the key, all in one direction, needs no sort (D2b's `eliminate_sort`).
-    let ordered_scan = match (&table, &access, group_by.is_some()) {
-        (Some(t), Access::Full | Access::Primary(_), false)
-            if !order.is_empty() && t.virt.is_none() =>
-        {
-            let same_dir = order.iter().all(|d| *d == order[0]);
-            let on_pk = outputs[visible..]
-                .iter()
-                .enumerate()
-                .all(|(i, e)| matches!(e, Expr::Col(c) if t.def.pk.get(i) == Some(c)));
-            let numeric_pk = t.def.pk.iter().all(|&c| !t.types[c].is_text());
-            (same_dir && on_pk && numeric_pk).then_some(order[0])
-        }
-        _ => None,
-    };
-    Ok(SelectPlan {
-        table,
-        access,
+    let from = from::lower_from(
+        leaves,
         filter,
-        wanted,
+        group_by.is_some(),
+        &outputs,
+        visible,
+        &order,
+    )?;
+    Ok(SelectPlan {
+        table: from.table,
+        access: from.access,
+        filter: from.filter,
+        wanted: from.wanted,
         group_by,
         having,
         outputs,
@@ -141,13 +113,22 @@ pub(crate) fn lower(
         distinct: distinct.is_some(),
         limit,
         offset,
-        ordered_scan,
+        ordered_scan: from.ordered_scan,
         columns,
-        for_update,
-        joins: Vec::new(),
+        for_update: from.for_update,
+        joins: from.joins,
         union: Vec::new(),
-        derived: None,
+        derived: from.derived,
         has_sub,
         types,
     })
+}
+
+/// A derived table's query: compiled by the old path when it is a set operation (until
+/// D1d).
+fn lower_derived(input: LogicalPlan) -> Result<SelectPlan, SqlError> {
+    match input {
+        LogicalPlan::Compiled { plan, .. } => Ok(*plan),
+        _ => Err(cannot("a derived table's query is not compiled")),
+    }
 }
