@@ -411,10 +411,74 @@ fn drop_on(p: &mut LogicalPlan) {
     }
 }
 
+/// The input of the first Derived in the plan (left to right).
+fn derived_input(p: &mut LogicalPlan) -> Option<&mut LogicalPlan> {
+    match p {
+        LogicalPlan::Derived { input, .. } => Some(input),
+        LogicalPlan::Join { left, right, .. } => match derived_input(left) {
+            Some(d) => Some(d),
+            None => derived_input(right),
+        },
+        LogicalPlan::Limit { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Distinct { input, .. }
+        | LogicalPlan::Project { input, .. }
+        | LogicalPlan::Filter { input, .. }
+        | LogicalPlan::Aggregate { input, .. } => derived_input(input),
+        _ => None,
+    }
+}
+
+/// The derived table's own block with its first sort key flipped.
+fn flip_derived_sort(p: &mut LogicalPlan) {
+    flip_sort(derived_input(p).expect("a derived table"));
+}
+
+#[test]
+fn derived_blocks_bind_to_plans_of_their_own() {
+    with_session("derived", |s| {
+        // What the first derived table's input is: the block's top node, or a Compiled query.
+        let cases = [
+            ("SELECT * FROM (SELECT a FROM t2 WHERE a > 1) d", "Project"),
+            (
+                "SELECT * FROM (SELECT a FROM t2 ORDER BY b LIMIT 1) d",
+                "Limit",
+            ),
+            (
+                "WITH c AS (SELECT DISTINCT b FROM t2) SELECT * FROM t3, c",
+                "Distinct",
+            ),
+            (
+                "SELECT * FROM t3 LEFT JOIN (SELECT k, COUNT(*) n FROM sbtest1 GROUP BY k) d \
+                 ON d.k = t3.a",
+                "Project",
+            ),
+            (
+                "SELECT * FROM (SELECT a FROM t2 UNION SELECT id FROM t3) u",
+                "Compiled",
+            ),
+        ];
+        for (sql, top) in cases {
+            let seen = std::cell::RefCell::new(String::new());
+            let record = |p: &mut LogicalPlan| {
+                let d = derived_input(p).expect("a derived table");
+                let name = format!("{d:?}");
+                *seen.borrow_mut() = name.split([' ', '{']).next().unwrap_or("").to_string();
+            };
+            let b = both(s, sql, &record).unwrap_or_else(|| panic!("{sql}: took the old path"));
+            assert_eq!(*seen.borrow(), top, "{sql}");
+            let (new, old) = texts(&b);
+            if let Err(diff) = compare(&new, &old) {
+                panic!("{sql}: {diff}");
+            }
+        }
+    });
+}
+
 #[test]
 fn an_altered_plan_makes_the_shadow_check_fire() {
     with_session("fires", |s| {
-        let cases: [(&str, &dyn Fn(&mut LogicalPlan)); 5] = [
+        let cases: [(&str, &dyn Fn(&mut LogicalPlan)); 6] = [
             (
                 "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 3 ORDER BY c",
                 &flip_sort,
@@ -435,6 +499,10 @@ fn an_altered_plan_makes_the_shadow_check_fire() {
                 "SELECT t2.a, d.n FROM t2 JOIN (SELECT k, COUNT(*) n FROM sbtest1 GROUP BY k) d \
                  ON d.k = t2.a",
                 &drop_on,
+            ),
+            (
+                "SELECT * FROM (SELECT a, b FROM t2 ORDER BY b LIMIT 2) AS d WHERE d.a > 1",
+                &flip_derived_sort,
             ),
         ];
         for (sql, alter) in cases {

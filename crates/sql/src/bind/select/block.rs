@@ -3,9 +3,10 @@
 //! joined row) → Filter (WHERE) → Aggregate → Filter (HAVING) → Project → Distinct → Sort →
 //! Limit, each node only where the query needs it; [`lower`] turns it into the `SelectPlan`
 //! that runs. RIGHT JOIN arrives as LEFT JOIN with the tables swapped and USING as ON
-//! (from.rs). A derived table's or CTE's query is compiled through `Env::compile_query` and
-//! held as a Compiled node under the Derived; subqueries too are compiled through it, so
-//! their blocks take this path as well. Set operations stay on mod.rs's old path (D1d).
+//! (from.rs). A derived table's or CTE's query block binds to a plan of its own under the
+//! Derived (a set operation is compiled the old way and held as a Compiled node until D1d);
+//! subqueries are compiled through `Env::compile_query`, so their blocks take this path as
+//! well. Set operations stay on mod.rs's old path (D1d).
 
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ use crate::plan::select::SelectPlan;
 use crate::types::result::{col_flags, ColumnMeta};
 use crate::SqlError;
 
-use super::from::FromTable;
+use super::from::{FromTable, Query};
 use super::front::{bind_clauses, Bound};
 
 /// Whether a query block with these FROM tables takes this path. `SELECT … FOR UPDATE`
@@ -76,7 +77,7 @@ pub(super) fn plan_block(
     Ok((plan, Arc::new(metas), has_sub))
 }
 
-/// The FROM side: each table a Scan (or a Derived over its compiled query), joined left-deep
+/// The FROM side: each table a Scan (or a Derived over its query's plan), joined left-deep
 /// in FROM order with its ON; the joined row is the tables' rows one after another.
 fn from_side(
     from: Vec<FromTable>,
@@ -91,7 +92,10 @@ fn from_side(
         let read: Vec<usize> = (0..w).filter(|&i| wanted[offset + i]).collect();
         offset += w;
         let leaf = match f.derived {
-            Some(d) => LogicalPlan::derived(LogicalPlan::compiled(*d), f.table, read)?,
+            Some(Query::Old(p)) => {
+                LogicalPlan::derived(LogicalPlan::compiled(*p), f.table, read, None)?
+            }
+            Some(Query::New(p, meta)) => LogicalPlan::derived(p, f.table, read, Some(meta))?,
             None => {
                 let mut scan = LogicalPlan::scan(f.table, f.alias.as_deref(), read)?;
                 if let LogicalPlan::Scan {

@@ -29,11 +29,12 @@ use crate::expr::eval::{columns_of, mark_columns, shift_columns};
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
+use crate::plan::logical::node::BlockMeta;
 use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
 use crate::SqlError;
 
-use self::from::{from_tables, FromTable};
+use self::from::{from_tables, FromTable, Query};
 use self::front::{bind_clauses, Bound};
 use self::union::compile_union;
 
@@ -77,7 +78,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     #[cfg(debug_assertions)]
     let before = (!shadow::running()).then(|| c.clone());
     let for_update = for_update(q);
-    let from = from_tables(sel, env, c)?;
+    let from = from_tables(sel, env, c, &bind_query)?;
     if !block::takes(&from, for_update) || checking() {
         return compile_from(q, sel, env, c, from);
     }
@@ -141,7 +142,7 @@ pub(crate) fn both_ways(
     };
     let mut old_c = c.clone();
     let fu = for_update(q);
-    let from = from_tables(sel, env, c).ok()?;
+    let from = from_tables(sel, env, c, &bind_query).ok()?;
     if !block::takes(&from, fu) {
         return None;
     }
@@ -168,8 +169,42 @@ fn compile_flat(
     env: &Env,
     c: &mut Compiler,
 ) -> Result<SelectPlan, SqlError> {
-    let from = from_tables(sel, env, c)?;
+    let from = from_tables(sel, env, c, &bind_query)?;
     compile_from(q, sel, env, c, from)
+}
+
+/// A derived table's or CTE's query: a block binds to a LogicalPlan (lowered with the block
+/// that reads it, and checked with it); a set operation or a parenthesized query compiles
+/// the old way (D1d), and so does every query while the shadow check runs the old path.
+fn bind_query(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Query, SqlError> {
+    let old = |c: &mut Compiler| compile_select(q, env, c).map(|p| Query::Old(Box::new(p)));
+    if checking() {
+        return old(c);
+    }
+    if let Some(with) = &q.with {
+        if with.recursive {
+            return old(c);
+        }
+        let mut ctes: Vec<&ast::Cte> = env.ctes.to_vec();
+        ctes.extend(with.cte_tables.iter());
+        let inner = Env {
+            ctes: &ctes,
+            ..*env
+        };
+        let mut rest = q.clone();
+        rest.with = None;
+        return bind_query(&rest, &inner, c);
+    }
+    let ast::SetExpr::Select(sel) = &*q.body else {
+        return old(c);
+    };
+    let fu = for_update(q);
+    let from = from_tables(sel, env, c, &bind_query)?;
+    if !block::takes(&from, fu) {
+        return compile_from(q, sel, env, c, from).map(|p| Query::Old(Box::new(p)));
+    }
+    let (plan, columns, has_sub) = block::plan_block(q, sel, env, c, from, fu)?;
+    Ok(Query::New(plan, BlockMeta { columns, has_sub }))
 }
 
 fn compile_from(
@@ -181,8 +216,15 @@ fn compile_from(
 ) -> Result<SelectPlan, SqlError> {
     let for_update = for_update(q);
     // Derived tables' plans, by FROM position (the items below borrow the tables).
-    let mut derived: Vec<Option<Box<SelectPlan>>> =
-        from.iter_mut().map(|f| f.derived.take()).collect();
+    let mut derived: Vec<Option<Box<SelectPlan>>> = Vec::with_capacity(from.len());
+    for f in from.iter_mut() {
+        derived.push(
+            f.derived
+                .take()
+                .map(|d| d.into_plan().map(Box::new))
+                .transpose()?,
+        );
+    }
     // The FROM items borrow the tables: offsets in the joined row, in FROM order.
     let mut items: Vec<FromItem> = Vec::with_capacity(from.len());
     let mut width = 0;

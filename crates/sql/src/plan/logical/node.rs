@@ -16,6 +16,7 @@ use crate::expr::Expr;
 use crate::plan::access::Access;
 use crate::plan::dml::InsertMode;
 use crate::plan::select::{AggFn, AggSpec, SelectPlan};
+use crate::types::result::ColumnMeta;
 use crate::types::sqltype::SqlType;
 
 /// One output column: its name as the binder resolves it (and prints it), the table or alias
@@ -71,6 +72,15 @@ pub enum SetKind {
     Except,
 }
 
+/// What a query block's `SelectPlan` carries beside what its plan says, until §4.1's
+/// `PlanRoot` holds it: the result's wire metadata (origin table, flags, charset, which a
+/// `Field` lacks), and whether the block's own clauses compiled a subquery.
+#[derive(Debug, Clone)]
+pub struct BlockMeta {
+    pub columns: Arc<Vec<ColumnMeta>>,
+    pub has_sub: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct SortKey {
     pub expr: Expr,
@@ -109,6 +119,8 @@ pub enum LogicalPlan {
         alias: String,
         table: Arc<Table>,
         columns: Vec<usize>,
+        /// The input block's metadata when it is a block (not Compiled), for lowering.
+        meta: Option<BlockMeta>,
         schema: Schema,
     },
     /// A query the old path compiled: a derived table's or CTE's set operation, until D1d
@@ -287,13 +299,15 @@ impl LogicalPlan {
     }
 
     /// `table`: the derived table as the binder describes it, one column per visible column
-    /// of `input`, named by the alias; `columns`: those read (ascending, each once).
+    /// of `input`, named by the alias; `columns`: those read (ascending, each once); `meta`:
+    /// the input block's, when it is one.
     pub fn derived(
         input: LogicalPlan,
         table: Arc<Table>,
         columns: Vec<usize>,
+        meta: Option<BlockMeta>,
     ) -> Result<LogicalPlan, SqlError> {
-        let visible = input.visible_width();
+        let visible = input.visible_fields().len();
         if table.def.columns.len() != visible {
             return Err(invalid(
                 "Derived",
@@ -308,6 +322,7 @@ impl LogicalPlan {
             alias,
             table,
             columns,
+            meta,
             schema: Schema { fields },
         })
     }
@@ -327,15 +342,17 @@ impl LogicalPlan {
         }
     }
 
-    /// The width of the rows a query block yields to whoever reads it as a table: a
-    /// Project's visible columns (the hidden ORDER BY keys after them are its own).
-    pub fn visible_width(&self) -> usize {
+    /// The columns a query block yields to whoever reads it as a table: a Project's
+    /// visible columns (the hidden ORDER BY keys after them are its own).
+    pub fn visible_fields(&self) -> &[Field] {
         match self {
             LogicalPlan::Limit { input, .. }
             | LogicalPlan::Sort { input, .. }
-            | LogicalPlan::Distinct { input, .. } => input.visible_width(),
-            LogicalPlan::Project { visible, .. } => *visible,
-            other => other.schema().width(),
+            | LogicalPlan::Distinct { input, .. } => input.visible_fields(),
+            LogicalPlan::Project {
+                visible, schema, ..
+            } => &schema.fields[..*visible],
+            other => &other.schema().fields,
         }
     }
 

@@ -579,11 +579,11 @@ fn constructors_refuse_broken_invariants() {
         "Values",
     );
     refused(
-        LogicalPlan::derived(scan(), f.dt.clone(), vec![0, 1]),
+        LogicalPlan::derived(scan(), f.dt.clone(), vec![0, 1], None),
         "Derived",
     );
     refused(
-        LogicalPlan::derived(keep(scan(), &[0, 1]), f.dt.clone(), vec![2]),
+        LogicalPlan::derived(keep(scan(), &[0, 1]), f.dt.clone(), vec![2], None),
         "Derived",
     );
     let star_with_arg = AggSpec {
@@ -616,7 +616,7 @@ fn derived_tables_and_distinct_print_and_rename() {
         LogicalPlan::scan(f.t.clone(), None, vec![0, 1]).unwrap(),
         &[0, 1],
     );
-    let dt = LogicalPlan::derived(inner, f.dt.clone(), vec![0, 1]).unwrap();
+    let dt = LogicalPlan::derived(inner, f.dt.clone(), vec![0, 1], None).unwrap();
     assert_eq!(
         columns(dt.schema()),
         ["dt.p int not null", "dt.q varchar(10) null"]

@@ -14,7 +14,7 @@ use crate::expr::eval::{columns_of, shift_columns};
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
-use crate::plan::logical::node::{JoinKind, LogicalPlan};
+use crate::plan::logical::node::{BlockMeta, JoinKind, LogicalPlan};
 use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
 use crate::types::sqltype::SqlType;
@@ -42,7 +42,7 @@ pub(super) struct Leaf {
 /// derived table's query.
 pub(super) fn leaves(
     node: LogicalPlan,
-    derived: &dyn Fn(LogicalPlan) -> Result<SelectPlan, SqlError>,
+    derived: &dyn Fn(LogicalPlan, Option<BlockMeta>) -> Result<SelectPlan, SqlError>,
 ) -> Result<Vec<Leaf>, SqlError> {
     let mut out = Vec::new();
     if !matches!(node, LogicalPlan::OneRow) {
@@ -53,7 +53,7 @@ pub(super) fn leaves(
 
 fn collect(
     node: LogicalPlan,
-    derived: &dyn Fn(LogicalPlan) -> Result<SelectPlan, SqlError>,
+    derived: &dyn Fn(LogicalPlan, Option<BlockMeta>) -> Result<SelectPlan, SqlError>,
     out: &mut Vec<Leaf>,
 ) -> Result<(), SqlError> {
     match node {
@@ -74,10 +74,11 @@ fn collect(
             input,
             table,
             columns,
+            meta,
             ..
         } => out.push(Leaf {
             table,
-            derived: Some(Box::new(derived(*input)?)),
+            derived: Some(Box::new(derived(*input, meta)?)),
             read: columns,
             left: false,
             on: None,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::error::SqlError;
 use crate::expr::Expr;
-use crate::plan::logical::node::LogicalPlan;
+use crate::plan::logical::node::{BlockMeta, LogicalPlan};
 use crate::plan::select::SelectPlan;
 use crate::types::result::ColumnMeta;
 
@@ -124,11 +124,12 @@ pub(crate) fn lower(
     })
 }
 
-/// A derived table's query: compiled by the old path when it is a set operation (until
-/// D1d).
-fn lower_derived(input: LogicalPlan) -> Result<SelectPlan, SqlError> {
-    match input {
-        LogicalPlan::Compiled { plan, .. } => Ok(*plan),
-        _ => Err(cannot("a derived table's query is not compiled")),
+/// A derived table's query: a block lowered as the statement's is, or a set operation the
+/// old path compiled (until D1d).
+fn lower_derived(input: LogicalPlan, meta: Option<BlockMeta>) -> Result<SelectPlan, SqlError> {
+    match (input, meta) {
+        (LogicalPlan::Compiled { plan, .. }, _) => Ok(*plan),
+        (block, Some(m)) => lower(block, m.columns, m.has_sub),
+        (_, None) => Err(cannot("a derived table's block without its metadata")),
     }
 }
