@@ -80,7 +80,20 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     let for_update = for_update(q);
     let from = from_tables(sel, env, c, &bind_query)?;
     if !block::takes(&from, for_update) || checking() {
-        return compile_from(q, sel, env, c, from);
+        // A derived table's block bound the new way is lowered here: check it too.
+        #[cfg(debug_assertions)]
+        let bound = from
+            .iter()
+            .any(|f| matches!(f.derived, Some(Query::New(..))));
+        let plan = compile_from(q, sel, env, c, from);
+        #[cfg(debug_assertions)]
+        if let (Some(mut old), true) = (before, bound) {
+            shadow::check(&plan, c, || {
+                let p = compile_flat(q, sel, env, &mut old);
+                (p, old)
+            });
+        }
+        return plan;
     }
     let plan = block::compile_block(q, sel, env, c, from, for_update);
     #[cfg(debug_assertions)]
