@@ -237,11 +237,35 @@ const ERRORS: &[&str] = &[
     "SELECT n FROM (SELECT 1 AS m) d",
 ];
 
-/// Shapes that stay on the old path: set operations (until D1d), and FOR UPDATE with no
-/// table to lock (no Scan to carry it).
-const OLD_PATH: &[&str] = &[
+/// Set operations (D1d): SetOp nodes over their operands' plans.
+const SET_OPS: &[&str] = &[
     "SELECT id FROM sbtest1 UNION SELECT a FROM t2",
+    "SELECT id FROM sbtest1 UNION ALL SELECT a FROM t2 ORDER BY 1 DESC LIMIT 2",
+    "SELECT id FROM sbtest1 UNION DISTINCT SELECT a FROM t2 ORDER BY id LIMIT 1 OFFSET 1",
+    "SELECT k FROM sbtest1 INTERSECT SELECT a FROM t2",
+    "SELECT k FROM sbtest1 INTERSECT ALL SELECT a FROM t3",
+    "SELECT id FROM sbtest1 EXCEPT SELECT a FROM t2 ORDER BY 1",
+    "SELECT id FROM sbtest1 EXCEPT ALL SELECT a FROM t3",
+    "SELECT id FROM sbtest1 UNION SELECT a FROM t2 EXCEPT SELECT 2 UNION ALL SELECT 9",
+    "SELECT 1 UNION (SELECT 2 INTERSECT SELECT 2)",
+    "(SELECT id FROM sbtest1 ORDER BY id DESC LIMIT 2) UNION ALL (SELECT a FROM t2 LIMIT 1)",
+    "(SELECT id FROM sbtest1 ORDER BY id LIMIT 3) ORDER BY id DESC LIMIT 1",
+    "SELECT 1, 'x' UNION ALL SELECT 2.5, 3 UNION ALL SELECT NULL, NULL",
+    "SELECT c FROM sbtest1 UNION SELECT b FROM t2 ORDER BY c",
     "WITH w AS (SELECT 1 AS x) SELECT x FROM w UNION SELECT 2",
+    "SELECT a FROM t2 WHERE a IN (SELECT id FROM sbtest1 UNION SELECT 3)",
+    "SELECT s.id FROM sbtest1 s JOIN t3 ON t3.id = s.id UNION SELECT COUNT(*) FROM t2",
+];
+
+/// Set operations whose binding fails: the same error both ways.
+const SET_OP_ERRORS: &[&str] = &[
+    "SELECT id FROM sbtest1 UNION SELECT id, k FROM sbtest1",
+    "SELECT id FROM sbtest1 UNION SELECT a FROM t2 ORDER BY nope",
+    "SELECT id FROM sbtest1 UNION SELECT a FROM t2 ORDER BY t2.a",
+];
+
+/// Shapes that stay on the old path: FOR UPDATE with no table to lock (no Scan to carry it).
+const OLD_PATH: &[&str] = &[
     "SELECT 1 FROM DUAL FOR UPDATE",
     "SELECT x FROM (SELECT 1 AS x) d FOR UPDATE",
 ];
@@ -249,7 +273,7 @@ const OLD_PATH: &[&str] = &[
 #[test]
 fn blocks_lower_to_the_old_plan() {
     with_session("corpus", |s| {
-        for sql in NEW_PATH.iter().chain(JOINS) {
+        for sql in NEW_PATH.iter().chain(JOINS).chain(SET_OPS) {
             let b = both(s, sql, &|_| {}).unwrap_or_else(|| panic!("{sql}: took the old path"));
             assert!(b.0.is_ok(), "{sql}: {:?}", b.0);
             let (new, old) = texts(&b);
@@ -273,7 +297,7 @@ fn blocks_lower_to_the_old_plan() {
 #[test]
 fn errors_are_the_same_both_ways() {
     with_session("errors", |s| {
-        for sql in ERRORS {
+        for sql in ERRORS.iter().chain(SET_OP_ERRORS) {
             let b = both(s, sql, &|_| {}).unwrap_or_else(|| panic!("{sql}: took the old path"));
             assert!(b.0.is_err(), "{sql}: {:?}", b.0);
             let (new, old) = texts(&b);
@@ -305,14 +329,11 @@ const SCRIPTS: &[(&str, &str)] = &[
         "cte",
         include_str!("../../../../tests/diff/regressions/with-cte.sql"),
     ),
+    (
+        "setops",
+        include_str!("../../../../tests/diff/regressions/intersect-except.sql"),
+    ),
 ];
-
-/// Whether the statement is a query whose outer block is a set operation (D1d's).
-fn set_operation(sql: &str) -> bool {
-    let stmts = parse_ast(sql).expect("parses");
-    matches!(&stmts[0], ast::Statement::Query(q)
-        if !matches!(*q.body, ast::SetExpr::Select(_)))
-}
 
 #[test]
 fn regression_scripts_take_the_new_path() {
@@ -340,18 +361,15 @@ fn regression_scripts_take_the_new_path() {
                         assert!(b.0.is_ok() || r.is_err(), "{db}: {sql}: {r:?}");
                         checked += 1;
                     }
-                    // Not a query, a set operation, or a FROM clause that fails.
-                    None => assert!(
-                        !query || set_operation(sql) || r.is_err(),
-                        "{db}: {sql}: took the old path"
-                    ),
+                    // Not a query, or a FROM clause that fails.
+                    None => assert!(!query || r.is_err(), "{db}: {sql}: took the old path"),
                 }
             }
         }
-        // The four scripts hold 57 queries: 6 set operations, and 5 whose FROM clause fails
-        // (a table named twice, USING an unknown column, a derived table without an alias or
-        // with a duplicate column, a CTE's column list of the wrong length).
-        assert_eq!(checked, 46);
+        // The five scripts hold 68 queries, 5 of them with a FROM clause that fails (a table
+        // named twice, USING an unknown column, a derived table without an alias or with a
+        // duplicate column, a CTE's column list of the wrong length).
+        assert_eq!(checked, 63);
     });
 }
 
@@ -408,6 +426,17 @@ fn flip_join_kind(p: &mut LogicalPlan) {
 fn drop_on(p: &mut LogicalPlan) {
     if let LogicalPlan::Join { on, .. } = top_join(p) {
         assert!(on.take().is_some(), "no ON to drop");
+    }
+}
+
+/// The top SetOp's UNION ALL becomes UNION (and the other way round).
+fn flip_all(p: &mut LogicalPlan) {
+    match p {
+        LogicalPlan::SetOp { all, .. } => *all = !*all,
+        LogicalPlan::Limit { input, .. }
+        | LogicalPlan::Sort { input, .. }
+        | LogicalPlan::Project { input, .. } => flip_all(input),
+        _ => panic!("no SetOp to alter"),
     }
 }
 
@@ -478,7 +507,7 @@ fn derived_blocks_bind_to_plans_of_their_own() {
 #[test]
 fn an_altered_plan_makes_the_shadow_check_fire() {
     with_session("fires", |s| {
-        let cases: [(&str, &dyn Fn(&mut LogicalPlan)); 6] = [
+        let cases: [(&str, &dyn Fn(&mut LogicalPlan)); 8] = [
             (
                 "SELECT c FROM sbtest1 WHERE id BETWEEN 1 AND 3 ORDER BY c",
                 &flip_sort,
@@ -503,6 +532,14 @@ fn an_altered_plan_makes_the_shadow_check_fire() {
             (
                 "SELECT * FROM (SELECT a, b FROM t2 ORDER BY b LIMIT 2) AS d WHERE d.a > 1",
                 &flip_derived_sort,
+            ),
+            (
+                "SELECT id FROM sbtest1 UNION ALL SELECT a FROM t2 ORDER BY 1",
+                &flip_all,
+            ),
+            (
+                "SELECT id FROM sbtest1 UNION SELECT a FROM t2 ORDER BY 1 DESC",
+                &flip_sort,
             ),
         ];
         for (sql, alter) in cases {

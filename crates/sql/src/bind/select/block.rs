@@ -4,9 +4,9 @@
 //! Limit, each node only where the query needs it; [`lower`] turns it into the `SelectPlan`
 //! that runs. RIGHT JOIN arrives as LEFT JOIN with the tables swapped and USING as ON
 //! (from.rs). A derived table's or CTE's query block binds to a plan of its own under the
-//! Derived (a set operation is compiled the old way and held as a Compiled node until D1d);
+//! Derived (a set operation is compiled on its own and held as a Compiled node);
 //! subqueries are compiled through `Env::compile_query`, so their blocks take this path as
-//! well. Set operations stay on mod.rs's old path (D1d).
+//! well. Set operations are union.rs's.
 
 use std::sync::Arc;
 

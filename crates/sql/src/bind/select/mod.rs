@@ -5,10 +5,10 @@
 //! they hold (derived tables, set operands) through [`Env::compile_query`], not by naming
 //! [`compile_select`]: they do not import this file, which imports them.
 //!
-//! A query block that is not a set operation takes the LogicalPlan path (`block`, then
-//! `plan::lower`); `compile_from` below is the old path, which the shadow check runs beside
-//! it in debug builds, and which still compiles `SELECT … FOR UPDATE` without a table to lock
-//! (D1e deletes it).
+//! A query block takes the LogicalPlan path (`block`, then `plan::lower`), and so does a set
+//! operation (`union::plan_union`); `compile_from` and `union::compile_union` are the old
+//! path, which the shadow check runs beside it in debug builds, and `compile_from` still
+//! compiles `SELECT … FOR UPDATE` without a table to lock (D1e deletes the rest).
 
 mod block;
 mod clauses;
@@ -30,6 +30,7 @@ use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
 use crate::plan::logical::node::BlockMeta;
+use crate::plan::lower::lower;
 use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
 use crate::SqlError;
@@ -57,7 +58,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     }
     let sel = match &*q.body {
         ast::SetExpr::Select(sel) => sel,
-        ast::SetExpr::SetOperation { .. } => return compile_union(q, env, c),
+        ast::SetExpr::SetOperation { .. } => return compile_set(q, env, c),
         ast::SetExpr::Query(inner) => {
             // `(SELECT ...)`, with ORDER BY/LIMIT inside or outside the parentheses.
             if q.order_by.is_none() && q.limit_clause.is_none() {
@@ -69,7 +70,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                 x.limit_clause.clone_from(&q.limit_clause);
                 return compile_select(&x, env, c);
             }
-            return compile_union(q, env, c);
+            return compile_set(q, env, c);
         }
         ast::SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES as a query")),
         _ => return Err(SqlError::unsupported("this query form")),
@@ -100,6 +101,26 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     if let Some(mut old) = before {
         shadow::check(&plan, c, || {
             let p = compile_flat(q, sel, env, &mut old);
+            (p, old)
+        });
+    }
+    plan
+}
+
+/// A set operation (or a parenthesized query with its own ORDER BY/LIMIT and one outside):
+/// SetOp nodes over its operands' plans, lowered, under the shadow check like a block.
+fn compile_set(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
+    if checking() {
+        return compile_union(q, env, c);
+    }
+    #[cfg(debug_assertions)]
+    let before = c.clone();
+    let plan = union::plan_union(q, env, c).and_then(|(p, cols, sub)| lower(p, cols, sub));
+    #[cfg(debug_assertions)]
+    {
+        let mut old = before;
+        shadow::check(&plan, c, || {
+            let p = compile_union(q, env, &mut old);
             (p, old)
         });
     }
@@ -150,8 +171,28 @@ pub(crate) fn both_ways(
         rest.with = None;
         return both_ways(&rest, &inner, c, alter);
     }
-    let ast::SetExpr::Select(sel) = &*q.body else {
-        return None;
+    let sel = match &*q.body {
+        ast::SetExpr::Select(sel) => sel,
+        // As `compile_select` routes a parenthesized query.
+        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+            return both_ways(inner, env, c, alter);
+        }
+        ast::SetExpr::Query(inner) if inner.order_by.is_none() && inner.limit_clause.is_none() => {
+            let mut x = (**inner).clone();
+            x.order_by.clone_from(&q.order_by);
+            x.limit_clause.clone_from(&q.limit_clause);
+            return both_ways(&x, env, c, alter);
+        }
+        ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => {
+            let mut old_c = c.clone();
+            let new = union::plan_union(q, env, c).and_then(|(mut p, cols, sub)| {
+                alter(&mut p);
+                lower(p, cols, sub)
+            });
+            let old = shadow::as_old(|| compile_union(q, env, &mut old_c));
+            return Some((new, c.clone(), old, old_c));
+        }
+        _ => return None,
     };
     let mut old_c = c.clone();
     let fu = for_update(q);
@@ -161,7 +202,7 @@ pub(crate) fn both_ways(
     }
     let new = block::plan_block(q, sel, env, c, from, fu).and_then(|(mut p, cols, sub)| {
         alter(&mut p);
-        crate::plan::lower::lower(p, cols, sub)
+        lower(p, cols, sub)
     });
     let old = shadow::as_old(|| compile_flat(q, sel, env, &mut old_c));
     Some((new, c.clone(), old, old_c))

@@ -63,8 +63,6 @@ pub enum JoinKind {
     Left,
 }
 
-// Set operations bind to plans at D1d.
-#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetKind {
     Union,
@@ -88,7 +86,7 @@ pub struct SortKey {
 }
 
 // The binder builds Scan, OneRow, Derived, Compiled, Join, Filter, Project, Aggregate,
-// Distinct, Sort and Limit (D1b, D1c); the others come with D1d and D3, and Scan's `alias`
+// Distinct, Sort, Limit and SetOp (D1b–D1d); the others come with D3, and Scan's `alias`
 // and `access` are read by the printer and D2b's access-path pass.
 #[allow(dead_code)]
 #[derive(Debug, Clone)]
@@ -123,8 +121,9 @@ pub enum LogicalPlan {
         meta: Option<BlockMeta>,
         schema: Schema,
     },
-    /// A query the old path compiled: a derived table's or CTE's set operation, until D1d
-    /// binds those to SetOp. Its rows are the plan's visible columns.
+    /// A query compiled to a `SelectPlan` of its own: a set operation's operand (a block
+    /// compiled through the LogicalPlan path, or a nested set operation), or a derived
+    /// table's or CTE's set operation. Its rows are the plan's visible columns.
     Compiled {
         plan: Box<SelectPlan>,
         schema: Schema,
@@ -492,7 +491,6 @@ impl LogicalPlan {
 
     /// `types`: the result's column types, which the binder aggregates from both sides
     /// (`types::typeagg`); names come from the left side, as in MySQL.
-    #[allow(dead_code)] // set operations bind to it at D1d (tests before)
     pub fn set_op(
         kind: SetKind,
         all: bool,

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use crate::error::SqlError;
 use crate::expr::Expr;
-use crate::plan::logical::node::{BlockMeta, LogicalPlan};
-use crate::plan::select::SelectPlan;
+use crate::plan::logical::node::{BlockMeta, LogicalPlan, SetKind};
+use crate::plan::select::{SelectPlan, SetOp};
 use crate::types::result::ColumnMeta;
 
 mod from;
@@ -90,6 +90,15 @@ pub(crate) fn lower(
         filter = Some(predicate);
         node = *input;
     }
+    // A set operation's operands are the rows of a plan without a table.
+    let (node, union) = match node {
+        LogicalPlan::SetOp { .. } | LogicalPlan::Compiled { .. } => {
+            let mut parts = Vec::new();
+            set_operands(node, &mut parts)?;
+            (LogicalPlan::OneRow, parts)
+        }
+        other => (other, Vec::new()),
+    };
     let leaves = from::leaves(node, &lower_derived)?;
     let order: Vec<bool> = keys.iter().map(|k| k.desc).collect();
     let from = from::lower_from(
@@ -117,11 +126,43 @@ pub(crate) fn lower(
         columns,
         for_update: from.for_update,
         joins: from.joins,
-        union: Vec::new(),
+        union,
         derived: from.derived,
         has_sub,
         types,
     })
+}
+
+/// A left-deep chain of SetOps over Compiled operands, left to right, each with the
+/// operation that combines it with the rows before it (the first one's is the old plan's
+/// placeholder, UNION ALL).
+fn set_operands(node: LogicalPlan, out: &mut Vec<(SelectPlan, SetOp)>) -> Result<(), SqlError> {
+    match node {
+        LogicalPlan::Compiled { plan, .. } if out.is_empty() => {
+            out.push((*plan, SetOp::Union { distinct: false }));
+        }
+        LogicalPlan::SetOp {
+            left,
+            right,
+            kind,
+            all,
+            ..
+        } => {
+            set_operands(*left, out)?;
+            let LogicalPlan::Compiled { plan, .. } = *right else {
+                return Err(cannot("a set operand is not compiled"));
+            };
+            let distinct = !all;
+            let op = match kind {
+                SetKind::Union => SetOp::Union { distinct },
+                SetKind::Intersect => SetOp::Intersect { distinct },
+                SetKind::Except => SetOp::Except { distinct },
+            };
+            out.push((*plan, op));
+        }
+        _ => return Err(cannot("a set operation's first operand is not compiled")),
+    }
+    Ok(())
 }
 
 /// A derived table's query: a block lowered as the statement's is, or a set operation the
