@@ -8,7 +8,10 @@ use crate::bind::compile::Compiler;
 use crate::bind::env::{Env, FromItem};
 use crate::catalog::Table;
 use crate::error::ErrorKind;
+use crate::plan::logical::node::{BlockMeta, LogicalPlan};
+use crate::plan::lower::lower;
 use crate::plan::select::SelectPlan;
+use crate::types::result::ColumnMeta;
 use crate::types::sqltype::SqlType;
 use crate::SqlError;
 
@@ -18,14 +21,53 @@ pub(super) struct FromTable {
     pub(super) alias: Option<String>,
     pub(super) left: bool,
     pub(super) on: Option<ast::Expr>,
-    /// A derived table (`(SELECT ...) AS x`): the plan whose rows it holds; `table` then
+    /// A derived table (`(SELECT ...) AS x`): the query whose rows it holds; `table` then
     /// only describes its columns.
-    pub(super) derived: Option<Box<SelectPlan>>,
+    pub(super) derived: Option<Query>,
     /// Columns joined `USING` to an earlier table's.
     pub(super) merged: Vec<String>,
     /// Position in the FROM clause as written (`SELECT *` order).
     pub(super) declared: usize,
 }
+
+/// A derived table's or CTE's query, bound.
+pub(super) enum Query {
+    /// Compiled by the old path: a set operation (until D1d), or any query while the shadow
+    /// check runs the old path.
+    Old(Box<SelectPlan>),
+    /// A block bound to a LogicalPlan, with what lowering needs beside it.
+    New(LogicalPlan, BlockMeta),
+}
+
+impl Query {
+    /// The plan that runs it (a `New` block lowered).
+    pub(super) fn into_plan(self) -> Result<SelectPlan, SqlError> {
+        match self {
+            Query::Old(p) => Ok(*p),
+            Query::New(p, m) => lower(p, m.columns, m.has_sub),
+        }
+    }
+
+    /// The query's result columns: how many, their metadata and their types.
+    fn columns(&self) -> (usize, &[ColumnMeta], Vec<SqlType>) {
+        let (visible, metas, types) = match self {
+            Query::Old(p) => (p.visible, &p.columns, p.types.clone()),
+            Query::New(p, m) => {
+                let fields = p.visible_fields();
+                (
+                    fields.len(),
+                    &m.columns,
+                    fields.iter().map(|f| f.ty).collect(),
+                )
+            }
+        };
+        (visible, &metas[..visible.min(metas.len())], types)
+    }
+}
+
+/// How a FROM clause's derived tables and CTE uses are bound: `(query, its env, compiler)`.
+pub(super) type BindQuery<'a> =
+    &'a dyn Fn(&ast::Query, &Env, &mut Compiler) -> Result<Query, SqlError>;
 
 /// The innermost common table expression named `name` (a one-part name), if any.
 fn cte_index(env: &Env, name: &ast::ObjectName) -> Option<usize> {
@@ -36,20 +78,21 @@ fn cte_index(env: &Env, name: &ast::ObjectName) -> Option<usize> {
 /// The table a derived table's rows are read as: its columns are the query's result columns.
 /// It has no trees (`primary` is a placeholder handle that is never used).
 fn derived_table(
-    p: &SelectPlan,
+    p: &Query,
     name: &str,
     renames: &[String],
     env: &Env,
 ) -> Result<Arc<Table>, SqlError> {
     use crate::catalog::{ColumnDef, TableDef, TableOptions};
-    if !renames.is_empty() && renames.len() != p.visible {
+    let (visible, metas, types) = p.columns();
+    if !renames.is_empty() && renames.len() != visible {
         return Err(SqlError::of(
             ErrorKind::WithColWrongList,
             "WITH column list and SELECT field list have different column counts",
         ));
     }
-    let mut columns: Vec<ColumnDef> = Vec::with_capacity(p.visible);
-    for (i, m) in p.columns.iter().take(p.visible).enumerate() {
+    let mut columns: Vec<ColumnDef> = Vec::with_capacity(visible);
+    for (i, m) in metas.iter().enumerate() {
         let col = renames.get(i).unwrap_or(&m.name);
         if columns.iter().any(|c| c.name.eq_ignore_ascii_case(col)) {
             return Err(SqlError::of(
@@ -59,7 +102,7 @@ fn derived_table(
         }
         columns.push(ColumnDef {
             name: col.clone(),
-            ty: p.types.get(i).copied().unwrap_or(SqlType::Varchar {
+            ty: types.get(i).copied().unwrap_or(SqlType::Varchar {
                 len: 255,
                 binary: false,
             }),
@@ -100,6 +143,7 @@ pub(super) fn from_tables(
     sel: &ast::Select,
     env: &Env,
     c: &mut Compiler,
+    bind: BindQuery,
 ) -> Result<Vec<FromTable>, SqlError> {
     let mut out: Vec<FromTable> = Vec::new();
     let mut add = |rel: &ast::TableFactor,
@@ -144,14 +188,14 @@ pub(super) fn from_tables(
                     ctes: env.ctes,
                     compile_query: env.compile_query,
                 };
-                let p = (env.compile_query)(subquery, &inner, c)?;
+                let p = bind(subquery, &inner, c)?;
                 let table = derived_table(&p, &alias, &[], env)?;
                 out.push(FromTable {
                     table,
                     alias: Some(alias),
                     left,
                     on,
-                    derived: Some(Box::new(p)),
+                    derived: Some(p),
                     merged: Vec::new(),
                     declared: out.len(),
                 });
@@ -172,7 +216,7 @@ pub(super) fn from_tables(
                     ctes: &env.ctes[..i],
                     ..*env
                 };
-                let p = (env.compile_query)(&cte.query, &inner, c)?;
+                let p = bind(&cte.query, &inner, c)?;
                 let renames: Vec<String> = cte
                     .alias
                     .columns
@@ -185,7 +229,7 @@ pub(super) fn from_tables(
                     alias: Some(shown),
                     left,
                     on,
-                    derived: Some(Box::new(p)),
+                    derived: Some(p),
                     merged: Vec::new(),
                     declared: out.len(),
                 });

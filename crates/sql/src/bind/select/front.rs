@@ -1,8 +1,9 @@
 //! The clauses of a flat SELECT (one query block over its FROM tables) bound to expressions:
 //! the select list with `*` expanded, WHERE, the ON clauses, GROUP BY, the aggregates,
-//! HAVING, ORDER BY and LIMIT. Shared by the single-table path (single.rs: a `LogicalPlan`,
-//! then `plan::lower`) and the join path (mod.rs), so that both compile the same expressions
-//! in the same order, and give the same subquery ids.
+//! HAVING, ORDER BY and LIMIT. Shared by the LogicalPlan path (block.rs, then `plan::lower`)
+//! and the old path (mod.rs's `compile_from`, which the shadow check runs and D1e deletes),
+//! so that both compile the same expressions in the same order, and give the same subquery
+//! ids.
 
 use sqlparser::ast;
 

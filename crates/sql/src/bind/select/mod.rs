@@ -4,13 +4,18 @@
 //! operations in `union`, ORDER BY and LIMIT in `clauses`. Those files compile the queries
 //! they hold (derived tables, set operands) through [`Env::compile_query`], not by naming
 //! [`compile_select`]: they do not import this file, which imports them.
+//!
+//! A query block takes the LogicalPlan path (`block`, then `plan::lower`), and so does a set
+//! operation (`union::plan_union`); `compile_from` and `union::compile_union` are the old
+//! path, which the shadow check runs beside it in debug builds, and `compile_from` still
+//! compiles `SELECT … FOR UPDATE` without a table to lock (D1e deletes the rest).
 
+mod block;
 mod clauses;
 mod from;
 mod front;
 #[cfg(debug_assertions)]
 pub(crate) mod shadow;
-mod single;
 mod union;
 
 use std::sync::Arc;
@@ -24,11 +29,13 @@ use crate::expr::eval::{columns_of, mark_columns, shift_columns};
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
+use crate::plan::logical::node::BlockMeta;
+use crate::plan::lower::lower;
 use crate::plan::rules::access_path::{choose_access, choose_access_at, conjuncts};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
 use crate::SqlError;
 
-use self::from::{from_tables, FromTable};
+use self::from::{from_tables, FromTable, Query};
 use self::front::{bind_clauses, Bound};
 use self::union::compile_union;
 
@@ -51,7 +58,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     }
     let sel = match &*q.body {
         ast::SetExpr::Select(sel) => sel,
-        ast::SetExpr::SetOperation { .. } => return compile_union(q, env, c),
+        ast::SetExpr::SetOperation { .. } => return compile_set(q, env, c),
         ast::SetExpr::Query(inner) => {
             // `(SELECT ...)`, with ORDER BY/LIMIT inside or outside the parentheses.
             if q.order_by.is_none() && q.limit_clause.is_none() {
@@ -63,7 +70,7 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
                 x.limit_clause.clone_from(&q.limit_clause);
                 return compile_select(&x, env, c);
             }
-            return compile_union(q, env, c);
+            return compile_set(q, env, c);
         }
         ast::SetExpr::Values(_) => return Err(SqlError::unsupported("VALUES as a query")),
         _ => return Err(SqlError::unsupported("this query form")),
@@ -72,11 +79,24 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     #[cfg(debug_assertions)]
     let before = (!shadow::running()).then(|| c.clone());
     let for_update = for_update(q);
-    let from = from_tables(sel, env, c)?;
-    if !single::takes(&from, for_update) {
-        return compile_from(q, sel, env, c, from);
+    let from = from_tables(sel, env, c, &bind_query)?;
+    if !block::takes(&from, for_update) || checking() {
+        // A derived table's block bound the new way is lowered here: check it too.
+        #[cfg(debug_assertions)]
+        let bound = from
+            .iter()
+            .any(|f| matches!(f.derived, Some(Query::New(..))));
+        let plan = compile_from(q, sel, env, c, from);
+        #[cfg(debug_assertions)]
+        if let (Some(mut old), true) = (before, bound) {
+            shadow::check(&plan, c, || {
+                let p = compile_flat(q, sel, env, &mut old);
+                (p, old)
+            });
+        }
+        return plan;
     }
-    let plan = single::compile_single(q, sel, env, c, from, for_update);
+    let plan = block::compile_block(q, sel, env, c, from, for_update);
     #[cfg(debug_assertions)]
     if let Some(mut old) = before {
         shadow::check(&plan, c, || {
@@ -87,9 +107,43 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     plan
 }
 
-/// For tests: a plain query block compiled the new way, with `alter` applied to its logical
-/// plan before lowering, and the old way from a copy of the compiler: each result with the
-/// compiler after it. `None` when the block does not take the LogicalPlan path.
+/// A set operation (or a parenthesized query with its own ORDER BY/LIMIT and one outside):
+/// SetOp nodes over its operands' plans, lowered, under the shadow check like a block.
+fn compile_set(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan, SqlError> {
+    if checking() {
+        return compile_union(q, env, c);
+    }
+    #[cfg(debug_assertions)]
+    let before = c.clone();
+    let plan = union::plan_union(q, env, c).and_then(|(p, cols, sub)| lower(p, cols, sub));
+    #[cfg(debug_assertions)]
+    {
+        let mut old = before;
+        shadow::check(&plan, c, || {
+            let p = compile_union(q, env, &mut old);
+            (p, old)
+        });
+    }
+    plan
+}
+
+/// The shadow check is running the old path: its blocks (derived tables', subqueries') take
+/// the old path too, so that the check compares the new path with the old one all the way
+/// down.
+#[cfg(debug_assertions)]
+fn checking() -> bool {
+    shadow::running()
+}
+
+#[cfg(not(debug_assertions))]
+fn checking() -> bool {
+    false
+}
+
+/// For tests: a plain query block (under its WITH) compiled the new way, with `alter`
+/// applied to its logical plan before lowering, and the old way from a copy of the compiler:
+/// each result with the compiler after it. `None` when the block does not take the
+/// LogicalPlan path, or its FROM clause fails (before the paths part).
 #[cfg(all(test, debug_assertions))]
 #[allow(clippy::type_complexity)]
 pub(crate) fn both_ways(
@@ -103,23 +157,54 @@ pub(crate) fn both_ways(
     Result<SelectPlan, SqlError>,
     Compiler,
 )> {
-    let ast::SetExpr::Select(sel) = &*q.body else {
-        return None;
-    };
-    if q.with.is_some() {
-        return None;
+    if let Some(with) = &q.with {
+        if with.recursive {
+            return None;
+        }
+        let mut ctes: Vec<&ast::Cte> = env.ctes.to_vec();
+        ctes.extend(with.cte_tables.iter());
+        let inner = Env {
+            ctes: &ctes,
+            ..*env
+        };
+        let mut rest = q.clone();
+        rest.with = None;
+        return both_ways(&rest, &inner, c, alter);
     }
+    let sel = match &*q.body {
+        ast::SetExpr::Select(sel) => sel,
+        // As `compile_select` routes a parenthesized query.
+        ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
+            return both_ways(inner, env, c, alter);
+        }
+        ast::SetExpr::Query(inner) if inner.order_by.is_none() && inner.limit_clause.is_none() => {
+            let mut x = (**inner).clone();
+            x.order_by.clone_from(&q.order_by);
+            x.limit_clause.clone_from(&q.limit_clause);
+            return both_ways(&x, env, c, alter);
+        }
+        ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => {
+            let mut old_c = c.clone();
+            let new = union::plan_union(q, env, c).and_then(|(mut p, cols, sub)| {
+                alter(&mut p);
+                lower(p, cols, sub)
+            });
+            let old = shadow::as_old(|| compile_union(q, env, &mut old_c));
+            return Some((new, c.clone(), old, old_c));
+        }
+        _ => return None,
+    };
     let mut old_c = c.clone();
     let fu = for_update(q);
-    let from = from_tables(sel, env, c).expect("the FROM clause resolves");
-    if !single::takes(&from, fu) {
+    let from = from_tables(sel, env, c, &bind_query).ok()?;
+    if !block::takes(&from, fu) {
         return None;
     }
-    let new = single::plan_single(q, sel, env, c, from, fu).and_then(|(mut p, cols, sub)| {
+    let new = block::plan_block(q, sel, env, c, from, fu).and_then(|(mut p, cols, sub)| {
         alter(&mut p);
-        crate::plan::lower::lower(p, cols, sub)
+        lower(p, cols, sub)
     });
-    let old = compile_flat(q, sel, env, &mut old_c);
+    let old = shadow::as_old(|| compile_flat(q, sel, env, &mut old_c));
     Some((new, c.clone(), old, old_c))
 }
 
@@ -138,8 +223,42 @@ fn compile_flat(
     env: &Env,
     c: &mut Compiler,
 ) -> Result<SelectPlan, SqlError> {
-    let from = from_tables(sel, env, c)?;
+    let from = from_tables(sel, env, c, &bind_query)?;
     compile_from(q, sel, env, c, from)
+}
+
+/// A derived table's or CTE's query: a block binds to a LogicalPlan (lowered with the block
+/// that reads it, and checked with it); a set operation or a parenthesized query compiles
+/// the old way (D1d), and so does every query while the shadow check runs the old path.
+fn bind_query(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Query, SqlError> {
+    let old = |c: &mut Compiler| compile_select(q, env, c).map(|p| Query::Old(Box::new(p)));
+    if checking() {
+        return old(c);
+    }
+    if let Some(with) = &q.with {
+        if with.recursive {
+            return old(c);
+        }
+        let mut ctes: Vec<&ast::Cte> = env.ctes.to_vec();
+        ctes.extend(with.cte_tables.iter());
+        let inner = Env {
+            ctes: &ctes,
+            ..*env
+        };
+        let mut rest = q.clone();
+        rest.with = None;
+        return bind_query(&rest, &inner, c);
+    }
+    let ast::SetExpr::Select(sel) = &*q.body else {
+        return old(c);
+    };
+    let fu = for_update(q);
+    let from = from_tables(sel, env, c, &bind_query)?;
+    if !block::takes(&from, fu) {
+        return compile_from(q, sel, env, c, from).map(|p| Query::Old(Box::new(p)));
+    }
+    let (plan, columns, has_sub) = block::plan_block(q, sel, env, c, from, fu)?;
+    Ok(Query::New(plan, BlockMeta { columns, has_sub }))
 }
 
 fn compile_from(
@@ -151,8 +270,15 @@ fn compile_from(
 ) -> Result<SelectPlan, SqlError> {
     let for_update = for_update(q);
     // Derived tables' plans, by FROM position (the items below borrow the tables).
-    let mut derived: Vec<Option<Box<SelectPlan>>> =
-        from.iter_mut().map(|f| f.derived.take()).collect();
+    let mut derived: Vec<Option<Box<SelectPlan>>> = Vec::with_capacity(from.len());
+    for f in from.iter_mut() {
+        derived.push(
+            f.derived
+                .take()
+                .map(|d| d.into_plan().map(Box::new))
+                .transpose()?,
+        );
+    }
     // The FROM items borrow the tables: offsets in the joined row, in FROM order.
     let mut items: Vec<FromItem> = Vec::with_capacity(from.len());
     let mut width = 0;

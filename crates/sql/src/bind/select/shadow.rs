@@ -1,13 +1,14 @@
-//! D1b's shadow check (docs/design/issue20-sql-engine.md §3, Phase D): in debug builds and
-//! tests, every query block that takes the LogicalPlan path (single.rs, then `plan::lower`)
-//! is compiled again the old way (`compile_flat`), from a copy of the compiler taken before,
-//! and the two `SelectPlan`s, and the compilers after them (subquery tables, placeholders),
-//! must print the same. A difference is a lowering bug: it panics with both, before any row is
-//! read. Release builds do neither.
+//! The shadow check of D1b–D1d (docs/design/issue20-sql-engine.md §3, Phase D): in debug
+//! builds and tests, every query block that takes the LogicalPlan path (block.rs, then
+//! `plan::lower`) is compiled again the old way (`compile_flat`), from a copy of the compiler
+//! taken before, and the two `SelectPlan`s, and the compilers after them (subquery tables,
+//! placeholders), must print the same. A difference is a binding or lowering bug: it panics
+//! with both, before any row is read. Release builds do neither.
 //!
-//! The old path's own subqueries take the new path without a check of their own (`running`):
-//! each nesting level is checked once where it is compiled for real, and a chain of nested
-//! subqueries costs quadratic time, not exponential.
+//! While the old path runs (`running`), the blocks it compiles (derived tables, CTE uses,
+//! subqueries) take the old path too, without a check of their own: the comparison is old
+//! code against new all the way down, each nesting level is checked once where it is
+//! compiled for real, and a chain of nested subqueries costs quadratic time, not exponential.
 
 use std::cell::Cell;
 
@@ -33,6 +34,14 @@ impl Drop for Running {
     }
 }
 
+/// Runs `f` as the old path: the blocks it compiles (derived tables', subqueries') take the
+/// old path too, without checks of their own.
+pub(crate) fn as_old<T>(f: impl FnOnce() -> T) -> T {
+    RUNNING.with(|r| r.set(true));
+    let _guard = Running;
+    f()
+}
+
 /// Runs `old` (the old path on a copy of the compiler) and panics unless it gives what the
 /// new path gave: `new` and `c` after it.
 pub(crate) fn check(
@@ -40,10 +49,7 @@ pub(crate) fn check(
     c: &Compiler,
     old: impl FnOnce() -> (Result<SelectPlan, SqlError>, Compiler),
 ) {
-    RUNNING.with(|r| r.set(true));
-    let guard = Running;
-    let (old_plan, old_c) = old();
-    drop(guard);
+    let (old_plan, old_c) = as_old(old);
     if let Err(diff) = compare(
         &format!("{new:?}\n{c:?}"),
         &format!("{old_plan:?}\n{old_c:?}"),

@@ -1,5 +1,6 @@
 //! UNION, INTERSECT and EXCEPT: each operand compiled as a plan of its own, under an outer
-//! stage for the ORDER BY and LIMIT of the whole.
+//! stage for the ORDER BY and LIMIT of the whole; as a LogicalPlan (`plan_union`: SetOp
+//! nodes over the operands, D1d) and the old way (`compile_union`, for the shadow check).
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use crate::bind::select::clauses::{limit_items, order_items};
 use crate::error::ErrorKind;
 use crate::expr::Expr;
 use crate::plan::access::Access;
+use crate::plan::logical::node::{Field, LogicalPlan, SetKind, SortKey};
 use crate::plan::select::{SelectPlan, SetOp};
 use crate::types::result::ColumnMeta;
 use crate::types::sqltype::SqlType;
@@ -54,14 +56,22 @@ fn set_operands<'a>(
     }
 }
 
+/// A set operation's operands, compiled, and its outer stage, bound.
+struct Parts {
+    parts: Vec<(SelectPlan, SetOp)>,
+    metas: Vec<ColumnMeta>,
+    types: Vec<SqlType>,
+    /// The result's columns (`Col(i)` of the combined row), then the ORDER BY keys.
+    outputs: Vec<Expr>,
+    order: Vec<bool>,
+    limit: Option<Expr>,
+    offset: Option<Expr>,
+}
+
 /// `SELECT ... UNION [ALL|DISTINCT] SELECT ... [ORDER BY ...] [LIMIT ...]`: each operand is a
 /// plan of its own; the union's rows then go through an outer stage whose ORDER BY and LIMIT
 /// name the first operand's columns.
-pub(super) fn compile_union(
-    q: &ast::Query,
-    env: &Env,
-    c: &mut Compiler,
-) -> Result<SelectPlan, SqlError> {
+fn bind_parts(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Parts, SqlError> {
     let mut operands = Vec::new();
     let first = SetOp::Union { distinct: false };
     match &*q.body {
@@ -150,6 +160,25 @@ pub(super) fn compile_union(
     };
     let limit = limit.map(|e| c.compile(e, &mut none)).transpose()?;
     let offset = offset.map(|e| c.compile(e, &mut none)).transpose()?;
+    Ok(Parts {
+        parts,
+        metas,
+        types,
+        outputs,
+        order: order.iter().map(|(_, d)| *d).collect(),
+        limit,
+        offset,
+    })
+}
+
+/// The old path's plan of a set operation (D1e deletes it; the shadow check compares
+/// [`plan_union`] with it).
+pub(super) fn compile_union(
+    q: &ast::Query,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<SelectPlan, SqlError> {
+    let p = bind_parts(q, env, c)?;
     Ok(SelectPlan {
         table: None,
         access: Access::None,
@@ -157,21 +186,86 @@ pub(super) fn compile_union(
         wanted: Vec::new(),
         group_by: None,
         having: None,
-        outputs,
-        visible: n,
-        order: order.iter().map(|(_, d)| *d).collect(),
+        visible: p.types.len(),
+        outputs: p.outputs,
+        order: p.order,
         distinct: false,
-        limit,
-        offset,
+        limit: p.limit,
+        offset: p.offset,
         ordered_scan: None,
-        columns: Arc::new(metas),
+        columns: Arc::new(p.metas),
         for_update: false,
         joins: Vec::new(),
-        types,
-        union: parts,
+        types: p.types,
+        union: p.parts,
         derived: None,
         has_sub: false,
     })
+}
+
+/// A set operation as a LogicalPlan (issue 20, D1d): its operands, compiled each as a query
+/// of its own (blocks through the LogicalPlan path, checked there), as Compiled nodes
+/// combined left-deep by SetOp nodes; then a Project of the combined row and the ORDER BY
+/// keys, Sort and Limit. With the result's metadata and `has_sub` (false: the old plan does
+/// not count the outer stage's subqueries).
+pub(super) fn plan_union(
+    q: &ast::Query,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<(LogicalPlan, Arc<Vec<ColumnMeta>>, bool), SqlError> {
+    let p = bind_parts(q, env, c)?;
+    let n = p.types.len();
+    let mut parts = p.parts.into_iter();
+    let Some((first, _)) = parts.next() else {
+        return Err(SqlError::internal("a set operation without operands"));
+    };
+    let mut plan = LogicalPlan::compiled(first);
+    for (part, op) in parts {
+        let (kind, distinct) = match op {
+            SetOp::Union { distinct } => (SetKind::Union, distinct),
+            SetOp::Intersect { distinct } => (SetKind::Intersect, distinct),
+            SetOp::Except { distinct } => (SetKind::Except, distinct),
+        };
+        let right = LogicalPlan::compiled(part);
+        plan = LogicalPlan::set_op(kind, !distinct, plan, right, p.types.clone())?;
+    }
+    let input = plan.schema().clone();
+    let exprs = p
+        .outputs
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let field = match (p.metas.get(i), p.types.get(i)) {
+                (Some(m), Some(&ty)) if i < n => Field::new(
+                    None,
+                    &m.name,
+                    ty,
+                    m.flags & crate::types::result::col_flags::NOT_NULL == 0,
+                ),
+                _ => Field::new(
+                    None,
+                    &format!("order key {}", i - n + 1),
+                    e.result_type(&|j| input.fields.get(j).map(|f| f.ty)),
+                    true,
+                ),
+            };
+            (e, field)
+        })
+        .collect();
+    plan = LogicalPlan::project(plan, exprs, n)?;
+    if !p.order.is_empty() {
+        let keys = (0..p.order.len())
+            .map(|k| SortKey {
+                expr: Expr::Col(n + k),
+                desc: p.order[k],
+            })
+            .collect();
+        plan = LogicalPlan::sort(plan, keys)?;
+    }
+    if p.limit.is_some() || p.offset.is_some() {
+        plan = LogicalPlan::limit(plan, p.offset, p.limit)?;
+    }
+    Ok((plan, Arc::new(p.metas), false))
 }
 
 /// A union's column from its operands' columns (metadata and type): its metadata (the first

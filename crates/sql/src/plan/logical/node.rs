@@ -15,7 +15,8 @@ use crate::error::SqlError;
 use crate::expr::Expr;
 use crate::plan::access::Access;
 use crate::plan::dml::InsertMode;
-use crate::plan::select::{AggFn, AggSpec};
+use crate::plan::select::{AggFn, AggSpec, SelectPlan};
+use crate::types::result::ColumnMeta;
 use crate::types::sqltype::SqlType;
 
 /// One output column: its name as the binder resolves it (and prints it), the table or alias
@@ -54,8 +55,6 @@ impl Schema {
 /// The schema of nodes that yield no rows to a client (INSERT, UPDATE, DELETE).
 static NO_COLUMNS: Schema = Schema { fields: Vec::new() };
 
-// Joins bind to plans at D1c.
-#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JoinKind {
     /// Comma joins and CROSS JOIN are inner joins without ON.
@@ -64,13 +63,20 @@ pub enum JoinKind {
     Left,
 }
 
-// Set operations bind to plans at D1d.
-#[allow(dead_code)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetKind {
     Union,
     Intersect,
     Except,
+}
+
+/// What a query block's `SelectPlan` carries beside what its plan says, until §4.1's
+/// `PlanRoot` holds it: the result's wire metadata (origin table, flags, charset, which a
+/// `Field` lacks), and whether the block's own clauses compiled a subquery.
+#[derive(Debug, Clone)]
+pub struct BlockMeta {
+    pub columns: Arc<Vec<ColumnMeta>>,
+    pub has_sub: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -79,9 +85,9 @@ pub struct SortKey {
     pub desc: bool,
 }
 
-// The binder builds Scan, OneRow, Filter, Project, Aggregate, Distinct, Sort and Limit
-// (D1b); the others come with D1c, D1d and D3, and Scan's `alias` and `access` are read by
-// the printer and D2b's access-path pass.
+// The binder builds Scan, OneRow, Derived, Compiled, Join, Filter, Project, Aggregate,
+// Distinct, Sort, Limit and SetOp (D1b–D1d); the others come with D3, and Scan's `alias`
+// and `access` are read by the printer and D2b's access-path pass.
 #[allow(dead_code)]
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
@@ -103,10 +109,23 @@ pub enum LogicalPlan {
         rows: Vec<Vec<Expr>>,
         schema: Schema,
     },
-    /// A derived table, CTE use or (next issue) view: the input under a name of its own.
+    /// A derived table, CTE use or (next issue) view: the input's visible columns under a
+    /// name of its own. `table` describes them as a table without trees, the form in which
+    /// the `SelectPlan` that runs the query reads them; `columns` are those read, as Scan's.
     Derived {
         input: Box<LogicalPlan>,
         alias: String,
+        table: Arc<Table>,
+        columns: Vec<usize>,
+        /// The input block's metadata when it is a block (not Compiled), for lowering.
+        meta: Option<BlockMeta>,
+        schema: Schema,
+    },
+    /// A query compiled to a `SelectPlan` of its own: a set operation's operand (a block
+    /// compiled through the LogicalPlan path, or a nested set operation), or a derived
+    /// table's or CTE's set operation. Its rows are the plan's visible columns.
+    Compiled {
+        plan: Box<SelectPlan>,
         schema: Schema,
     },
     Filter {
@@ -230,6 +249,17 @@ fn check_column(what: &str, table: &Table, c: usize) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// A Scan's or Derived's `columns`: ascending, each once, each in the table.
+fn check_read_list(what: &str, table: &Table, columns: &[usize]) -> Result<(), SqlError> {
+    for (k, &c) in columns.iter().enumerate() {
+        check_column(what, table, c)?;
+        if k > 0 && columns[k - 1] >= c {
+            return Err(invalid(what, "columns not ascending".into()));
+        }
+    }
+    Ok(())
+}
+
 impl LogicalPlan {
     /// Reads `columns` (ascending, each once) of `table`, named `alias` or the table's name.
     pub fn scan(
@@ -237,12 +267,7 @@ impl LogicalPlan {
         alias: Option<&str>,
         columns: Vec<usize>,
     ) -> Result<LogicalPlan, SqlError> {
-        for (k, &c) in columns.iter().enumerate() {
-            check_column("Scan", &table, c)?;
-            if k > 0 && columns[k - 1] >= c {
-                return Err(invalid("Scan", "columns not ascending".into()));
-            }
-        }
+        check_read_list("Scan", &table, &columns)?;
         let fields = table_fields(&table, alias.unwrap_or(&table.def.name));
         Ok(LogicalPlan::Scan {
             alias: alias.map(str::to_string),
@@ -254,7 +279,7 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // used from D1c on (tests before)
+    #[allow(dead_code)] // INSERT … VALUES binds to it at D3 (tests before)
     pub fn values(rows: Vec<Vec<Expr>>, fields: Vec<Field>) -> Result<LogicalPlan, SqlError> {
         if let Some(r) = rows.iter().position(|r| r.len() != fields.len()) {
             return Err(invalid(
@@ -272,36 +297,62 @@ impl LogicalPlan {
         })
     }
 
-    /// `names`: the derived table's column list (`AS t(a, b)`), else the input's names.
-    #[allow(dead_code)] // used from D1c on (tests before)
+    /// `table`: the derived table as the binder describes it, one column per visible column
+    /// of `input`, named by the alias; `columns`: those read (ascending, each once); `meta`:
+    /// the input block's, when it is one.
     pub fn derived(
         input: LogicalPlan,
-        alias: &str,
-        names: Option<Vec<String>>,
+        table: Arc<Table>,
+        columns: Vec<usize>,
+        meta: Option<BlockMeta>,
     ) -> Result<LogicalPlan, SqlError> {
-        let from = input.schema();
-        if let Some(n) = &names {
-            if n.len() != from.width() {
-                return Err(invalid(
-                    "Derived",
-                    format!("{} names for {} columns", n.len(), from.width()),
-                ));
-            }
+        let visible = input.visible_fields().len();
+        if table.def.columns.len() != visible {
+            return Err(invalid(
+                "Derived",
+                format!("{} names for {visible} columns", table.def.columns.len()),
+            ));
         }
-        let fields = from
-            .fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let name = names.as_ref().map_or(f.name.as_str(), |n| n[i].as_str());
-                Field::new(Some(alias), name, f.ty, f.nullable)
-            })
-            .collect();
+        check_read_list("Derived", &table, &columns)?;
+        let alias = table.def.name.clone();
+        let fields = table_fields(&table, &alias);
         Ok(LogicalPlan::Derived {
             input: Box::new(input),
-            alias: alias.to_string(),
+            alias,
+            table,
+            columns,
+            meta,
             schema: Schema { fields },
         })
+    }
+
+    /// A query compiled by the old path, yielding its visible columns.
+    pub fn compiled(plan: SelectPlan) -> LogicalPlan {
+        let fields = plan
+            .columns
+            .iter()
+            .zip(&plan.types)
+            .take(plan.visible)
+            .map(|(m, &ty)| Field::new(None, &m.name, ty, true))
+            .collect();
+        LogicalPlan::Compiled {
+            plan: Box::new(plan),
+            schema: Schema { fields },
+        }
+    }
+
+    /// The columns a query block yields to whoever reads it as a table: a Project's
+    /// visible columns (the hidden ORDER BY keys after them are its own).
+    pub fn visible_fields(&self) -> &[Field] {
+        match self {
+            LogicalPlan::Limit { input, .. }
+            | LogicalPlan::Sort { input, .. }
+            | LogicalPlan::Distinct { input, .. } => input.visible_fields(),
+            LogicalPlan::Project {
+                visible, schema, ..
+            } => &schema.fields[..*visible],
+            other => &other.schema().fields,
+        }
     }
 
     pub fn filter(input: LogicalPlan, predicate: Expr) -> Result<LogicalPlan, SqlError> {
@@ -337,7 +388,6 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn join(
         left: LogicalPlan,
         right: LogicalPlan,
@@ -441,7 +491,6 @@ impl LogicalPlan {
 
     /// `types`: the result's column types, which the binder aggregates from both sides
     /// (`types::typeagg`); names come from the left side, as in MySQL.
-    #[allow(dead_code)] // used from D1c on (tests before)
     pub fn set_op(
         kind: SetKind,
         all: bool,
@@ -477,7 +526,7 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // used from D1c on (tests before)
+    #[allow(dead_code)] // DML binds to plans at D3 (tests before)
     pub fn insert(
         table: Arc<Table>,
         columns: Vec<usize>,
@@ -512,7 +561,7 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // used from D1c on (tests before)
+    #[allow(dead_code)] // DML binds to plans at D3 (tests before)
     pub fn update(
         table: Arc<Table>,
         source: LogicalPlan,
@@ -532,7 +581,7 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // used from D1c on (tests before)
+    #[allow(dead_code)] // DML binds to plans at D3 (tests before)
     pub fn delete(table: Arc<Table>, source: LogicalPlan) -> Result<LogicalPlan, SqlError> {
         check_target("Delete", &table, &source)?;
         Ok(LogicalPlan::Delete {
@@ -547,6 +596,7 @@ impl LogicalPlan {
             LogicalPlan::Scan { schema, .. }
             | LogicalPlan::Values { schema, .. }
             | LogicalPlan::Derived { schema, .. }
+            | LogicalPlan::Compiled { schema, .. }
             | LogicalPlan::Project { schema, .. }
             | LogicalPlan::Join { schema, .. }
             | LogicalPlan::Aggregate { schema, .. }
@@ -563,12 +613,13 @@ impl LogicalPlan {
     }
 
     /// The nodes this one reads, in order.
-    #[allow(dead_code)] // used from D1c on (tests before)
+    #[allow(dead_code)] // the printer (D4) and DML checks (D3) walk plans (tests before)
     pub fn inputs(&self) -> Vec<&LogicalPlan> {
         match self {
-            LogicalPlan::Scan { .. } | LogicalPlan::OneRow | LogicalPlan::Values { .. } => {
-                Vec::new()
-            }
+            LogicalPlan::Scan { .. }
+            | LogicalPlan::OneRow
+            | LogicalPlan::Values { .. }
+            | LogicalPlan::Compiled { .. } => Vec::new(),
             LogicalPlan::Derived { input, .. }
             | LogicalPlan::Filter { input, .. }
             | LogicalPlan::Project { input, .. }
@@ -586,12 +637,13 @@ impl LogicalPlan {
     }
 
     /// This node's own expressions (not its inputs'), in the order the printer shows them.
-    #[allow(dead_code)] // used from D1c on (tests before)
+    #[allow(dead_code)] // the printer (D4) reads it (tests before)
     pub fn exprs(&self) -> Vec<&Expr> {
         match self {
             LogicalPlan::Scan { .. }
             | LogicalPlan::OneRow
             | LogicalPlan::Derived { .. }
+            | LogicalPlan::Compiled { .. }
             | LogicalPlan::Distinct { .. }
             | LogicalPlan::SetOp { .. }
             | LogicalPlan::Delete { .. } => Vec::new(),

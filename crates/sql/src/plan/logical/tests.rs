@@ -35,11 +35,13 @@ const DEC: SqlType = SqlType::Decimal {
 };
 
 /// `d.t (a INT NOT NULL, b VARCHAR(10), c INT)` and `d.u (x INT, y VARCHAR(10))`, on a tree
-/// of an in-memory database (a plan never reads it).
+/// of an in-memory database (a plan never reads it); `dt (p INT NOT NULL, q VARCHAR(10))`
+/// describes a derived table's rows.
 struct Fixture {
     _db: Database,
     t: Arc<Table>,
     u: Arc<Table>,
+    dt: Arc<Table>,
 }
 
 fn fixture() -> Fixture {
@@ -93,7 +95,8 @@ fn fixture() -> Fixture {
         &[("a", INT, false), ("b", STR, true), ("c", INT, true)],
     );
     let u = table("u", &[("x", INT, true), ("y", STR, true)]);
-    Fixture { _db: db, t, u }
+    let dt = table("dt", &[("p", INT, false), ("q", STR, true)]);
+    Fixture { _db: db, t, u, dt }
 }
 
 fn col(i: usize) -> Box<Expr> {
@@ -576,7 +579,11 @@ fn constructors_refuse_broken_invariants() {
         "Values",
     );
     refused(
-        LogicalPlan::derived(scan(), "dt", Some(vec!["p".into()])),
+        LogicalPlan::derived(scan(), f.dt.clone(), vec![0, 1], None),
+        "Derived",
+    );
+    refused(
+        LogicalPlan::derived(keep(scan(), &[0, 1]), f.dt.clone(), vec![2], None),
         "Derived",
     );
     let star_with_arg = AggSpec {
@@ -609,7 +616,7 @@ fn derived_tables_and_distinct_print_and_rename() {
         LogicalPlan::scan(f.t.clone(), None, vec![0, 1]).unwrap(),
         &[0, 1],
     );
-    let dt = LogicalPlan::derived(inner, "dt", Some(vec!["p".into(), "q".into()])).unwrap();
+    let dt = LogicalPlan::derived(inner, f.dt.clone(), vec![0, 1], None).unwrap();
     assert_eq!(
         columns(dt.schema()),
         ["dt.p int not null", "dt.q varchar(10) null"]

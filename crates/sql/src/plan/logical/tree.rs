@@ -160,6 +160,10 @@ fn label(p: &LogicalPlan, n: Names) -> String {
                 list(&schema.fields, |f| f.name.clone())
             )
         }
+        LogicalPlan::Compiled { schema, .. } => format!(
+            "Compiled query ({})",
+            list(&schema.fields, |f| f.name.clone())
+        ),
         LogicalPlan::Filter { predicate, .. } => format!("Filter: {}", x(predicate)),
         LogicalPlan::Project {
             exprs,

@@ -1,9 +1,12 @@
-//! A query block over one table, or none, as a [`LogicalPlan`] (issue 20, D1b): Scan (or
-//! OneRow) → Filter (WHERE) → Aggregate → Filter (HAVING) → Project → Distinct → Sort →
+//! A query block as a [`LogicalPlan`] (issue 20, D1b, D1c): its FROM side (OneRow, a Scan
+//! or Derived, or a left-deep tree of Joins over them, whose row is left ++ right as the old
+//! joined row) → Filter (WHERE) → Aggregate → Filter (HAVING) → Project → Distinct → Sort →
 //! Limit, each node only where the query needs it; [`lower`] turns it into the `SelectPlan`
-//! that runs. Joins and derived tables (CTE uses among them) stay on mod.rs's old path until
-//! D1c; subqueries are compiled through `Env::compile_query`, so theirs take this path too
-//! when they have its shape.
+//! that runs. RIGHT JOIN arrives as LEFT JOIN with the tables swapped and USING as ON
+//! (from.rs). A derived table's or CTE's query block binds to a plan of its own under the
+//! Derived (a set operation is compiled on its own and held as a Compiled node);
+//! subqueries are compiled through `Env::compile_query`, so their blocks take this path as
+//! well. Set operations are union.rs's.
 
 use std::sync::Arc;
 
@@ -13,26 +16,23 @@ use crate::bind::compile::Compiler;
 use crate::bind::env::{Env, FromItem};
 use crate::expr::eval::mark_columns;
 use crate::expr::Expr;
-use crate::plan::logical::node::{Field, LogicalPlan, SortKey};
+use crate::plan::logical::node::{Field, JoinKind, LogicalPlan, SortKey};
 use crate::plan::lower::lower;
 use crate::plan::select::SelectPlan;
 use crate::types::result::{col_flags, ColumnMeta};
 use crate::SqlError;
 
-use super::from::FromTable;
+use super::from::{FromTable, Query};
 use super::front::{bind_clauses, Bound};
 
 /// Whether a query block with these FROM tables takes this path. `SELECT … FOR UPDATE`
-/// without a table stays on the old one: with no Scan, the plan has no place for the lock.
+/// without a table, or over derived tables only, stays on the old one: with no Scan, the
+/// plan has no place for the lock.
 pub(super) fn takes(from: &[FromTable], for_update: bool) -> bool {
-    match from {
-        [] => !for_update,
-        [only] => only.derived.is_none(),
-        _ => false,
-    }
+    !for_update || from.iter().any(|f| f.derived.is_none())
 }
 
-pub(super) fn compile_single(
+pub(super) fn compile_block(
     q: &ast::Query,
     sel: &ast::Select,
     env: &Env,
@@ -40,13 +40,13 @@ pub(super) fn compile_single(
     from: Vec<FromTable>,
     for_update: bool,
 ) -> Result<SelectPlan, SqlError> {
-    let (plan, columns, has_sub) = plan_single(q, sel, env, c, from, for_update)?;
+    let (plan, columns, has_sub) = plan_block(q, sel, env, c, from, for_update)?;
     lower(plan, columns, has_sub)
 }
 
 /// The logical plan of a block [`takes`] accepts, with what lowering needs beside it: the
 /// result's column metadata and whether a clause runs a subquery.
-pub(super) fn plan_single(
+pub(super) fn plan_block(
     q: &ast::Query,
     sel: &ast::Select,
     env: &Env,
@@ -54,42 +54,83 @@ pub(super) fn plan_single(
     from: Vec<FromTable>,
     for_update: bool,
 ) -> Result<(LogicalPlan, Arc<Vec<ColumnMeta>>, bool), SqlError> {
+    // The FROM items borrow the tables: offsets in the joined row, in join order.
+    let mut width = 0;
     let items: Vec<FromItem> = from
         .iter()
-        .map(|f| FromItem {
-            table: &f.table,
-            alias: f.alias.as_deref(),
-            offset: 0,
-            merged: &f.merged,
+        .map(|f| {
+            let it = FromItem {
+                table: &f.table,
+                alias: f.alias.as_deref(),
+                offset: width,
+                merged: &f.merged,
+            };
+            width += f.table.types.len();
+            it
         })
         .collect();
     let b = bind_clauses(q, sel, env, c, &from, &items)?;
+    drop(items);
     let distinct = matches!(sel.distinct, Some(ast::Distinct::Distinct));
     let has_sub = b.has_sub;
-    let (plan, metas) = build(from.into_iter().next(), b, distinct, for_update)?;
+    let (plan, metas) = build(from, width, b, distinct, for_update)?;
     Ok((plan, Arc::new(metas), has_sub))
 }
 
+/// The FROM side: each table a Scan (or a Derived over its query's plan), joined left-deep
+/// in FROM order with its ON; the joined row is the tables' rows one after another.
+fn from_side(
+    from: Vec<FromTable>,
+    wanted: &[bool],
+    ons: &mut [Option<Expr>],
+    for_update: bool,
+) -> Result<LogicalPlan, SqlError> {
+    let mut plan: Option<LogicalPlan> = None;
+    let mut offset = 0;
+    for (k, f) in from.into_iter().enumerate() {
+        let w = f.table.types.len();
+        let read: Vec<usize> = (0..w).filter(|&i| wanted[offset + i]).collect();
+        offset += w;
+        let leaf = match f.derived {
+            Some(Query::Old(p)) => {
+                LogicalPlan::derived(LogicalPlan::compiled(*p), f.table, read, None)?
+            }
+            Some(Query::New(p, meta)) => LogicalPlan::derived(p, f.table, read, Some(meta))?,
+            None => {
+                let mut scan = LogicalPlan::scan(f.table, f.alias.as_deref(), read)?;
+                if let LogicalPlan::Scan {
+                    for_update: lock, ..
+                } = &mut scan
+                {
+                    *lock = for_update;
+                }
+                scan
+            }
+        };
+        plan = Some(match plan {
+            None => leaf,
+            Some(l) => {
+                let kind = if f.left {
+                    JoinKind::Left
+                } else {
+                    JoinKind::Inner
+                };
+                LogicalPlan::join(l, leaf, kind, ons[k].take())?
+            }
+        });
+    }
+    Ok(plan.unwrap_or(LogicalPlan::OneRow))
+}
+
 fn build(
-    table: Option<FromTable>,
-    b: Bound,
+    from: Vec<FromTable>,
+    width: usize,
+    mut b: Bound,
     distinct: bool,
     for_update: bool,
 ) -> Result<(LogicalPlan, Vec<ColumnMeta>), SqlError> {
-    let mut plan = match table {
-        None => LogicalPlan::OneRow,
-        Some(f) => {
-            let read = columns_read(f.table.types.len(), &b);
-            let mut scan = LogicalPlan::scan(f.table, f.alias.as_deref(), read)?;
-            if let LogicalPlan::Scan {
-                for_update: lock, ..
-            } = &mut scan
-            {
-                *lock = for_update;
-            }
-            scan
-        }
-    };
+    let wanted = columns_read(width, &b);
+    let mut plan = from_side(from, &wanted, &mut b.ons, for_update)?;
     if let Some(w) = b.filter {
         plan = LogicalPlan::filter(plan, w)?;
     }
@@ -161,12 +202,13 @@ fn build(
     Ok((plan, b.metas))
 }
 
-/// The table's columns the block reads (today's `wanted`; D2a makes it `prune_columns`):
-/// those of WHERE, and of the select list and ORDER BY, or with GROUP BY of the group keys
-/// and the aggregates' arguments (the select list then reads the group row).
-fn columns_read(width: usize, b: &Bound) -> Vec<usize> {
+/// The joined row's columns the block reads (today's `wanted`; D2a makes it
+/// `prune_columns`): those of WHERE and the ON clauses, and of the select list and ORDER BY,
+/// or with GROUP BY of the group keys and the aggregates' arguments (the select list then
+/// reads the group row).
+fn columns_read(width: usize, b: &Bound) -> Vec<bool> {
     let mut wanted = vec![false; width];
-    if let Some(e) = &b.filter {
+    for e in b.filter.iter().chain(b.ons.iter().flatten()) {
         mark_columns(e, &mut wanted);
     }
     match &b.group_by {
@@ -178,5 +220,5 @@ fn columns_read(width: usize, b: &Bound) -> Vec<usize> {
                 .for_each(|e| mark_columns(e, &mut wanted));
         }
     }
-    (0..width).filter(|&i| wanted[i]).collect()
+    wanted
 }
