@@ -276,6 +276,23 @@ pub(crate) fn variable_names(sess: &Session) -> Vec<&'static str> {
     names
 }
 
+/// A variable's value as SHOW VARIABLES and information_schema's *_VARIABLES print it: a
+/// boolean as `ON`/`OFF`, as MariaDB does (`SELECT @@autocommit` still gives 1).
+pub(crate) fn shown_value(name: &str, v: &Value) -> String {
+    const BOOLEAN: [&str; 5] = [
+        "autocommit",
+        "innodb_snapshot_isolation",
+        "performance_schema",
+        "transaction_read_only",
+        "tx_read_only",
+    ];
+    match v {
+        Value::Int(0) if BOOLEAN.contains(&name) => "OFF".into(),
+        Value::Int(1) if BOOLEAN.contains(&name) => "ON".into(),
+        _ => v.to_string_lossy().unwrap_or_default(),
+    }
+}
+
 /// Names of the variables zipdb's SQL layer itself has.
 const VARIABLES: &[&str] = &[
     "auto_increment_increment",
