@@ -98,12 +98,54 @@ fn warnings_limit_and_count() {
     let all = q(&mut s, "SHOW WARNINGS");
     assert_eq!(all.len(), 3, "{all:?}");
     assert_eq!(q(&mut s, "SHOW COUNT(*) WARNINGS"), [["3"]]);
-    assert_eq!(q(&mut s, "SHOW ERRORS LIMIT 1"), all[..1]);
+    assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 1"), all[..1]);
     assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 1, 1"), all[1..2]);
     assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 5 OFFSET 2"), all[2..]);
     assert!(q(&mut s, "SHOW WARNINGS LIMIT 0").is_empty());
-    // SHOW leaves the warnings for the next SHOW.
-    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["3"]]);
+    // SHOW leaves the warnings for the next SHOW; none of them is an error.
+    assert_eq!(q(&mut s, "SHOW COUNT(*) WARNINGS"), [["3"]]);
+    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["0"]]);
+    assert!(q(&mut s, "SHOW ERRORS").is_empty());
+}
+
+/// A failed statement's error is its diagnostics, as in MySQL: SHOW WARNINGS and SHOW ERRORS
+/// list it, the counts are 1, and the next statement clears it.
+#[test]
+fn a_failed_statement_leaves_its_error() {
+    let f = fixture("show-failure");
+    let mut s = session(&f);
+    q(&mut s, "SELECT CAST('1a' AS SIGNED)");
+    for sql in [
+        "SELECT * FROM nope",
+        "SELEKT 1",
+        // Strict mode escalates the 1366 warning to an error.
+        "INSERT INTO t VALUES (1, 'x', 'c')",
+    ] {
+        let (code, message) = err(&mut s, sql);
+        let want = vec![vec!["Error".to_string(), code.to_string(), message]];
+        assert_eq!(q(&mut s, "SHOW WARNINGS"), want, "{sql}");
+        assert_eq!(q(&mut s, "SHOW ERRORS"), want, "{sql}");
+        assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["1"]], "{sql}");
+        assert_eq!(q(&mut s, "SHOW COUNT(*) WARNINGS"), [["1"]], "{sql}");
+    }
+    // A statement without tables keeps it (as MariaDB does); one with tables clears it.
+    q(&mut s, "SELECT 1");
+    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["1"]]);
+    q(&mut s, "SELECT * FROM t");
+    assert!(q(&mut s, "SHOW WARNINGS").is_empty());
+    // A prepared statement's failure too, and an unknown statement id.
+    let id = s
+        .prepare("INSERT INTO t VALUES (?, 1, 'c')")
+        .expect("prepare")
+        .id;
+    let one = [zipdb_sql::Value::Int(1)];
+    assert!(s.execute(id, &one).is_ok());
+    let dup = s.execute(id, &one).expect_err("duplicate key");
+    assert_eq!(dup.code(), 1062);
+    assert_eq!(q(&mut s, "SHOW ERRORS")[0][1], "1062");
+    assert!(s.execute(id + 100, &one).is_err());
+    assert_eq!(q(&mut s, "SHOW ERRORS")[0][1], "1243");
+    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["1"]]);
 }
 
 #[test]

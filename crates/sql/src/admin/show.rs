@@ -345,7 +345,11 @@ fn rows_of(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
                 .collect();
             Ok(rows(&["Variable_name", "Value"], r))
         }
-        &Show::Warnings { offset, count } => {
+        &Show::Warnings {
+            errors_only,
+            offset,
+            count,
+        } => {
             sess.warnings_shown = true;
             // MariaDB lists max_error_count (64) conditions; the counts still include the rest.
             let first = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -353,6 +357,7 @@ fn rows_of(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
             let r = sess
                 .warnings
                 .iter()
+                .filter(|w| !errors_only || w.level == "Error")
                 .take(64)
                 .skip(first)
                 .take(count)
@@ -380,10 +385,17 @@ fn rows_of(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
                 rows: r,
             })
         }
-        Show::WarningCount => Ok(Outcome::Rows {
-            columns: Arc::new(vec![ColumnMeta::bigint("@@session.warning_count")]),
-            rows: vec![vec![Value::Int(sess.warnings.len() as i64)]],
-        }),
+        &Show::WarningCount { errors_only } => {
+            sess.warnings_shown = true;
+            let (label, n) = match errors_only {
+                false => ("@@session.warning_count", sess.condition_count()),
+                true => ("@@session.error_count", sess.error_count()),
+            };
+            Ok(Outcome::Rows {
+                columns: Arc::new(vec![ColumnMeta::bigint(label)]),
+                rows: vec![vec![Value::Int(n as i64)]],
+            })
+        }
         Show::TableStatus { db, filter } => table_status(sess, db.as_ref(), filter),
         // zipdb has no stored routines, triggers or events: their lists are empty, so that
         // tools that ask (mysqldump --routines, --triggers, --events) go on.

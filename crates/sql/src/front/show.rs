@@ -57,13 +57,17 @@ pub(crate) enum Show {
     Variables(Filter),
     /// [GLOBAL | SESSION | LOCAL] STATUS.
     Status(Filter),
-    /// WARNINGS | ERRORS [LIMIT [offset,] count]: both list the session's diagnostics.
+    /// WARNINGS | ERRORS [LIMIT [offset,] count]: the last statement's conditions, or only
+    /// its errors.
     Warnings {
+        errors_only: bool,
         offset: u64,
         count: Option<u64>,
     },
     /// COUNT(*) WARNINGS | ERRORS.
-    WarningCount,
+    WarningCount {
+        errors_only: bool,
+    },
     /// TABLE STATUS [FROM|IN db].
     TableStatus {
         db: Option<String>,
@@ -280,17 +284,21 @@ impl Grammar<'_, '_> {
             },
             "VARIABLES" => Show::Variables(self.filter()?),
             "STATUS" => Show::Status(self.filter()?),
-            "WARNINGS" | "ERRORS" => self.warnings()?,
+            "WARNINGS" => self.warnings(false)?,
+            "ERRORS" => self.warnings(true)?,
             "COUNT" => {
                 for t in [Token::LParen, Token::Mul, Token::RParen] {
                     if !self.p.consume_token(&t) {
                         return self.fail(&t.to_string());
                     }
                 }
-                if !(self.word("WARNINGS") || self.word("ERRORS")) {
+                if self.word("WARNINGS") {
+                    Show::WarningCount { errors_only: false }
+                } else if self.word("ERRORS") {
+                    Show::WarningCount { errors_only: true }
+                } else {
                     return self.fail("WARNINGS or ERRORS");
                 }
-                Show::WarningCount
             }
             "TABLE" => {
                 self.expect_word("STATUS")?;
@@ -349,9 +357,10 @@ impl Grammar<'_, '_> {
     }
 
     /// `[LIMIT [offset,] count | LIMIT count OFFSET offset]`.
-    fn warnings(&mut self) -> Result<Show, SqlError> {
+    fn warnings(&mut self, errors_only: bool) -> Result<Show, SqlError> {
         if !self.p.parse_keyword(Keyword::LIMIT) {
             return Ok(Show::Warnings {
+                errors_only,
                 offset: 0,
                 count: None,
             });
@@ -366,6 +375,7 @@ impl Grammar<'_, '_> {
             (0, first)
         };
         Ok(Show::Warnings {
+            errors_only,
             offset,
             count: Some(count),
         })
@@ -541,6 +551,7 @@ mod tests {
             (
                 "SHOW WARNINGS",
                 Show::Warnings {
+                    errors_only: false,
                     offset: 0,
                     count: None,
                 },
@@ -548,6 +559,7 @@ mod tests {
             (
                 "SHOW ERRORS LIMIT 5",
                 Show::Warnings {
+                    errors_only: true,
                     offset: 0,
                     count: Some(5),
                 },
@@ -555,6 +567,7 @@ mod tests {
             (
                 "SHOW WARNINGS LIMIT 2, 3",
                 Show::Warnings {
+                    errors_only: false,
                     offset: 2,
                     count: Some(3),
                 },
@@ -562,12 +575,19 @@ mod tests {
             (
                 "SHOW WARNINGS LIMIT 3 OFFSET 2",
                 Show::Warnings {
+                    errors_only: false,
                     offset: 2,
                     count: Some(3),
                 },
             ),
-            ("SHOW COUNT(*) WARNINGS", Show::WarningCount),
-            ("show count ( * ) errors", Show::WarningCount),
+            (
+                "SHOW COUNT(*) WARNINGS",
+                Show::WarningCount { errors_only: false },
+            ),
+            (
+                "show count ( * ) errors",
+                Show::WarningCount { errors_only: true },
+            ),
             (
                 "SHOW TABLE STATUS",
                 Show::TableStatus {

@@ -418,8 +418,8 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "information_schema_stats_expiry" => int(0),
         "max_execution_time" => int(sess.limits.max_execution_time_ms as i64),
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
-        "warning_count" => int(sess.warnings.len() as i64),
-        "error_count" => int(0),
+        "warning_count" => int(sess.condition_count() as i64),
+        "error_count" => int(sess.error_count() as i64),
         "sql_auto_is_null" | "sql_safe_updates" | "unique_checks" | "foreign_key_checks"
         | "sql_notes" | "sql_warnings" | "big_tables" | "sql_big_selects" | "profiling"
         | "sql_log_bin" => int(1),

@@ -43,6 +43,10 @@ impl Session {
     pub fn query(&mut self, sql: &str) -> Vec<Result<Outcome, SqlError>> {
         self.begin_command("Query", sql);
         let r = crate::front::depth::with_statement_stack(|| self.query_inner(sql));
+        // The first error ends the list; it becomes the session's diagnostics.
+        if let Some(Err(e)) = r.last() {
+            self.note_failure(e);
+        }
         self.end_command();
         r
     }
@@ -83,7 +87,18 @@ impl Session {
         match crate::front::parse_one(sql)? {
             // These run outside a statement's limits (no deadline, no memory charge, warnings
             // left to each), as before the typed front end: P1 changed no behaviour of theirs.
-            Statement::Show(stmt) => show::show(self, &stmt),
+            Statement::Show(stmt) => {
+                // SHOW WARNINGS/ERRORS read the diagnostics; every other SHOW reads tables
+                // (information_schema's, in MariaDB) and so clears them.
+                if !matches!(
+                    stmt,
+                    crate::front::show::Show::Warnings { .. }
+                        | crate::front::show::Show::WarningCount { .. }
+                ) {
+                    self.clear_diag();
+                }
+                show::show(self, &stmt)
+            }
             Statement::Account(stmt) => crate::admin::user::run(self, stmt),
             Statement::Compat(c) => self.compat(c),
             stmt => {
@@ -129,9 +144,13 @@ impl Session {
         plan: Option<(&PlanRoot, &[usize])>,
         params: &[Value],
     ) -> Result<Outcome, SqlError> {
-        if !matches!(stmt, Statement::Ddl(ast::Statement::ShowVariable { .. })) {
-            self.warnings.clear();
-            self.warnings_dropped = 0;
+        // As MariaDB: a statement that uses tables clears the last statement's conditions; one
+        // that uses none (`SELECT @@warning_count`, SET, COMMIT) keeps them until it raises
+        // one of its own.
+        match stmt {
+            Statement::Ddl(ast::Statement::ShowVariable { .. }) => {}
+            s if uses_tables(s) => self.clear_diag(),
+            _ => self.diag_stale = true,
         }
         match stmt {
             Statement::Dml(stmt) => {
@@ -442,6 +461,9 @@ impl Session {
             ),
             DmlKind::Insert | DmlKind::Delete => String::new(),
         };
+        if !n.warns.is_empty() {
+            self.fresh_diag();
+        }
         for (level, kind, message) in n.warns {
             self.warnings.push(Warning {
                 level,
@@ -634,10 +656,15 @@ impl Session {
         self.warnings_shown = false;
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         let Some(mut p) = self.prepared.remove(&id) else {
-            return Err(SqlError::unknown_stmt(id));
+            let e = SqlError::unknown_stmt(id);
+            self.note_failure(&e);
+            return Err(e);
         };
         self.begin_command("Execute", &p.sql);
         let r = crate::front::depth::with_statement_stack(|| self.execute_prepared(&mut p, params));
+        if let Err(e) = &r {
+            self.note_failure(e);
+        }
         self.end_command();
         self.prepared.insert(id, p);
         r
@@ -702,4 +729,18 @@ enum DmlKind {
     Insert,
     Update,
     Delete,
+}
+
+/// Whether a statement names a table anywhere (MariaDB's "all_tables"): one that does not
+/// leaves the previous statement's diagnostics in place.
+fn uses_tables(stmt: &Statement) -> bool {
+    fn names_a_table<V: ast::Visit>(v: &V) -> bool {
+        ast::visit_relations(v, |_| std::ops::ControlFlow::Break(())).is_break()
+    }
+    match stmt {
+        Statement::Dml(s) => names_a_table(s),
+        Statement::Set(s) => names_a_table(s),
+        Statement::Txn(_) | Statement::Use(_) | Statement::Kill { .. } => false,
+        _ => true,
+    }
 }
