@@ -82,7 +82,8 @@ fn lists_and_their_filters() {
     assert_eq!(col(&q(&mut s, "SHOW STORAGE ENGINES"), 0), ["zipdb"]);
     assert_eq!(q(&mut s, "SHOW COLLATION LIKE 'utf8mb4%'").len(), 1);
     assert!(q(&mut s, "SHOW COLLATION LIKE 'latin1%'").is_empty());
-    assert_eq!(q(&mut s, "SHOW CHARACTER SET WHERE Charset = 'x'").len(), 1);
+    assert!(q(&mut s, "SHOW CHARACTER SET WHERE Charset = 'x'").is_empty());
+    assert_eq!(q(&mut s, "SHOW CHARSET WHERE Charset = 'utf8mb4'").len(), 1);
     assert!(q(&mut s, "SHOW CHARSET LIKE 'latin1'").is_empty());
 }
 
@@ -97,12 +98,54 @@ fn warnings_limit_and_count() {
     let all = q(&mut s, "SHOW WARNINGS");
     assert_eq!(all.len(), 3, "{all:?}");
     assert_eq!(q(&mut s, "SHOW COUNT(*) WARNINGS"), [["3"]]);
-    assert_eq!(q(&mut s, "SHOW ERRORS LIMIT 1"), all[..1]);
+    assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 1"), all[..1]);
     assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 1, 1"), all[1..2]);
     assert_eq!(q(&mut s, "SHOW WARNINGS LIMIT 5 OFFSET 2"), all[2..]);
     assert!(q(&mut s, "SHOW WARNINGS LIMIT 0").is_empty());
-    // SHOW leaves the warnings for the next SHOW.
-    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["3"]]);
+    // SHOW leaves the warnings for the next SHOW; none of them is an error.
+    assert_eq!(q(&mut s, "SHOW COUNT(*) WARNINGS"), [["3"]]);
+    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["0"]]);
+    assert!(q(&mut s, "SHOW ERRORS").is_empty());
+}
+
+/// A failed statement's error is its diagnostics, as in MySQL: SHOW WARNINGS and SHOW ERRORS
+/// list it, the counts are 1, and the next statement clears it.
+#[test]
+fn a_failed_statement_leaves_its_error() {
+    let f = fixture("show-failure");
+    let mut s = session(&f);
+    q(&mut s, "SELECT CAST('1a' AS SIGNED)");
+    for sql in [
+        "SELECT * FROM nope",
+        "SELEKT 1",
+        // Strict mode escalates the 1366 warning to an error.
+        "INSERT INTO t VALUES (1, 'x', 'c')",
+    ] {
+        let (code, message) = err(&mut s, sql);
+        let want = vec![vec!["Error".to_string(), code.to_string(), message]];
+        assert_eq!(q(&mut s, "SHOW WARNINGS"), want, "{sql}");
+        assert_eq!(q(&mut s, "SHOW ERRORS"), want, "{sql}");
+        assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["1"]], "{sql}");
+        assert_eq!(q(&mut s, "SHOW COUNT(*) WARNINGS"), [["1"]], "{sql}");
+    }
+    // A statement without tables keeps it (as MariaDB does); one with tables clears it.
+    q(&mut s, "SELECT 1");
+    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["1"]]);
+    q(&mut s, "SELECT * FROM t");
+    assert!(q(&mut s, "SHOW WARNINGS").is_empty());
+    // A prepared statement's failure too, and an unknown statement id.
+    let id = s
+        .prepare("INSERT INTO t VALUES (?, 1, 'c')")
+        .expect("prepare")
+        .id;
+    let one = [zipdb_sql::Value::Int(1)];
+    assert!(s.execute(id, &one).is_ok());
+    let dup = s.execute(id, &one).expect_err("duplicate key");
+    assert_eq!(dup.code(), 1062);
+    assert_eq!(q(&mut s, "SHOW ERRORS")[0][1], "1062");
+    assert!(s.execute(id + 100, &one).is_err());
+    assert_eq!(q(&mut s, "SHOW ERRORS")[0][1], "1243");
+    assert_eq!(q(&mut s, "SHOW COUNT(*) ERRORS"), [["1"]]);
 }
 
 #[test]
@@ -116,10 +159,23 @@ fn malformed_and_unsupported_forms() {
         ("SHOW COLUMNS t", 1064, "near 't' at line 1"),
         ("SHOW\nPROCESSLIST\nx", 1064, "near 'x' at line 3"),
         (
-            "SHOW TABLES WHERE Tables_in_d = 't'",
-            1235,
-            "SHOW ... WHERE",
+            "SHOW TABLES WHERE nope = 't'",
+            1054,
+            "Unknown column 'nope' in 'where clause'",
         ),
+        (
+            "SHOW TABLES WHERE x.Tables_in_d = 't'",
+            1054,
+            "'x.Tables_in_d'",
+        ),
+        (
+            "SHOW TABLES WHERE Tables_in_d IN (SELECT 1)",
+            1235,
+            "subqueries",
+        ),
+        ("DESCRIBE nope", 1146, "d.nope"),
+        ("DESCRIBE t c junk", 1064, "near 'junk' at line 1"),
+        ("DESCRIBE", 1064, "at line 1"),
         ("SHOW GRANTS", 1235, "'SHOW GRANTS'"),
         ("SHOW CREATE VIEW v", 1235, "'SHOW CREATE VIEW'"),
         ("SHOW COLUMNS FROM nope", 1146, "d.nope"),
@@ -132,4 +188,91 @@ fn malformed_and_unsupported_forms() {
     let mut none = f.inst.session("root", 2);
     assert_eq!(err(&mut none, "SHOW TABLES").0, 1046);
     assert_eq!(err(&mut none, "SHOW INDEX FROM t").0, 1046);
+}
+
+/// WHERE is evaluated over the SHOW's own result columns, by label in any case (before, it
+/// was refused on most forms and ignored on INDEX).
+#[test]
+fn where_filters_the_result_rows() {
+    let f = fixture("show-where");
+    let mut s = session(&f);
+    assert_eq!(q(&mut s, "SHOW TABLES WHERE Tables_in_d = 't2'"), [["t2"]]);
+    assert_eq!(
+        q(
+            &mut s,
+            "SHOW FULL TABLES WHERE table_type = 'BASE TABLE' AND tables_in_d LIKE 't%'"
+        )
+        .len(),
+        2
+    );
+    assert_eq!(
+        q(&mut s, "SHOW DATABASES WHERE `Database` IN ('d', 'nope')"),
+        [["d"]]
+    );
+    let cols = q(
+        &mut s,
+        "SHOW COLUMNS FROM t WHERE `Null` = 'NO' OR Field = 'c'",
+    );
+    assert_eq!(col(&cols, 0), ["id", "k", "c"]);
+    let cols = q(&mut s, "SHOW COLUMNS FROM t WHERE `Key` = 'PRI'");
+    assert_eq!(col(&cols, 0), ["id"]);
+    let ix = q(&mut s, "SHOW INDEX FROM t WHERE Key_name = 'PRIMARY'");
+    assert_eq!(col(&ix, 2), ["PRIMARY"]);
+    assert!(q(&mut s, "SHOW KEYS FROM t WHERE Non_unique = 5").is_empty());
+    // Connector/J 5.x asks for its variables this way.
+    let vars = q(
+        &mut s,
+        "SHOW VARIABLES WHERE Variable_name = 'autocommit' OR Variable_name = 'max_allowed_packet'",
+    );
+    assert_eq!(col(&vars, 0), ["autocommit", "max_allowed_packet"]);
+    // Booleans print as ON/OFF, as in MariaDB; @@autocommit stays a number.
+    assert_eq!(vars[0][1], "ON");
+    q(&mut s, "SET autocommit = 0");
+    assert_eq!(
+        q(
+            &mut s,
+            "SHOW VARIABLES WHERE Variable_name = 'autocommit' AND Value = 'OFF'"
+        )
+        .len(),
+        1
+    );
+    assert_eq!(q(&mut s, "SELECT @@autocommit"), [["0"]]);
+    q(&mut s, "SET autocommit = 1");
+    assert_eq!(
+        q(&mut s, "SHOW SESSION STATUS WHERE variable_name = 'Uptime'").len(),
+        1
+    );
+    assert_eq!(
+        col(&q(&mut s, "SHOW TABLE STATUS WHERE Name = 't'"), 0),
+        ["t"]
+    );
+    // NULL and false both leave a row out; an expression over several columns works.
+    assert!(q(&mut s, "SHOW TABLES WHERE NULL").is_empty());
+    assert_eq!(q(&mut s, "SHOW TABLES WHERE 1 = 1").len(), 2);
+    assert_eq!(
+        q(
+            &mut s,
+            "SHOW COLUMNS FROM t WHERE CONCAT(Field, Type) LIKE 'k%int%'"
+        )
+        .len(),
+        1
+    );
+}
+
+/// `DESCRIBE t`, `DESC t`, `EXPLAIN t` are SHOW COLUMNS (before, 1235).
+#[test]
+fn describe_is_show_columns() {
+    let f = fixture("show-describe");
+    let mut s = session(&f);
+    let cols = q(&mut s, "SHOW COLUMNS FROM t");
+    assert_eq!(q(&mut s, "DESCRIBE t"), cols);
+    assert_eq!(q(&mut s, "desc d.t;"), cols);
+    assert_eq!(q(&mut s, "EXPLAIN `t`"), cols);
+    assert_eq!(q(&mut s, "/* c */ DESCRIBE t"), cols);
+    assert_eq!(col(&q(&mut s, "DESCRIBE t k"), 0), ["k"]);
+    assert_eq!(col(&q(&mut s, "DESCRIBE t '%d'"), 0), ["id"]);
+    // EXPLAIN of a statement is still EXPLAIN.
+    let plan = q(&mut s, "EXPLAIN SELECT * FROM t WHERE id = 1");
+    assert_eq!(plan.len(), 1, "{plan:?}");
+    assert_ne!(plan, cols);
 }

@@ -30,7 +30,7 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
                 let v = sess.sysvar(name)?;
                 r.push(vec![
                     s(&name.to_ascii_uppercase()),
-                    s(&v.to_string_lossy().unwrap_or_default()),
+                    s(&crate::instance::vars::shown_value(name, &v)),
                 ]);
             }
             r

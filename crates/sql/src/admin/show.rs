@@ -1,17 +1,20 @@
 //! SHOW statements and system variables.
 //!
 //! SHOW is read by front/show.rs's grammar (the forms are listed on its `Show`) and runs
-//! here. `LIKE 'pattern'` filters where MySQL has it; a `WHERE` is refused (1235) on the
-//! forms that would have to evaluate it, and ignored on the empty lists (FUNCTION/PROCEDURE
-//! STATUS, TRIGGERS, EVENTS) and, as before P2, on INDEX.
+//! here. `LIKE 'pattern'` filters on the form's name column; `WHERE expr` is evaluated over
+//! the result's rows, its names naming the result's columns, as in MySQL (`SHOW VARIABLES
+//! WHERE Variable_name = 'x' OR Value = 'ON'`).
 
 use std::sync::Arc;
+
+use sqlparser::ast;
 
 use crate::admin::processlist::processlist_rows;
 use crate::admin::s;
 use crate::admin::status::status_rows;
 use crate::admin::tables::{column_key, create_table_text, default_text, index_list, TableSizes};
-use crate::expr::like;
+use crate::bind::compile::{Compiler, Scope};
+use crate::expr::{like, Expr};
 use crate::front::show::{Filter, Show, TableRef};
 use crate::instance::session::Session;
 use crate::types::result::{ColumnMeta, Outcome};
@@ -30,17 +33,15 @@ pub(crate) fn rows(names: &[&str], rows: Vec<Vec<Value>>) -> Outcome {
     }
 }
 
-/// The LIKE pattern of a filter that is applied; a WHERE is not evaluated.
+/// The LIKE pattern of a filter; a WHERE is applied to the result by [`show`].
 fn pattern(f: &Filter) -> Result<Option<String>, SqlError> {
     match f {
-        Filter::None => Ok(None),
+        Filter::None | Filter::Where(_) => Ok(None),
         Filter::Like(p) => Ok(Some(p.clone())),
-        Filter::Where => Err(SqlError::unsupported("SHOW ... WHERE")),
     }
 }
 
-/// The one row of a list of one named `name`, unless a LIKE leaves it out. A WHERE is
-/// ignored here, as before P2: clients ask these lists with one and read the single row.
+/// The one row of a list of one named `name`, unless a LIKE leaves it out.
 fn listed(name: &str, f: &Filter, r: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
     match f {
         Filter::Like(p) if !like(name, p, '\\', true) => Vec::new(),
@@ -54,6 +55,88 @@ fn matches(name: &str, pat: &Option<String>) -> bool {
 
 /// Runs a SHOW statement (front/show.rs read it).
 pub(crate) fn show(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
+    let out = rows_of(sess, stmt)?;
+    let filter = match stmt {
+        Show::Databases(f)
+        | Show::Variables(f)
+        | Show::Status(f)
+        | Show::Collation(f)
+        | Show::Charset(f)
+        | Show::Tables { filter: f, .. }
+        | Show::Columns { filter: f, .. }
+        | Show::TableStatus { filter: f, .. }
+        | Show::Index(_, f) => f,
+        _ => &Filter::None,
+    };
+    match (filter, out) {
+        (Filter::Where(e), Outcome::Rows { columns, rows }) => {
+            let rows = where_rows(sess, e, &columns, rows)?;
+            Ok(Outcome::Rows { columns, rows })
+        }
+        (_, out) => Ok(out),
+    }
+}
+
+/// Names in a SHOW's WHERE: the result's columns, by label, in any letter case.
+struct ResultScope<'a> {
+    columns: &'a [ColumnMeta],
+    vars: &'a dyn Fn(&str) -> Result<Value, SqlError>,
+}
+
+impl Scope for ResultScope<'_> {
+    fn column(&mut self, q: Option<&str>, name: &str) -> Result<Expr, SqlError> {
+        let found = q
+            .is_none()
+            .then(|| {
+                self.columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(name))
+            })
+            .flatten();
+        match found {
+            Some(i) => Ok(Expr::Col(i)),
+            None => {
+                let n = q.map_or_else(|| name.to_string(), |q| format!("{q}.{name}"));
+                Err(SqlError::unknown_column(&n, "where clause"))
+            }
+        }
+    }
+    fn sysvar(&mut self, name: &str) -> Result<Value, SqlError> {
+        (self.vars)(name)
+    }
+}
+
+/// The rows for which `e` is true. The lists are small (one row per variable, table, column
+/// or index), and evaluation is charged and interruptible like any expression's.
+fn where_rows(
+    sess: &Session,
+    e: &ast::Expr,
+    columns: &[ColumnMeta],
+    rows: Vec<Vec<Value>>,
+) -> Result<Vec<Vec<Value>>, SqlError> {
+    let vars = |n: &str| sess.sysvar(n);
+    let mut scope = ResultScope {
+        columns,
+        vars: &vars,
+    };
+    let mut c = Compiler::new();
+    let pred = c.compile(e, &mut scope)?;
+    // A subquery is refused by the scope; a `?` would have no value here.
+    if c.param_count() > 0 {
+        return Err(SqlError::unsupported("placeholders in SHOW ... WHERE"));
+    }
+    let ctx = sess.ctx(&[]);
+    let mut kept = Vec::with_capacity(rows.len());
+    for row in rows {
+        if pred.eval(&row, &ctx)?.truth() == Some(true) {
+            kept.push(row);
+        }
+    }
+    Ok(kept)
+}
+
+/// The result of a SHOW before its WHERE.
+fn rows_of(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
     let inst = sess.inst.clone();
     match stmt {
         Show::Databases(filter) => {
@@ -161,7 +244,7 @@ pub(crate) fn show(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError>
                 ))
             }
         }
-        Show::Index(table) => {
+        Show::Index(table, _) => {
             let t = resolve(sess, table)?;
             let mut r = Vec::new();
             for ix in index_list(&t) {
@@ -245,7 +328,10 @@ pub(crate) fn show(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError>
             for name in crate::instance::vars::variable_names(sess) {
                 if matches(name, &pat) {
                     let v = sess.sysvar(name)?;
-                    r.push(vec![s(name), s(v.to_string_lossy().unwrap_or_default())]);
+                    r.push(vec![
+                        s(name),
+                        s(crate::instance::vars::shown_value(name, &v)),
+                    ]);
                 }
             }
             Ok(rows(&["Variable_name", "Value"], r))
@@ -259,7 +345,11 @@ pub(crate) fn show(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError>
                 .collect();
             Ok(rows(&["Variable_name", "Value"], r))
         }
-        &Show::Warnings { offset, count } => {
+        &Show::Warnings {
+            errors_only,
+            offset,
+            count,
+        } => {
             sess.warnings_shown = true;
             // MariaDB lists max_error_count (64) conditions; the counts still include the rest.
             let first = usize::try_from(offset).unwrap_or(usize::MAX);
@@ -267,6 +357,7 @@ pub(crate) fn show(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError>
             let r = sess
                 .warnings
                 .iter()
+                .filter(|w| !errors_only || w.level == "Error")
                 .take(64)
                 .skip(first)
                 .take(count)
@@ -294,10 +385,17 @@ pub(crate) fn show(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError>
                 rows: r,
             })
         }
-        Show::WarningCount => Ok(Outcome::Rows {
-            columns: Arc::new(vec![ColumnMeta::bigint("@@session.warning_count")]),
-            rows: vec![vec![Value::Int(sess.warnings.len() as i64)]],
-        }),
+        &Show::WarningCount { errors_only } => {
+            sess.warnings_shown = true;
+            let (label, n) = match errors_only {
+                false => ("@@session.warning_count", sess.condition_count()),
+                true => ("@@session.error_count", sess.error_count()),
+            };
+            Ok(Outcome::Rows {
+                columns: Arc::new(vec![ColumnMeta::bigint(label)]),
+                rows: vec![vec![Value::Int(n as i64)]],
+            })
+        }
         Show::TableStatus { db, filter } => table_status(sess, db.as_ref(), filter),
         // zipdb has no stored routines, triggers or events: their lists are empty, so that
         // tools that ask (mysqldump --routines, --triggers, --events) go on.

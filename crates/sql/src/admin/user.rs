@@ -23,7 +23,7 @@ use crate::types::result::Outcome;
 
 /// Runs an account statement (front/account.rs parsed it).
 pub(crate) fn run(s: &mut Session, stmt: UserStmt) -> Result<Outcome, SqlError> {
-    s.warnings.clear();
+    s.clear_diag();
     execute(s, stmt)
 }
 

@@ -19,8 +19,9 @@ use crate::SqlError;
 pub(crate) enum Filter {
     None,
     Like(String),
-    /// The expression is checked for syntax and not kept: no SHOW evaluates it yet.
-    Where,
+    /// Evaluated over the SHOW's result rows, its names naming the result's columns
+    /// (admin/show.rs), as MySQL does.
+    Where(Box<sqlparser::ast::Expr>),
 }
 
 /// `FROM|IN [db.]table [FROM|IN db]`.
@@ -47,8 +48,8 @@ pub(crate) enum Show {
         table: TableRef,
         filter: Filter,
     },
-    /// INDEX | INDEXES | KEYS; a WHERE is read and, as before P2, not applied.
-    Index(TableRef),
+    /// INDEX | INDEXES | KEYS [FROM|IN db] [WHERE expr].
+    Index(TableRef, Filter),
     CreateTable(TableRef),
     /// CREATE DATABASE | SCHEMA [IF NOT EXISTS].
     CreateDatabase(String),
@@ -56,13 +57,17 @@ pub(crate) enum Show {
     Variables(Filter),
     /// [GLOBAL | SESSION | LOCAL] STATUS.
     Status(Filter),
-    /// WARNINGS | ERRORS [LIMIT [offset,] count]: both list the session's diagnostics.
+    /// WARNINGS | ERRORS [LIMIT [offset,] count]: the last statement's conditions, or only
+    /// its errors.
     Warnings {
+        errors_only: bool,
         offset: u64,
         count: Option<u64>,
     },
     /// COUNT(*) WARNINGS | ERRORS.
-    WarningCount,
+    WarningCount {
+        errors_only: bool,
+    },
     /// TABLE STATUS [FROM|IN db].
     TableStatus {
         db: Option<String>,
@@ -87,18 +92,25 @@ pub(crate) enum Show {
 
 /// The SHOW statement `sql` holds, when it is one (decided on its first word); an error when
 /// it is malformed (1064, quoted from where reading stopped) or a form zipdb lacks (1235).
+/// `DESCRIBE`, `DESC` and `EXPLAIN` followed by a table name are `SHOW COLUMNS` (MySQL's
+/// `DESCRIBE t [column | 'pattern']`); followed by a statement they are left to the parser.
 pub(crate) fn parse(sql: &str) -> Option<Result<Show, SqlError>> {
-    // Most statements are not SHOW: decided on the first word, before any token is made.
+    // Most statements are neither: decided on the first word, before any token is made.
     let text = sql.trim_start();
-    let head = text.get(..4)?;
-    let word_goes_on = text[4..]
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$');
-    if !head.eq_ignore_ascii_case("SHOW") || word_goes_on {
-        return None;
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(text.len());
+    let head = &text[..end];
+    if head.eq_ignore_ascii_case("SHOW") {
+        return Some(crate::front::parse::on_parse_stack(sql.len(), || read(sql)));
     }
-    Some(crate::front::parse::on_parse_stack(sql.len(), || read(sql)))
+    if ["DESCRIBE", "DESC", "EXPLAIN"]
+        .iter()
+        .any(|w| head.eq_ignore_ascii_case(w))
+    {
+        return crate::front::parse::on_parse_stack(sql.len(), || describe(sql)).transpose();
+    }
+    None
 }
 
 fn read(sql: &str) -> Result<Show, SqlError> {
@@ -107,6 +119,53 @@ fn read(sql: &str) -> Result<Show, SqlError> {
     let show = g.statement()?;
     g.end()?;
     Ok(show)
+}
+
+/// What follows `EXPLAIN`/`DESCRIBE` when it explains a statement rather than naming a table.
+const EXPLAINED: [&str; 11] = [
+    "SELECT",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "REPLACE",
+    "WITH",
+    "FORMAT",
+    "EXTENDED",
+    "PARTITIONS",
+    "ANALYZE",
+    "VALUES",
+];
+
+/// `DESCRIBE [db.]table [column | 'pattern']` as SHOW COLUMNS; `Ok(None)` when the statement
+/// explains a query instead.
+fn describe(sql: &str) -> Result<Option<Show>, SqlError> {
+    let mut p = grammar::parser(grammar::tokens(sql)?);
+    let mut g = Grammar::new(&mut p, sql);
+    g.p.next_token(); // DESCRIBE | DESC | EXPLAIN
+    let explains = match &g.p.peek_token_ref().token {
+        Token::Word(w) if w.quote_style.is_none() => {
+            EXPLAINED.contains(&w.value.to_ascii_uppercase().as_str())
+        }
+        Token::Word(_) => false,
+        _ => true,
+    };
+    if explains {
+        return Ok(None);
+    }
+    let table = g.qualified()?;
+    let filter = match &g.p.peek_token_ref().token {
+        // A column name matches as a LIKE pattern too, as in MySQL (`DESCRIBE t a%` is not
+        // valid, `DESCRIBE t 'a%'` is).
+        Token::Word(_) => Filter::Like(g.name()?),
+        Token::SingleQuotedString(_) | Token::DoubleQuotedString(_) => Filter::Like(g.string()?),
+        _ => Filter::None,
+    };
+    g.end()?;
+    Ok(Some(Show::Columns {
+        full: false,
+        table,
+        filter,
+    }))
 }
 
 /// The SHOW forms, on the shared grammar's helpers.
@@ -158,8 +217,8 @@ impl Grammar<'_, '_> {
             return self.string().map(Filter::Like);
         }
         if self.p.parse_keyword(Keyword::WHERE) {
-            self.p.parse_expr().map_err(|e| syntax(self.sql, &e))?;
-            return Ok(Filter::Where);
+            let e = self.p.parse_expr().map_err(|e| syntax(self.sql, &e))?;
+            return Ok(Filter::Where(Box::new(e)));
         }
         Ok(Filter::None)
     }
@@ -205,8 +264,7 @@ impl Grammar<'_, '_> {
             "COLUMNS" | "FIELDS" => self.columns(false)?,
             "INDEX" | "INDEXES" | "KEYS" => {
                 let t = self.table_in()?;
-                self.filter()?;
-                Show::Index(t)
+                Show::Index(t, self.filter()?)
             }
             "CREATE" => match self.peek_word().as_deref() {
                 Some("TABLE") => {
@@ -226,17 +284,21 @@ impl Grammar<'_, '_> {
             },
             "VARIABLES" => Show::Variables(self.filter()?),
             "STATUS" => Show::Status(self.filter()?),
-            "WARNINGS" | "ERRORS" => self.warnings()?,
+            "WARNINGS" => self.warnings(false)?,
+            "ERRORS" => self.warnings(true)?,
             "COUNT" => {
                 for t in [Token::LParen, Token::Mul, Token::RParen] {
                     if !self.p.consume_token(&t) {
                         return self.fail(&t.to_string());
                     }
                 }
-                if !(self.word("WARNINGS") || self.word("ERRORS")) {
+                if self.word("WARNINGS") {
+                    Show::WarningCount { errors_only: false }
+                } else if self.word("ERRORS") {
+                    Show::WarningCount { errors_only: true }
+                } else {
                     return self.fail("WARNINGS or ERRORS");
                 }
-                Show::WarningCount
             }
             "TABLE" => {
                 self.expect_word("STATUS")?;
@@ -295,9 +357,10 @@ impl Grammar<'_, '_> {
     }
 
     /// `[LIMIT [offset,] count | LIMIT count OFFSET offset]`.
-    fn warnings(&mut self) -> Result<Show, SqlError> {
+    fn warnings(&mut self, errors_only: bool) -> Result<Show, SqlError> {
         if !self.p.parse_keyword(Keyword::LIMIT) {
             return Ok(Show::Warnings {
+                errors_only,
                 offset: 0,
                 count: None,
             });
@@ -312,6 +375,7 @@ impl Grammar<'_, '_> {
             (0, first)
         };
         Ok(Show::Warnings {
+            errors_only,
             offset,
             count: Some(count),
         })
@@ -355,6 +419,42 @@ mod tests {
         Filter::Like(p.into())
     }
 
+    fn where_(e: &str) -> Filter {
+        let mut p = grammar::parser(grammar::tokens(e).unwrap());
+        Filter::Where(Box::new(p.parse_expr().unwrap()))
+    }
+
+    #[test]
+    fn describe_names_a_table_or_explains_a_statement() {
+        let cols = |db: Option<&str>, table: &str, filter| Show::Columns {
+            full: false,
+            table: t(db, table),
+            filter,
+        };
+        for (sql, want) in [
+            ("DESCRIBE t", cols(None, "t", Filter::None)),
+            ("desc d.t", cols(Some("d"), "t", Filter::None)),
+            ("EXPLAIN `select`", cols(None, "select", Filter::None)),
+            ("DESCRIBE t c;", cols(None, "t", like("c"))),
+            ("DESC `d`.`t` 'a%'", cols(Some("d"), "t", like("a%"))),
+        ] {
+            assert_eq!(show(sql), want, "{sql}");
+        }
+        for sql in [
+            "EXPLAIN SELECT 1",
+            "explain format=json select 1",
+            "DESCRIBE UPDATE t SET a = 1",
+            "EXPLAIN (SELECT 1)",
+            "EXPLAIN EXTENDED SELECT 1",
+            "DESCRIBEx t",
+        ] {
+            assert!(parse(sql).is_none(), "{sql}");
+        }
+        assert_eq!(error("DESCRIBE t c d").0, 1064);
+        // Nothing after it: left to the parser, which refuses it.
+        assert!(parse("DESCRIBE").is_none());
+    }
+
     #[test]
     fn other_statements_are_not_read() {
         for sql in [
@@ -377,7 +477,7 @@ mod tests {
             ("show schemas like 'a%'", Show::Databases(like("a%"))),
             (
                 "SHOW DATABASES WHERE `Database` = 'x'",
-                Show::Databases(Filter::Where),
+                Show::Databases(where_("`Database` = 'x'")),
             ),
             (
                 "SHOW TABLES",
@@ -419,11 +519,14 @@ mod tests {
                     filter: Filter::None,
                 },
             ),
-            ("SHOW INDEX FROM t", Show::Index(t(None, "t"))),
-            ("SHOW INDEXES IN t IN d", Show::Index(t(Some("d"), "t"))),
+            ("SHOW INDEX FROM t", Show::Index(t(None, "t"), Filter::None)),
+            (
+                "SHOW INDEXES IN t IN d",
+                Show::Index(t(Some("d"), "t"), Filter::None),
+            ),
             (
                 "SHOW KEYS FROM `d`.`t` WHERE Key_name = 'PRIMARY'",
-                Show::Index(t(Some("d"), "t")),
+                Show::Index(t(Some("d"), "t"), where_("Key_name = 'PRIMARY'")),
             ),
             ("SHOW CREATE TABLE t", Show::CreateTable(t(None, "t"))),
             (
@@ -448,6 +551,7 @@ mod tests {
             (
                 "SHOW WARNINGS",
                 Show::Warnings {
+                    errors_only: false,
                     offset: 0,
                     count: None,
                 },
@@ -455,6 +559,7 @@ mod tests {
             (
                 "SHOW ERRORS LIMIT 5",
                 Show::Warnings {
+                    errors_only: true,
                     offset: 0,
                     count: Some(5),
                 },
@@ -462,6 +567,7 @@ mod tests {
             (
                 "SHOW WARNINGS LIMIT 2, 3",
                 Show::Warnings {
+                    errors_only: false,
                     offset: 2,
                     count: Some(3),
                 },
@@ -469,12 +575,19 @@ mod tests {
             (
                 "SHOW WARNINGS LIMIT 3 OFFSET 2",
                 Show::Warnings {
+                    errors_only: false,
                     offset: 2,
                     count: Some(3),
                 },
             ),
-            ("SHOW COUNT(*) WARNINGS", Show::WarningCount),
-            ("show count ( * ) errors", Show::WarningCount),
+            (
+                "SHOW COUNT(*) WARNINGS",
+                Show::WarningCount { errors_only: false },
+            ),
+            (
+                "show count ( * ) errors",
+                Show::WarningCount { errors_only: true },
+            ),
             (
                 "SHOW TABLE STATUS",
                 Show::TableStatus {
@@ -504,7 +617,7 @@ mod tests {
             ("SHOW CHARSET", Show::Charset(Filter::None)),
             (
                 "SHOW CHARACTER SET WHERE Charset = 'x'",
-                Show::Charset(Filter::Where),
+                Show::Charset(where_("Charset = 'x'")),
             ),
         ];
         for (sql, want) in cases {

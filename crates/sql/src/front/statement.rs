@@ -10,7 +10,7 @@ use sqlparser::ast;
 
 use crate::front::account::UserStmt;
 use crate::front::optimize::TableName;
-use crate::front::show::Show;
+use crate::front::show::{Filter, Show, TableRef};
 use crate::SqlError;
 
 /// A parsed statement.
@@ -102,6 +102,33 @@ impl Statement {
                 _ => Statement::Unsupported("this USE"),
             },
             S::Explain { statement, .. } => Statement::Explain(statement),
+            // `DESCRIBE t` that front/show.rs did not read first (a comment before it).
+            S::ExplainTable {
+                hive_format: None,
+                table_name,
+                ..
+            } => {
+                let mut parts = table_name.0.iter().map(|p| match p.as_ident() {
+                    Some(i) => i.value.clone(),
+                    None => p.to_string(),
+                });
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some(table), None, None) => Statement::Show(Show::Columns {
+                        full: false,
+                        table: TableRef { db: None, table },
+                        filter: Filter::None,
+                    }),
+                    (Some(db), Some(table), None) => Statement::Show(Show::Columns {
+                        full: false,
+                        table: TableRef {
+                            db: Some(db),
+                            table,
+                        },
+                        filter: Filter::None,
+                    }),
+                    _ => Statement::Unsupported("this DESCRIBE"),
+                }
+            }
             S::Kill { modifier, id } => Statement::Kill {
                 connection: !matches!(modifier, Some(ast::KillType::Query)),
                 id,

@@ -68,6 +68,10 @@ pub struct Session {
     /// The last statement was SHOW WARNINGS/ERRORS: it keeps the list but, as in MySQL,
     /// reports no warnings of its own.
     pub(crate) warnings_shown: bool,
+    /// `warnings` belong to an earlier statement: the running one uses no tables, so, as in
+    /// MariaDB, it did not clear them (`SELECT @@warning_count` reads them) and reports none of
+    /// them as its own. Its first condition replaces them ([`Session::fresh_diag`]).
+    pub(crate) diag_stale: bool,
     /// Boxed: EXECUTE takes a statement out of the map and puts it back, and the parsed
     /// statement inside is large.
     pub(crate) prepared: HashMap<u32, Box<Prepared>>,
@@ -150,6 +154,7 @@ impl Instance {
             warnings: Vec::new(),
             warnings_dropped: 0,
             warnings_shown: false,
+            diag_stale: false,
             prepared: HashMap::new(),
             next_stmt_id: 1,
             multi_statements: true,
@@ -288,16 +293,56 @@ impl Session {
     }
 
     pub fn warning_count(&self) -> u16 {
-        if self.warnings_shown {
+        if self.warnings_shown || self.diag_stale {
             return 0;
         }
         (self.warnings.len() as u64 + self.warnings_dropped).min(65535) as u16
+    }
+
+    /// Conditions the last statement raised (`@@warning_count`): errors, warnings and notes,
+    /// also those beyond the 64 kept for SHOW WARNINGS.
+    pub(crate) fn condition_count(&self) -> u64 {
+        self.warnings.len() as u64 + self.warnings_dropped
+    }
+
+    /// Errors the last statement raised (`@@error_count`): 1 after a failed statement.
+    pub(crate) fn error_count(&self) -> u64 {
+        self.warnings.iter().filter(|w| w.level == "Error").count() as u64
+    }
+
+    /// Makes `e` the diagnostics of the statement it ended, as MySQL does: SHOW WARNINGS and
+    /// SHOW ERRORS list it, `@@error_count` is 1. Warnings raised before it are dropped.
+    pub(crate) fn note_failure(&mut self, e: &SqlError) {
+        self.clear_diag();
+        self.warnings.push(Warning {
+            level: "Error",
+            code: e.code(),
+            message: e.message().to_string(),
+        });
+    }
+
+    /// Starts the running statement's diagnostics afresh.
+    pub(crate) fn clear_diag(&mut self) {
+        self.warnings.clear();
+        self.warnings_dropped = 0;
+        self.diag_stale = false;
+    }
+
+    /// Called before the running statement adds a condition: an earlier statement's are
+    /// dropped first (see `diag_stale`).
+    pub(crate) fn fresh_diag(&mut self) {
+        if self.diag_stale {
+            self.clear_diag();
+        }
     }
 
     /// Moves what the running statement raised so far (expression warnings) into the
     /// session's list; returns how many there were.
     pub(crate) fn take_diag(&mut self) -> u64 {
         let d = crate::types::diag::drain();
+        if d.count > 0 {
+            self.fresh_diag();
+        }
         let room = crate::types::diag::STORED_MAX.saturating_sub(self.warnings.len());
         let kept = d.warnings.len().min(room);
         self.warnings_dropped += d.count - kept as u64;
@@ -306,6 +351,7 @@ impl Session {
     }
 
     pub(crate) fn warn(&mut self, kind: crate::error::ErrorKind, message: impl Into<String>) {
+        self.fresh_diag();
         self.warnings.push(Warning {
             level: "Warning",
             code: kind.code(),
@@ -314,6 +360,7 @@ impl Session {
     }
 
     pub(crate) fn note(&mut self, kind: crate::error::ErrorKind, message: impl Into<String>) {
+        self.fresh_diag();
         self.warnings.push(Warning {
             level: "Note",
             code: kind.code(),

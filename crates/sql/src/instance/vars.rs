@@ -276,6 +276,23 @@ pub(crate) fn variable_names(sess: &Session) -> Vec<&'static str> {
     names
 }
 
+/// A variable's value as SHOW VARIABLES and information_schema's *_VARIABLES print it: a
+/// boolean as `ON`/`OFF`, as MariaDB does (`SELECT @@autocommit` still gives 1).
+pub(crate) fn shown_value(name: &str, v: &Value) -> String {
+    const BOOLEAN: [&str; 5] = [
+        "autocommit",
+        "innodb_snapshot_isolation",
+        "performance_schema",
+        "transaction_read_only",
+        "tx_read_only",
+    ];
+    match v {
+        Value::Int(0) if BOOLEAN.contains(&name) => "OFF".into(),
+        Value::Int(1) if BOOLEAN.contains(&name) => "ON".into(),
+        _ => v.to_string_lossy().unwrap_or_default(),
+    }
+}
+
 /// Names of the variables zipdb's SQL layer itself has.
 const VARIABLES: &[&str] = &[
     "auto_increment_increment",
@@ -401,8 +418,8 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "information_schema_stats_expiry" => int(0),
         "max_execution_time" => int(sess.limits.max_execution_time_ms as i64),
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
-        "warning_count" => int(sess.warnings.len() as i64),
-        "error_count" => int(0),
+        "warning_count" => int(sess.condition_count() as i64),
+        "error_count" => int(sess.error_count() as i64),
         "sql_auto_is_null" | "sql_safe_updates" | "unique_checks" | "foreign_key_checks"
         | "sql_notes" | "sql_warnings" | "big_tables" | "sql_big_selects" | "profiling"
         | "sql_log_bin" => int(1),

@@ -65,7 +65,11 @@ impl Session {
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         let pieces = crate::front::split::split_statements(sql);
         match pieces.as_slice() {
-            [] => sink.end(StatementEnd::Error(&SqlError::empty())),
+            [] => {
+                let e = SqlError::empty();
+                self.note_failure(&e);
+                sink.end(StatementEnd::Error(&e));
+            }
             [_, second, ..] if !self.multi_statements => {
                 // Without CLIENT_MULTI_STATEMENTS, MySQL's parser stops at the `;` and reports
                 // what follows as a syntax error; nothing runs.
@@ -73,6 +77,7 @@ impl Session {
                     .matches('\n')
                     .count();
                 let e = SqlError::syntax(second.trim_start(), line as u64);
+                self.note_failure(&e);
                 sink.end(StatementEnd::Error(&e));
             }
             _ => {
@@ -99,7 +104,18 @@ impl Session {
         match crate::front::parse_one(sql)? {
             // These run outside a statement's limits (no deadline, no memory charge, warnings
             // left to each), as before the typed front end: P1 changed no behaviour of theirs.
-            Statement::Show(stmt) => show::show(self, &stmt).map(Reply::Whole),
+            Statement::Show(stmt) => {
+                // SHOW WARNINGS/ERRORS read the diagnostics; every other SHOW reads tables
+                // (information_schema's, in MariaDB) and so clears them.
+                if !matches!(
+                    stmt,
+                    crate::front::show::Show::Warnings { .. }
+                        | crate::front::show::Show::WarningCount { .. }
+                ) {
+                    self.clear_diag();
+                }
+                show::show(self, &stmt).map(Reply::Whole)
+            }
             Statement::Account(stmt) => crate::admin::user::run(self, stmt).map(Reply::Whole),
             Statement::Compat(c) => self.compat(c).map(Reply::Whole),
             stmt => {
@@ -140,6 +156,8 @@ impl Session {
                 status,
             }),
             Err(e) => {
+                // A failed statement's error is its diagnostics (SHOW WARNINGS/ERRORS).
+                self.note_failure(&e);
                 out.sink.end(StatementEnd::Error(&e));
                 return false;
             }
@@ -212,9 +230,13 @@ impl Session {
         params: &[Value],
         out: &mut Out<'_>,
     ) -> Result<Reply, SqlError> {
-        if !matches!(stmt, Statement::Ddl(ast::Statement::ShowVariable { .. })) {
-            self.warnings.clear();
-            self.warnings_dropped = 0;
+        // As MariaDB: a statement that uses tables clears the last statement's conditions; one
+        // that uses none (`SELECT @@warning_count`, SET, COMMIT) keeps them until it raises
+        // one of its own.
+        match stmt {
+            Statement::Ddl(ast::Statement::ShowVariable { .. }) => {}
+            s if uses_tables(s) => self.clear_diag(),
+            _ => self.diag_stale = true,
         }
         let outcome = match stmt {
             Statement::Dml(stmt) => {
@@ -544,6 +566,9 @@ impl Session {
             ),
             DmlKind::Insert | DmlKind::Delete => String::new(),
         };
+        if !n.warns.is_empty() {
+            self.fresh_diag();
+        }
         for (level, kind, message) in n.warns {
             self.warnings.push(Warning {
                 level,
@@ -745,7 +770,9 @@ impl Session {
         self.warnings_shown = false;
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
         let Some(mut p) = self.prepared.remove(&id) else {
-            sink.end(StatementEnd::Error(&SqlError::unknown_stmt(id)));
+            let e = SqlError::unknown_stmt(id);
+            self.note_failure(&e);
+            sink.end(StatementEnd::Error(&e));
             return;
         };
         self.begin_command("Execute", &p.sql);
@@ -839,4 +866,18 @@ enum DmlKind {
     Insert,
     Update,
     Delete,
+}
+
+/// Whether a statement names a table anywhere (MariaDB's "all_tables"): one that does not
+/// leaves the previous statement's diagnostics in place.
+fn uses_tables(stmt: &Statement) -> bool {
+    fn names_a_table<V: ast::Visit>(v: &V) -> bool {
+        ast::visit_relations(v, |_| std::ops::ControlFlow::Break(())).is_break()
+    }
+    match stmt {
+        Statement::Dml(s) => names_a_table(s),
+        Statement::Set(s) => names_a_table(s),
+        Statement::Txn(_) | Statement::Use(_) | Statement::Kill { .. } => false,
+        _ => true,
+    }
 }
