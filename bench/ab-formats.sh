@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Table formats and server flags under sysbench oltp_read_write on /dev/shm, one fresh server
-# per run, runs interleaved: what "Leaf views" in docs/BENCHMARKS.md used.
-# usage: [ROUNDS=2] [SECS=20] [POOL_MB=128] [ROWS=10000] bench/ab-formats.sh ZIPDB \
+# Table formats and server flags under sysbench oltp_read_write, one fresh server per run, runs
+# interleaved: what "Leaf views" in docs/BENCHMARKS.md used. DIR is where the data directories
+# go (default /dev/shm; for a real disk pass a directory on it and `--direct-io` in the flags).
+# usage: [ROUNDS=2] [SECS=20] [POOL_MB=128] [ROWS=10000] [DIR=/dev/shm] bench/ab-formats.sh ZIPDB \
 #          "LABEL:FORMAT[:server flags]" ...
 # e.g.   bench/ab-formats.sh target/release/zipdb none:none fsst:fsst "fsst_views:fsst:--leaf-views"
 # Prints one line per run: label, transactions per second, and the server's Zipdb_pool_views_*
@@ -9,9 +10,10 @@
 set -euo pipefail
 Z=$1; shift
 ROUNDS=${ROUNDS:-2}; SECS=${SECS:-20}; POOL_MB=${POOL_MB:-128}; ROWS=${ROWS:-10000}
+DIR=${DIR:-/dev/shm}
 run() {
   local label=$1 fmt=$2 flags=$3
-  local dir=/dev/shm/ab-formats-$label port=$((13300 + RANDOM % 500))
+  local dir=$DIR/ab-formats-$label port=$((13300 + RANDOM % 500))
   rm -rf "$dir"; mkdir -p "$dir"
   # shellcheck disable=SC2086
   "$Z" serve --data-dir "$dir" --port $port --pool-mb "$POOL_MB" --flush-policy sync $flags \
