@@ -15,12 +15,14 @@ use crate::bind::env::Env;
 use crate::bind::select::compile_select;
 use crate::catalog::Table;
 use crate::error::ErrorKind;
+use crate::exec;
 use crate::exec::dml::DmlCount;
 use crate::expr::Ctx;
 use crate::front::{Compat, Statement, Txn};
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
 use crate::instance::txn::isolation_of;
 use crate::plan::dml::{Plan, PlanRoot};
+use crate::plan::select::SelectPlan;
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
@@ -33,6 +35,8 @@ use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
 // The shadow check exists in debug builds only.
 #[cfg(all(test, debug_assertions))]
 mod shadow_tests;
+#[cfg(test)]
+mod stream_tests;
 
 /// What COM_STMT_PREPARE answers.
 #[derive(Debug, Clone)]
@@ -189,6 +193,35 @@ impl Session {
                 return Err(self.process.interrupt.error());
             }
             sink.row(&row).map_err(closed)?;
+        }
+        Ok(())
+    }
+
+    /// Pulls a streamable plan's rows from its operators and pushes each to `sink` at once:
+    /// the result is never held, so it is not charged to the statement's memory. The columns
+    /// wait for the first row, so that an error found before it (the first rows' filter, a
+    /// bad LIMIT) is answered alone, as on the buffered path. KILL is looked at every 256
+    /// rows sent, besides the operators' own checks.
+    fn stream(
+        &self,
+        plan: &SelectPlan,
+        txn: Option<&zipdb_engine::Transaction>,
+        ctx: &Ctx,
+        head: Status,
+        sink: &mut dyn ResultSink,
+    ) -> Result<(), SqlError> {
+        let mut op = exec::operator::build(plan, txn, ctx)?;
+        let mut row = Vec::new();
+        let mut more = op.next(ctx, &mut row)?;
+        sink.columns(&plan.columns, head).map_err(closed)?;
+        let mut n = 0u32;
+        while more {
+            sink.row(&row).map_err(closed)?;
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(256) && self.process.interrupt.is_set() {
+                return Err(self.process.interrupt.error());
+            }
+            more = op.next(ctx, &mut row)?;
         }
         Ok(())
     }
@@ -400,9 +433,15 @@ impl Session {
         if let Plan::Select(s) = plan {
             if !s.reads_tables() {
                 let ctx = self.ctx(params);
-                let rows = s.execute(None, &ctx, subs)?;
+                // Its warnings reach the session's list only after the statement, so the
+                // status is the same before and after the rows are computed.
                 let head = self.result_status(out.more);
-                self.send_rows(&s.columns, rows, head, out.sink)?;
+                if exec::operator::streams(s) {
+                    self.stream(s, None, &ctx, head, out.sink)?;
+                } else {
+                    let rows = s.execute(None, &ctx, subs)?;
+                    self.send_rows(&s.columns, rows, head, out.sink)?;
+                }
                 return Ok(Reply::Sent);
             }
         }
@@ -459,23 +498,26 @@ impl Session {
             killed: Some(&self.process.interrupt),
         };
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
-        let r = match plan {
-            Plan::Select(s) => {
-                s.execute(Some(&mut open.txn), &ctx, subs)
-                    .map(|rows| Outcome::Rows {
-                        columns: s.columns.clone(),
-                        rows,
-                    })
-            }
+        // `None`: the rows went to the sink as they were produced.
+        let r: Result<Option<Outcome>, SqlError> = match plan {
+            Plan::Select(s) if exec::operator::streams(s) => self
+                .stream(s, Some(&open.txn), &ctx, head, out.sink)
+                .map(|()| None),
+            Plan::Select(s) => s.execute(Some(&mut open.txn), &ctx, subs).map(|rows| {
+                Some(Outcome::Rows {
+                    columns: s.columns.clone(),
+                    rows,
+                })
+            }),
             Plan::Insert(p) => p
                 .execute(&mut open.txn, &ctx, subs)
-                .map(|n| self.dml_outcome(n, DmlKind::Insert)),
+                .map(|n| Some(self.dml_outcome(n, DmlKind::Insert))),
             Plan::Update(p) => p
                 .execute(&mut open.txn, &ctx, subs)
-                .map(|n| self.dml_outcome(n, DmlKind::Update)),
+                .map(|n| Some(self.dml_outcome(n, DmlKind::Update))),
             Plan::Delete(p) => p
                 .execute(&mut open.txn, &ctx, subs)
-                .map(|n| self.dml_outcome(n, DmlKind::Delete)),
+                .map(|n| Some(self.dml_outcome(n, DmlKind::Delete))),
         };
         // KILL QUERY during the statement: its result is dropped and its changes undone below,
         // as for any failed statement. (The executor does not look at the flag while it runs,
@@ -507,13 +549,13 @@ impl Session {
             e
         });
         // The rows go out while the statement is still open, so that a client gone (or a
-        // KILL) while they are sent undoes it below. E2 pulls them from the plan's operators
-        // here instead of from a finished Vec.
+        // KILL) while they are sent undoes it below. A streamed plan sent them already.
         let r = match r {
-            Ok(Outcome::Rows { columns, rows }) => self
+            Ok(None) => Ok(Reply::Sent),
+            Ok(Some(Outcome::Rows { columns, rows })) => self
                 .send_rows(&columns, rows, head, out.sink)
                 .map(|()| Reply::Sent),
-            Ok(o) => Ok(Reply::Whole(o)),
+            Ok(Some(o)) => Ok(Reply::Whole(o)),
             Err(e) => Err(e),
         };
         if let Ok(Reply::Whole(Outcome::Done { last_insert_id, .. })) = &r {

@@ -1,0 +1,367 @@
+//! Pull-based operators (docs/design/issue20-sql-engine.md §4.2) for the SELECTs that need no
+//! blocking stage: one table (or none) read along its access path, filtered, cut by
+//! LIMIT/OFFSET and projected, one row at a time. The session pulls the root and hands each
+//! row to its sink at once, so such a result is never held whole. Every other plan still runs
+//! through [`SelectPlan::execute`](crate::plan::select::SelectPlan).
+//!
+//! The operators reproduce `SelectPlan::run` step for step (which rows are read, which
+//! expressions are evaluated and in what order), so that results, warnings and errors stay
+//! what the buffered path gives.
+
+use std::ops::Bound;
+
+use zipdb_engine::{Transaction, TxnScan};
+
+use crate::catalog::Table;
+use crate::exec::keyrange::{as_ref, byte_ranges, KeyRange};
+use crate::exec::{fixed_terms_hold, limit_value};
+use crate::expr::{Ctx, Expr};
+use crate::plan::access::{Access, ColBound};
+use crate::plan::select::SelectPlan;
+use crate::types::value::Value;
+use crate::SqlError;
+
+pub(crate) type Row = Vec<Value>;
+
+/// A source of rows. The caller owns the row buffer: a borrowed-return `next` cannot be
+/// written for a filter that loops over its input without Polonius, and a lent buffer lets
+/// later steps (E8) reuse its capacity.
+pub(crate) trait Operator {
+    /// Fills `out` with the next row; `Ok(false)` when there is none.
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError>;
+}
+
+/// Whether `p` runs as a pipeline of the operators here. Every stage of `SelectPlan::run` that
+/// holds rows rules it out: grouping (and HAVING), DISTINCT, a sort the scan order does not
+/// give, joins, set operations, derived tables; so do subqueries (they need a `SubCtx` over a
+/// shared transaction and may prefill) and FOR UPDATE (it locks every row before reading
+/// any).
+pub(crate) fn streams(p: &SelectPlan) -> bool {
+    #[cfg(test)]
+    if BUFFERED_ONLY.get() {
+        return false;
+    }
+    p.group_by.is_none()
+        && p.having.is_none()
+        && !p.distinct
+        && (p.order.is_empty() || p.ordered_scan.is_some())
+        && p.joins.is_empty()
+        && p.union.is_empty()
+        && p.derived.is_none()
+        && !p.has_sub
+        && !p.for_update
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by the tests that compare the two paths: every plan takes the buffered one.
+    pub(crate) static BUFFERED_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The operator tree of a plan that [`streams`]. LIMIT, OFFSET, the WHERE terms that read no
+/// row and the key ranges are evaluated here, in the order `SelectPlan::run` evaluates them,
+/// so their errors and warnings come before any row.
+pub(crate) fn build<'a>(
+    p: &'a SelectPlan,
+    txn: Option<&'a Transaction>,
+    ctx: &Ctx<'a>,
+) -> Result<Box<dyn Operator + 'a>, SqlError> {
+    let limit = limit_value(&p.limit, ctx)?;
+    let offset = limit_value(&p.offset, ctx)?.unwrap_or(0);
+    // LIMIT 0 evaluates nothing; a false row-independent WHERE term reads no row.
+    let impossible = limit == Some(0)
+        || match &p.filter {
+            Some(f) => !fixed_terms_hold(f, ctx)?,
+            None => false,
+        };
+    let mut op: Box<dyn Operator + 'a> = match &p.table {
+        _ if impossible => Box::new(Empty),
+        None => Box::new(OneRow { done: false }),
+        Some(t) => match t.virt {
+            Some(k) => Box::new(SystemScan {
+                rows: ctx.virtual_of(k)?,
+                at: 0,
+                scanned: 0,
+            }),
+            None => {
+                let txn = txn.ok_or_else(|| SqlError::internal("no transaction for a scan"))?;
+                let reverse = p.ordered_scan == Some(true);
+                Box::new(TableScan::new(txn, t, &p.access, &p.wanted, reverse, ctx)?)
+            }
+        },
+    };
+    if let Some(f) = &p.filter {
+        op = Box::new(Filter {
+            child: op,
+            pred: f,
+            passed: 0,
+        });
+    }
+    if limit.is_some() || offset > 0 {
+        op = Box::new(Limit {
+            child: op,
+            offset,
+            limit,
+            skipped: 0,
+            sent: 0,
+        });
+    }
+    Ok(Box::new(Project {
+        child: op,
+        outputs: &p.outputs,
+        visible: p.visible,
+        src: Vec::new(),
+    }))
+}
+
+/// Every 512th row a scan produces (or a filter passes) looks at KILL and the deadline, as
+/// `SelectPlan::run` does.
+fn tick(n: &mut u32, cx: &Ctx) -> Result<(), SqlError> {
+    *n = n.wrapping_add(1);
+    if n.is_multiple_of(512) {
+        cx.check_killed()?;
+    }
+    Ok(())
+}
+
+/// No rows: LIMIT 0 or an impossible WHERE.
+struct Empty;
+
+impl Operator for Empty {
+    fn next(&mut self, _: &Ctx, _: &mut Row) -> Result<bool, SqlError> {
+        Ok(false)
+    }
+}
+
+/// SELECT without FROM: one empty row.
+struct OneRow {
+    done: bool,
+}
+
+impl Operator for OneRow {
+    fn next(&mut self, _: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        if self.done {
+            return Ok(false);
+        }
+        self.done = true;
+        out.clear();
+        Ok(true)
+    }
+}
+
+/// An `information_schema` table: the rows the session computed before the statement.
+struct SystemScan<'a> {
+    rows: &'a [Vec<Value>],
+    at: usize,
+    scanned: u32,
+}
+
+impl Operator for SystemScan<'_> {
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        let Some(r) = self.rows.get(self.at) else {
+            return Ok(false);
+        };
+        self.at += 1;
+        tick(&mut self.scanned, cx)?;
+        out.clone_from(r);
+        Ok(true)
+    }
+}
+
+/// Which tree a [`TableScan`]'s ranges are keys of.
+enum Keys {
+    /// Whole primary keys: each range is one key, read with a point get.
+    Points,
+    Primary,
+    /// Secondary index `i`: each entry's row is fetched by the primary key it ends with.
+    Index(usize),
+}
+
+/// A table read along its access path, as `scan::scan_rows_from` reads it: PK points, IN
+/// lists and ranges, index ranges with a fetch per entry, or the whole table; forward or
+/// reversed.
+struct TableScan<'a> {
+    txn: &'a Transaction,
+    t: &'a Table,
+    wanted: &'a [bool],
+    reverse: bool,
+    keys: Keys,
+    ranges: Vec<KeyRange>,
+    next_range: usize,
+    it: Option<TxnScan<'a>>,
+    scanned: u32,
+}
+
+impl<'a> TableScan<'a> {
+    fn new(
+        txn: &'a Transaction,
+        t: &'a Table,
+        access: &Access,
+        wanted: &'a [bool],
+        reverse: bool,
+        ctx: &Ctx,
+    ) -> Result<TableScan<'a>, SqlError> {
+        let full = || vec![(Bound::Unbounded, Bound::Unbounded)];
+        let (keys, mut ranges) = match access {
+            Access::None => (Keys::Primary, Vec::new()),
+            Access::Full => (Keys::Primary, full()),
+            Access::Primary(b) => match byte_ranges(b, &t.def.pk, &t.types, &[], ctx)? {
+                Some(r) => {
+                    let points = b.len() == t.def.pk.len()
+                        && b.iter().all(|x| !matches!(x, ColBound::Range(..)));
+                    (if points { Keys::Points } else { Keys::Primary }, r)
+                }
+                None => (Keys::Primary, full()),
+            },
+            Access::Index(i, b) => {
+                let cols = &t.def.indexes[*i].columns;
+                match byte_ranges(b, cols, &t.types, &[], ctx)? {
+                    Some(r) => (Keys::Index(*i), r),
+                    None => (Keys::Primary, full()),
+                }
+            }
+        };
+        if reverse {
+            ranges.reverse();
+        }
+        Ok(TableScan {
+            txn,
+            t,
+            wanted,
+            reverse,
+            keys,
+            ranges,
+            next_range: 0,
+            it: None,
+            scanned: 0,
+        })
+    }
+
+    /// The row an index entry names.
+    fn fetch(&self, i: usize, entry: &[u8]) -> Result<Vec<u8>, SqlError> {
+        let n = self.t.index_prefix_len(i, entry)?;
+        match self.txn.get(&self.t.primary, &entry[n..]) {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(SqlError::corrupt(format!(
+                "index {} of table {}.{} names a row that does not exist",
+                self.t.def.indexes[i].name, self.t.def.db, self.t.def.name
+            ))),
+            Err(e) => Err(SqlError::engine(e)),
+        }
+    }
+}
+
+impl Operator for TableScan<'_> {
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        let eng = SqlError::engine;
+        loop {
+            if let Some(it) = &mut self.it {
+                match it.next() {
+                    Some(kv) => {
+                        let (k, v) = kv.map_err(eng)?;
+                        let v = match self.keys {
+                            Keys::Index(i) => self.fetch(i, &k)?,
+                            Keys::Points | Keys::Primary => v,
+                        };
+                        tick(&mut self.scanned, cx)?;
+                        *out = self.t.decode_some(&v, self.wanted)?;
+                        return Ok(true);
+                    }
+                    None => self.it = None,
+                }
+            }
+            let Some((lo, hi)) = self.ranges.get(self.next_range) else {
+                return Ok(false);
+            };
+            self.next_range += 1;
+            if let (Keys::Points, Bound::Included(k)) = (&self.keys, lo) {
+                if let Some(v) = self.txn.get(&self.t.primary, k).map_err(eng)? {
+                    tick(&mut self.scanned, cx)?;
+                    *out = self.t.decode_some(&v, self.wanted)?;
+                    return Ok(true);
+                }
+                continue;
+            }
+            let tree = match self.keys {
+                Keys::Index(i) => &self.t.indexes[i],
+                Keys::Points | Keys::Primary => &self.t.primary,
+            };
+            let r = (as_ref(lo), as_ref(hi));
+            self.it = Some(if self.reverse {
+                self.txn.scan_rev(tree, r).map_err(eng)?
+            } else {
+                self.txn.scan(tree, r).map_err(eng)?
+            });
+        }
+    }
+}
+
+/// WHERE: the rows of `child` for which `pred` is true.
+struct Filter<'a> {
+    child: Box<dyn Operator + 'a>,
+    pred: &'a Expr,
+    passed: u32,
+}
+
+impl Operator for Filter<'_> {
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        while self.child.next(cx, out)? {
+            if self.pred.test(out, cx)? {
+                tick(&mut self.passed, cx)?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// OFFSET then LIMIT, below the projection: skipped rows are not projected (MySQL does not
+/// evaluate their select list), and once the limit is reached no further row is pulled, so
+/// no later row's filter runs (or warns).
+struct Limit<'a> {
+    child: Box<dyn Operator + 'a>,
+    offset: u64,
+    limit: Option<u64>,
+    skipped: u64,
+    sent: u64,
+}
+
+impl Operator for Limit<'_> {
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        while self.skipped < self.offset {
+            if !self.child.next(cx, out)? {
+                return Ok(false);
+            }
+            self.skipped += 1;
+        }
+        if self.limit.is_some_and(|l| self.sent >= l) {
+            return Ok(false);
+        }
+        let more = self.child.next(cx, out)?;
+        self.sent += u64::from(more);
+        Ok(more)
+    }
+}
+
+/// The select list. Every output is evaluated, the hidden ORDER BY keys too (the buffered
+/// path evaluates them, and their warnings count), then cut to the visible columns.
+struct Project<'a> {
+    child: Box<dyn Operator + 'a>,
+    outputs: &'a [Expr],
+    visible: usize,
+    src: Row,
+}
+
+impl Operator for Project<'_> {
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        if !self.child.next(cx, &mut self.src)? {
+            return Ok(false);
+        }
+        out.clear();
+        for e in self.outputs {
+            out.push(e.eval(&self.src, cx)?);
+        }
+        out.truncate(self.visible);
+        Ok(true)
+    }
+}
