@@ -25,11 +25,13 @@ use crate::SqlError;
 use super::from::{FromTable, Query};
 use super::front::{bind_clauses, Bound};
 
-/// Whether a query block with these FROM tables takes this path. `SELECT … FOR UPDATE`
-/// without a table, or over derived tables only, stays on the old one: with no Scan, the
-/// plan has no place for the lock.
-pub(super) fn takes(from: &[FromTable], for_update: bool) -> bool {
-    !for_update || from.iter().any(|f| f.derived.is_none())
+/// Whether the block's Scans lock the rows they read. `SELECT … FOR UPDATE` without a
+/// table, or over derived tables only, locks nothing: there is no row of a table to lock (a
+/// derived table's rows are computed, and its query reads without locks, as on the old
+/// path). So the lock is dropped there, and with it the old path's
+/// refusal of subqueries under FOR UPDATE, which exists for the locking scan alone.
+pub(super) fn lock(from: &[FromTable], for_update: bool) -> bool {
+    for_update && from.iter().any(|f| f.derived.is_none())
 }
 
 pub(super) fn compile_block(
@@ -44,7 +46,7 @@ pub(super) fn compile_block(
     lower(plan, columns, has_sub)
 }
 
-/// The logical plan of a block [`takes`] accepts, with what lowering needs beside it: the
+/// The logical plan of a query block, with what lowering needs beside it: the
 /// result's column metadata and whether a clause runs a subquery.
 pub(super) fn plan_block(
     q: &ast::Query,

@@ -78,33 +78,33 @@ pub fn compile_select(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Sel
     // The old path's plan is built again from the compiler as it is now (shadow.rs).
     #[cfg(debug_assertions)]
     let before = (!shadow::running()).then(|| c.clone());
-    let for_update = for_update(q);
     let from = from_tables(sel, env, c, &bind_query)?;
-    if !block::takes(&from, for_update) || checking() {
-        // A derived table's block bound the new way is lowered here: check it too.
-        #[cfg(debug_assertions)]
-        let bound = from
-            .iter()
-            .any(|f| matches!(f.derived, Some(Query::New(..))));
-        let plan = compile_from(q, sel, env, c, from);
-        #[cfg(debug_assertions)]
-        if let (Some(mut old), true) = (before, bound) {
-            shadow::check(&plan, c, || {
-                let p = compile_flat(q, sel, env, &mut old);
-                (p, old)
-            });
-        }
-        return plan;
+    if checking() {
+        return compile_from(q, sel, env, c, from);
     }
-    let plan = block::compile_block(q, sel, env, c, from, for_update);
+    let lock = block::lock(&from, for_update(q));
+    let plan = block::compile_block(q, sel, env, c, from, lock);
     #[cfg(debug_assertions)]
     if let Some(mut old) = before {
+        let q = as_locked(q, lock);
         shadow::check(&plan, c, || {
-            let p = compile_flat(q, sel, env, &mut old);
+            let p = compile_flat(&q, sel, env, &mut old);
             (p, old)
         });
     }
     plan
+}
+
+/// The query as the old path is to compile it for the check: without its FOR UPDATE where
+/// the block has no table to lock, which the new path drops (see `block::lock`).
+#[cfg(debug_assertions)]
+fn as_locked(q: &ast::Query, lock: bool) -> std::borrow::Cow<'_, ast::Query> {
+    if lock || !for_update(q) {
+        return std::borrow::Cow::Borrowed(q);
+    }
+    let mut q = q.clone();
+    q.locks.clear();
+    std::borrow::Cow::Owned(q)
 }
 
 /// A set operation (or a parenthesized query with its own ORDER BY/LIMIT and one outside):
@@ -195,16 +195,14 @@ pub(crate) fn both_ways(
         _ => return None,
     };
     let mut old_c = c.clone();
-    let fu = for_update(q);
     let from = from_tables(sel, env, c, &bind_query).ok()?;
-    if !block::takes(&from, fu) {
-        return None;
-    }
-    let new = block::plan_block(q, sel, env, c, from, fu).and_then(|(mut p, cols, sub)| {
+    let lock = block::lock(&from, for_update(q));
+    let new = block::plan_block(q, sel, env, c, from, lock).and_then(|(mut p, cols, sub)| {
         alter(&mut p);
         lower(p, cols, sub)
     });
-    let old = shadow::as_old(|| compile_flat(q, sel, env, &mut old_c));
+    let q = as_locked(q, lock);
+    let old = shadow::as_old(|| compile_flat(&q, sel, env, &mut old_c));
     Some((new, c.clone(), old, old_c))
 }
 
@@ -252,12 +250,9 @@ fn bind_query(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Query, SqlE
     let ast::SetExpr::Select(sel) = &*q.body else {
         return old(c);
     };
-    let fu = for_update(q);
     let from = from_tables(sel, env, c, &bind_query)?;
-    if !block::takes(&from, fu) {
-        return compile_from(q, sel, env, c, from).map(|p| Query::Old(Box::new(p)));
-    }
-    let (plan, columns, has_sub) = block::plan_block(q, sel, env, c, from, fu)?;
+    let lock = block::lock(&from, for_update(q));
+    let (plan, columns, has_sub) = block::plan_block(q, sel, env, c, from, lock)?;
     Ok(Query::New(plan, BlockMeta { columns, has_sub }))
 }
 
