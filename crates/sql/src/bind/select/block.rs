@@ -27,9 +27,9 @@ use super::front::{bind_clauses, Bound};
 
 /// Whether the block's Scans lock the rows they read. `SELECT … FOR UPDATE` without a
 /// table, or over derived tables only, locks nothing: there is no row of a table to lock (a
-/// derived table's rows are computed, and its query reads without locks, as on the old
-/// path). So the lock is dropped there, and with it the old path's
-/// refusal of subqueries under FOR UPDATE, which exists for the locking scan alone.
+/// derived table's rows are computed, and its query reads without locks, as before D1e).
+/// So the lock is dropped there, and with it the refusal of subqueries under FOR UPDATE,
+/// which exists for the locking scan alone.
 pub(super) fn lock(from: &[FromTable], for_update: bool) -> bool {
     for_update && from.iter().any(|f| f.derived.is_none())
 }
@@ -94,7 +94,7 @@ fn from_side(
         let read: Vec<usize> = (0..w).filter(|&i| wanted[offset + i]).collect();
         offset += w;
         let leaf = match f.derived {
-            Some(Query::Old(p)) => {
+            Some(Query::Lowered(p)) => {
                 LogicalPlan::derived(LogicalPlan::compiled(*p), f.table, read, None)?
             }
             Some(Query::New(p, meta)) => LogicalPlan::derived(p, f.table, read, Some(meta))?,
