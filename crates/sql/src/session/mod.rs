@@ -32,9 +32,8 @@ pub(crate) mod sink;
 
 use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
 
-// The shadow check exists in debug builds only.
-#[cfg(all(test, debug_assertions))]
-mod shadow_tests;
+#[cfg(test)]
+mod corpus_tests;
 #[cfg(test)]
 mod stream_tests;
 

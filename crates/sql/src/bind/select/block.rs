@@ -25,11 +25,13 @@ use crate::SqlError;
 use super::from::{FromTable, Query};
 use super::front::{bind_clauses, Bound};
 
-/// Whether a query block with these FROM tables takes this path. `SELECT … FOR UPDATE`
-/// without a table, or over derived tables only, stays on the old one: with no Scan, the
-/// plan has no place for the lock.
-pub(super) fn takes(from: &[FromTable], for_update: bool) -> bool {
-    !for_update || from.iter().any(|f| f.derived.is_none())
+/// Whether the block's Scans lock the rows they read. `SELECT … FOR UPDATE` without a
+/// table, or over derived tables only, locks nothing: there is no row of a table to lock (a
+/// derived table's rows are computed, and its query reads without locks, as before D1e).
+/// So the lock is dropped there, and with it the refusal of subqueries under FOR UPDATE,
+/// which exists for the locking scan alone.
+pub(super) fn lock(from: &[FromTable], for_update: bool) -> bool {
+    for_update && from.iter().any(|f| f.derived.is_none())
 }
 
 pub(super) fn compile_block(
@@ -44,7 +46,7 @@ pub(super) fn compile_block(
     lower(plan, columns, has_sub)
 }
 
-/// The logical plan of a block [`takes`] accepts, with what lowering needs beside it: the
+/// The logical plan of a query block, with what lowering needs beside it: the
 /// result's column metadata and whether a clause runs a subquery.
 pub(super) fn plan_block(
     q: &ast::Query,
@@ -92,7 +94,7 @@ fn from_side(
         let read: Vec<usize> = (0..w).filter(|&i| wanted[offset + i]).collect();
         offset += w;
         let leaf = match f.derived {
-            Some(Query::Old(p)) => {
+            Some(Query::Lowered(p)) => {
                 LogicalPlan::derived(LogicalPlan::compiled(*p), f.table, read, None)?
             }
             Some(Query::New(p, meta)) => LogicalPlan::derived(p, f.table, read, Some(meta))?,

@@ -9,7 +9,6 @@ use crate::bind::env::{Env, FromItem};
 use crate::catalog::Table;
 use crate::error::ErrorKind;
 use crate::plan::logical::node::{BlockMeta, LogicalPlan};
-use crate::plan::lower::lower;
 use crate::plan::select::SelectPlan;
 use crate::types::result::ColumnMeta;
 use crate::types::sqltype::SqlType;
@@ -32,26 +31,18 @@ pub(super) struct FromTable {
 
 /// A derived table's or CTE's query, bound.
 pub(super) enum Query {
-    /// Compiled by the old path: a set operation (until D1d), or any query while the shadow
-    /// check runs the old path.
-    Old(Box<SelectPlan>),
+    /// A set operation or a parenthesized query, lowered on its own (held as a Compiled
+    /// node under the Derived).
+    Lowered(Box<SelectPlan>),
     /// A block bound to a LogicalPlan, with what lowering needs beside it.
     New(LogicalPlan, BlockMeta),
 }
 
 impl Query {
-    /// The plan that runs it (a `New` block lowered).
-    pub(super) fn into_plan(self) -> Result<SelectPlan, SqlError> {
-        match self {
-            Query::Old(p) => Ok(*p),
-            Query::New(p, m) => lower(p, m.columns, m.has_sub),
-        }
-    }
-
     /// The query's result columns: how many, their metadata and their types.
     fn columns(&self) -> (usize, &[ColumnMeta], Vec<SqlType>) {
         let (visible, metas, types) = match self {
-            Query::Old(p) => (p.visible, &p.columns, p.types.clone()),
+            Query::Lowered(p) => (p.visible, &p.columns, p.types.clone()),
             Query::New(p, m) => {
                 let fields = p.visible_fields();
                 (

@@ -1,9 +1,6 @@
 //! The clauses of a flat SELECT (one query block over its FROM tables) bound to expressions:
 //! the select list with `*` expanded, WHERE, the ON clauses, GROUP BY, the aggregates,
-//! HAVING, ORDER BY and LIMIT. Shared by the LogicalPlan path (block.rs, then `plan::lower`)
-//! and the old path (mod.rs's `compile_from`, which the shadow check runs and D1e deletes),
-//! so that both compile the same expressions in the same order, and give the same subquery
-//! ids.
+//! HAVING, ORDER BY and LIMIT. Used by block.rs, which builds the LogicalPlan over them.
 
 use sqlparser::ast;
 

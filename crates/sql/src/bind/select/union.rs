@@ -1,6 +1,6 @@
 //! UNION, INTERSECT and EXCEPT: each operand compiled as a plan of its own, under an outer
-//! stage for the ORDER BY and LIMIT of the whole; as a LogicalPlan (`plan_union`: SetOp
-//! nodes over the operands, D1d) and the old way (`compile_union`, for the shadow check).
+//! stage for the ORDER BY and LIMIT of the whole, as a LogicalPlan (`plan_union`: SetOp
+//! nodes over the operands, D1d).
 
 use std::sync::Arc;
 
@@ -11,7 +11,6 @@ use crate::bind::env::Env;
 use crate::bind::select::clauses::{limit_items, order_items};
 use crate::error::ErrorKind;
 use crate::expr::Expr;
-use crate::plan::access::Access;
 use crate::plan::logical::node::{Field, LogicalPlan, SetKind, SortKey};
 use crate::plan::select::{SelectPlan, SetOp};
 use crate::types::result::ColumnMeta;
@@ -171,40 +170,8 @@ fn bind_parts(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<Parts, SqlE
     })
 }
 
-/// The old path's plan of a set operation (D1e deletes it; the shadow check compares
-/// [`plan_union`] with it).
-pub(super) fn compile_union(
-    q: &ast::Query,
-    env: &Env,
-    c: &mut Compiler,
-) -> Result<SelectPlan, SqlError> {
-    let p = bind_parts(q, env, c)?;
-    Ok(SelectPlan {
-        table: None,
-        access: Access::None,
-        filter: None,
-        wanted: Vec::new(),
-        group_by: None,
-        having: None,
-        visible: p.types.len(),
-        outputs: p.outputs,
-        order: p.order,
-        distinct: false,
-        limit: p.limit,
-        offset: p.offset,
-        ordered_scan: None,
-        columns: Arc::new(p.metas),
-        for_update: false,
-        joins: Vec::new(),
-        types: p.types,
-        union: p.parts,
-        derived: None,
-        has_sub: false,
-    })
-}
-
 /// A set operation as a LogicalPlan (issue 20, D1d): its operands, compiled each as a query
-/// of its own (blocks through the LogicalPlan path, checked there), as Compiled nodes
+/// of its own (blocks through the LogicalPlan path), as Compiled nodes
 /// combined left-deep by SetOp nodes; then a Project of the combined row and the ORDER BY
 /// keys, Sort and Limit. With the result's metadata and `has_sub` (false: the old plan does
 /// not count the outer stage's subqueries).

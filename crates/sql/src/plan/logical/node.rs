@@ -326,7 +326,8 @@ impl LogicalPlan {
         })
     }
 
-    /// A query compiled by the old path, yielding its visible columns.
+    /// A query already lowered (a set operand, or a set operation under a Derived), yielding
+    /// its visible columns.
     pub fn compiled(plan: SelectPlan) -> LogicalPlan {
         let fields = plan
             .columns

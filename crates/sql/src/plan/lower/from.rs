@@ -3,8 +3,8 @@
 //! This is the physical half of `compile_select`'s old tail, over the plan's nodes: the
 //! WHERE split over the tables and the constant ON terms (D2a's `push_down_filters`), the
 //! join methods (D2b's `choose_join_methods`), the access paths and the scan order (D2b's
-//! `choose_access_paths`, `eliminate_sort`). Until those passes exist it must decide exactly
-//! as the old code does: the shadow check (bind/select/shadow.rs) compares the two.
+//! `choose_access_paths`, `eliminate_sort`). Until those passes exist it decides exactly as
+//! the old code did (the shadow check of D1b–D1d compared the two until D1e deleted it).
 
 use std::sync::Arc;
 

@@ -165,8 +165,8 @@ fn set_operands(node: LogicalPlan, out: &mut Vec<(SelectPlan, SetOp)>) -> Result
     Ok(())
 }
 
-/// A derived table's query: a block lowered as the statement's is, or a set operation the
-/// old path compiled (until D1d).
+/// A derived table's query: a block lowered as the statement's is, or a set operation
+/// lowered on its own (a Compiled node).
 fn lower_derived(input: LogicalPlan, meta: Option<BlockMeta>) -> Result<SelectPlan, SqlError> {
     match (input, meta) {
         (LogicalPlan::Compiled { plan, .. }, _) => Ok(*plan),
