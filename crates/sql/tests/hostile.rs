@@ -447,3 +447,30 @@ fn kill_query_stops_a_long_optimize_between_tables() {
     }
     assert_eq!(runner.join().expect("runner"), 1317);
 }
+
+/// An error built from what the client sent is cut at MySQL's 511 bytes: a `DROP USER` of
+/// 100,000 unknown accounts used to answer with a message naming all of them (about 1 MB),
+/// kept again in SHOW WARNINGS.
+#[test]
+fn an_error_naming_what_the_client_sent_stays_short() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    let names: Vec<String> = (0..100_000).map(|i| format!("'u{i}'@'h'")).collect();
+    let sql = format!("DROP USER {}", names.join(", "));
+    let mut r = s.query(&sql);
+    let e = r.remove(0).expect_err("no such accounts");
+    assert_eq!(e.code(), 1396);
+    assert!(
+        e.message()
+            .starts_with("Operation DROP USER failed for 'u0'@'h'"),
+        "{}",
+        &e.message()[..80]
+    );
+    assert_eq!(e.message().len(), 511);
+    let shown = s.query("SHOW ERRORS").remove(0).expect("show errors");
+    let Outcome::Rows { rows, .. } = shown else {
+        panic!("SHOW ERRORS gives rows")
+    };
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][2].to_string_lossy().map(|m| m.len()), Some(511));
+}

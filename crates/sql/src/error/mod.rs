@@ -88,14 +88,30 @@ impl SqlError {
     }
 }
 
+/// The longest message an error carries, in bytes: MySQL's `MYSQL_ERRMSG_SIZE` (512) less its
+/// terminating NUL. A message built from what a client sent (a list of 100,000 account names
+/// in `DROP USER`, a long identifier) is cut there, as MySQL cuts it, so that no statement can
+/// make the server build and send a megabyte-long error or keep one in SHOW WARNINGS.
+pub const MESSAGE_LEN_MAX: usize = 511;
+
 impl SqlError {
-    /// An error of `kind`, with its code and SQLSTATE.
+    /// An error of `kind`, with its code and SQLSTATE; the message cut to
+    /// [`MESSAGE_LEN_MAX`] bytes (on a character boundary).
     pub fn of(kind: ErrorKind, message: impl Into<String>) -> SqlError {
+        let mut message = message.into();
+        if message.len() > MESSAGE_LEN_MAX {
+            let mut end = MESSAGE_LEN_MAX;
+            while !message.is_char_boundary(end) {
+                end -= 1;
+            }
+            message.truncate(end);
+            message.shrink_to_fit();
+        }
         SqlError {
             kind,
             code: kind.code(),
             sqlstate: kind.sqlstate(),
-            message: message.into(),
+            message,
         }
     }
 
@@ -275,7 +291,21 @@ impl SqlError {
 
 #[cfg(test)]
 mod tests {
-    use super::{ErrorKind, SqlError};
+    use super::{ErrorKind, SqlError, MESSAGE_LEN_MAX};
+
+    #[test]
+    fn long_messages_are_cut_on_a_character_boundary() {
+        let short = SqlError::of(ErrorKind::ParseError, "x".repeat(MESSAGE_LEN_MAX));
+        assert_eq!(short.message().len(), MESSAGE_LEN_MAX);
+        let long = SqlError::of(ErrorKind::ParseError, "y".repeat(1 << 20));
+        assert_eq!(long.message(), "y".repeat(MESSAGE_LEN_MAX));
+        // 'é' is 2 bytes: 511 is not a boundary after a 1-byte prefix.
+        let wide = SqlError::of(ErrorKind::ParseError, format!("a{}", "é".repeat(400)));
+        assert_eq!(wide.message().len(), MESSAGE_LEN_MAX);
+        let wide = SqlError::of(ErrorKind::ParseError, "é".repeat(400));
+        assert_eq!(wide.message().len(), MESSAGE_LEN_MAX - 1);
+        assert!(wide.message().chars().all(|c| c == 'é'));
+    }
 
     #[test]
     fn retried_errors_are_the_three_that_roll_back() {
