@@ -235,18 +235,7 @@ mod tests {
     // ---- Executed against an instance -------------------------------------------------
 
     fn open(dir: &std::path::Path) -> (zipdb_engine::Database, std::sync::Arc<crate::Instance>) {
-        let db = zipdb_engine::Database::open(
-            dir,
-            zipdb_engine::Options {
-                pool_bytes: 8 << 20,
-                wal_bytes: 8 << 20,
-                recovery_progress: false,
-                ..Default::default()
-            },
-        )
-        .expect("open the test database");
-        let inst = crate::Instance::open(db.clone(), Default::default()).expect("open catalog");
-        (db, inst)
+        crate::Instance::open_for_tests(dir)
     }
 
     fn run(s: &mut Session, sql: &str) -> Result<Outcome, SqlError> {

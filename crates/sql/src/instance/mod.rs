@@ -172,6 +172,25 @@ impl Process {
 }
 
 impl Instance {
+    /// A small database (8 MiB pool and WAL) in `dir` and an instance on it, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn open_for_tests(
+        dir: &std::path::Path,
+    ) -> (zipdb_engine::Database, std::sync::Arc<Instance>) {
+        let db = zipdb_engine::Database::open(
+            dir,
+            zipdb_engine::Options {
+                pool_bytes: 8 << 20,
+                wal_bytes: 8 << 20,
+                recovery_progress: false,
+                ..Default::default()
+            },
+        )
+        .expect("open the test database");
+        let inst = Instance::open(db.clone(), Default::default()).expect("open catalog");
+        (db, inst)
+    }
+
     /// Opens the SQL catalog of `db` (creating it in a new database).
     pub fn open(db: Database, options: InstanceOptions) -> Result<Arc<Instance>, SqlError> {
         let (mut cat, sys) = Catalog::load(&db)?;

@@ -66,17 +66,7 @@ fn with_session(name: &str, f: impl FnOnce(&mut Session)) {
     let dir = std::env::temp_dir().join(format!("zipdb-corpus-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     {
-        let db = zipdb_engine::Database::open(
-            &dir,
-            zipdb_engine::Options {
-                pool_bytes: 8 << 20,
-                wal_bytes: 8 << 20,
-                recovery_progress: false,
-                ..Default::default()
-            },
-        )
-        .expect("open the test database");
-        let inst = crate::Instance::open(db, Default::default()).expect("open catalog");
+        let (_db, inst) = crate::Instance::open_for_tests(&dir);
         let mut s = inst.session("root", 1);
         for sql in [
             "CREATE DATABASE d",
