@@ -69,12 +69,13 @@ fn information_schema_columns_describe_every_type_as_mariadb_does() {
             "0",
             "NULL",
             "NULL",
-            "bigint unsigned",
+            "bigint(20) unsigned",
             "PRI",
             "auto_increment",
         ],
         &[
-            "a", "2", "7", "NO", "int", "NULL", "NULL", "10", "0", "NULL", "NULL", "int", "MUL", "",
+            "a", "2", "7", "NO", "int", "NULL", "NULL", "10", "0", "NULL", "NULL", "int(11)",
+            "MUL", "",
         ],
         &[
             "b",

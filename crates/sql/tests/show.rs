@@ -276,3 +276,62 @@ fn describe_is_show_columns() {
     assert_eq!(plan.len(), 1, "{plan:?}");
     assert_ne!(plan, cols);
 }
+
+/// Keys are shown in MariaDB's order (primary, unique of NOT NULL columns, other unique, the
+/// rest) by SHOW INDEX and SHOW CREATE TABLE alike; integer columns carry their display
+/// widths; SHOW INDEX's numeric columns are typed as numbers.
+#[test]
+fn key_order_display_widths_and_index_column_types() {
+    let f = fixture("show-key-order");
+    let mut s = session(&f);
+    q(
+        &mut s,
+        "CREATE TABLE ko (x INT NOT NULL, y INT, z INT NOT NULL, id INT NOT NULL, \
+         flag BOOLEAN, w INT(5) UNSIGNED, KEY kx (x), UNIQUE KEY uy (y), \
+         UNIQUE KEY uz (z, x), PRIMARY KEY (id), KEY kzy (z, y))",
+    );
+    let ix = q(&mut s, "SHOW INDEX FROM ko");
+    assert_eq!(
+        col(&ix, 2),
+        ["PRIMARY", "uz", "uz", "uy", "kx", "kzy", "kzy"]
+    );
+    assert_eq!(col(&ix, 13), ["NO"; 7]);
+    let create = &q(&mut s, "SHOW CREATE TABLE ko")[0][1];
+    let keys: Vec<&str> = create
+        .lines()
+        .filter(|l| l.contains("KEY"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "PRIMARY KEY (`id`),",
+            "UNIQUE KEY `uz` (`z`,`x`),",
+            "UNIQUE KEY `uy` (`y`),",
+            "KEY `kx` (`x`),",
+            "KEY `kzy` (`z`,`y`)",
+        ]
+    );
+    assert!(create.contains("`x` int(11) NOT NULL,"), "{create}");
+    assert!(
+        create.contains("`flag` tinyint(1) DEFAULT NULL,"),
+        "{create}"
+    );
+    assert!(
+        create.contains("`w` int(5) unsigned DEFAULT NULL,"),
+        "{create}"
+    );
+    let mut r = s.query("SHOW INDEX FROM ko");
+    let Ok(zipdb_sql::Outcome::Rows { columns, .. }) = r.remove(0) else {
+        panic!("SHOW INDEX gave no rows");
+    };
+    let types: Vec<u8> = columns.iter().map(|c| c.wire_type).collect();
+    assert_eq!(types[..8], [253, 8, 253, 3, 253, 253, 8, 8]);
+    // A result column's length is its display width (Connector/J's tinyInt1isBit reads it).
+    let mut r = s.query("SELECT flag, x, w FROM ko");
+    let Ok(zipdb_sql::Outcome::Rows { columns, .. }) = r.remove(0) else {
+        panic!("SELECT gave no rows");
+    };
+    let lengths: Vec<u32> = columns.iter().map(|c| c.length).collect();
+    assert_eq!(lengths, [1, 11, 5]);
+}

@@ -313,7 +313,7 @@ fn column_row(t: &Table, i: usize, c: &ColumnDef) -> Vec<Value> {
         num(dt_precision),
         charset,
         collation,
-        s(&ty.sql_name()),
+        s(&c.type_text()),
         s(crate::admin::tables::column_key(t, i)),
         s(if c.auto_increment {
             "auto_increment"

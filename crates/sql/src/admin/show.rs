@@ -200,7 +200,7 @@ fn rows_of(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
                     continue;
                 }
                 let key = column_key(&t, ci);
-                let mut row = vec![s(c.name.clone()), s(c.ty.sql_name())];
+                let mut row = vec![s(c.name.clone()), s(c.type_text())];
                 if full {
                     row.push(if c.ty.is_text() {
                         s("utf8mb4_general_ci")
@@ -263,27 +263,42 @@ fn rows_of(sess: &mut Session, stmt: &Show) -> Result<Outcome, SqlError> {
                         s("BTREE"),
                         s(""),
                         s(""),
+                        s("NO"),
                     ]);
                 }
             }
-            Ok(rows(
-                &[
-                    "Table",
-                    "Non_unique",
-                    "Key_name",
-                    "Seq_in_index",
-                    "Column_name",
-                    "Collation",
-                    "Cardinality",
-                    "Sub_part",
-                    "Packed",
-                    "Null",
-                    "Index_type",
-                    "Comment",
-                    "Index_comment",
-                ],
-                r,
-            ))
+            // Typed as MariaDB types them: drivers that read SHOW INDEX (Connector/J's
+            // getIndexInfo) take Non_unique and Seq_in_index as numbers.
+            let int = |name: &str, bytes: u8| {
+                ColumnMeta::computed(
+                    name,
+                    SqlType::Int {
+                        bytes,
+                        unsigned: false,
+                    },
+                    true,
+                )
+            };
+            let text = ColumnMeta::text;
+            Ok(Outcome::Rows {
+                columns: Arc::new(vec![
+                    text("Table"),
+                    int("Non_unique", 8),
+                    text("Key_name"),
+                    int("Seq_in_index", 4),
+                    text("Column_name"),
+                    text("Collation"),
+                    int("Cardinality", 8),
+                    int("Sub_part", 8),
+                    text("Packed"),
+                    text("Null"),
+                    text("Index_type"),
+                    text("Comment"),
+                    text("Index_comment"),
+                    text("Ignored"),
+                ]),
+                rows: r,
+            })
         }
         Show::CreateTable(table) => {
             let name = table.table.clone();

@@ -13,7 +13,7 @@ pub(crate) struct IndexInfo<'a> {
     pub columns: &'a [usize],
 }
 
-/// The primary key (if the table declares one) and then the secondary indexes.
+/// The primary key (if the table declares one) and the secondary indexes, in MariaDB's order.
 pub(crate) fn index_list(t: &crate::catalog::Table) -> Vec<IndexInfo<'_>> {
     let mut v = Vec::with_capacity(t.def.indexes.len() + 1);
     if !t.def.pk.is_empty() {
@@ -30,6 +30,17 @@ pub(crate) fn index_list(t: &crate::catalog::Table) -> Vec<IndexInfo<'_>> {
             columns: &x.columns,
         });
     }
+    // MariaDB keeps a table's keys in this order, whatever order they were declared in, and
+    // shows them so (SHOW INDEX, SHOW CREATE TABLE, STATISTICS): the primary key, unique
+    // keys of NOT NULL columns, other unique keys, the rest; declaration order within each.
+    let nullable = |ix: &IndexInfo| ix.columns.iter().any(|&c| t.def.columns[c].nullable);
+    let primary = |ix: &IndexInfo| std::ptr::eq(ix.columns, t.def.pk.as_slice());
+    v.sort_by_key(|ix| match (primary(ix), ix.unique, nullable(ix)) {
+        (true, _, _) => 0,
+        (false, true, false) => 1,
+        (false, true, true) => 2,
+        (false, false, _) => 3,
+    });
     v
 }
 
@@ -70,7 +81,7 @@ fn quote(v: &Value) -> String {
 pub fn create_table_text(t: &crate::catalog::Table) -> String {
     let mut lines = Vec::new();
     for c in &t.def.columns {
-        let mut l = format!("  `{}` {}", c.name, c.ty.sql_name());
+        let mut l = format!("  `{}` {}", c.name, c.type_text());
         if !c.nullable {
             l.push_str(" NOT NULL");
         }
@@ -91,16 +102,17 @@ pub fn create_table_text(t: &crate::catalog::Table) -> String {
             .collect::<Vec<_>>()
             .join(",")
     };
-    if !t.def.pk.is_empty() {
-        lines.push(format!("  PRIMARY KEY ({})", names(&t.def.pk)));
-    }
-    for x in &t.def.indexes {
-        lines.push(format!(
-            "  {}KEY `{}` ({})",
-            if x.unique { "UNIQUE " } else { "" },
-            x.name,
-            names(&x.columns)
-        ));
+    for x in index_list(t) {
+        lines.push(if std::ptr::eq(x.columns, t.def.pk.as_slice()) {
+            format!("  PRIMARY KEY ({})", names(x.columns))
+        } else {
+            format!(
+                "  {}KEY `{}` ({})",
+                if x.unique { "UNIQUE " } else { "" },
+                x.name,
+                names(x.columns)
+            )
+        });
     }
     let mut opts = String::from(" ENGINE=zipdb");
     if let Some(ai) = t.auto_inc {

@@ -192,7 +192,15 @@ impl Scope for NoScope<'_> {
 /// Metadata of a table column in a result.
 pub fn table_column_meta(t: &Table, i: usize, label: &str) -> ColumnMeta {
     let c = &t.def.columns[i];
-    let (wire_type, length, decimals, charset, mut flags) = describe(c.ty);
+    let (wire_type, mut length, decimals, charset, mut flags) = describe(c.ty);
+    if let SqlType::Int { bytes, unsigned } = c.ty {
+        // An integer column's length is its display width (Connector/J reads `tinyint(1)`
+        // as a boolean by it).
+        length = u32::from(
+            c.display_width
+                .unwrap_or_else(|| crate::types::sqltype::int_display_width(bytes, unsigned)),
+        );
+    }
     if !c.nullable {
         flags |= col_flags::NOT_NULL;
     }

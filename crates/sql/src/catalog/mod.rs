@@ -44,6 +44,18 @@ pub struct ColumnDef {
     /// `DEFAULT CURRENT_TIMESTAMP`.
     pub default_now: bool,
     pub auto_increment: bool,
+    /// An integer column's display width when declared with one other than its type's
+    /// default (`INT(5)`, `BOOLEAN` as `tinyint(1)`). It changes only how the column is
+    /// shown (SHOW CREATE TABLE, SHOW COLUMNS, `COLUMN_TYPE`, the result column's length),
+    /// which applications read: Rails and Connector/J take `tinyint(1)` for a boolean.
+    pub display_width: Option<u8>,
+}
+
+impl ColumnDef {
+    /// The column's type as SHOW CREATE TABLE and SHOW COLUMNS print it.
+    pub fn type_text(&self) -> String {
+        self.ty.column_type(self.display_width)
+    }
 }
 
 /// A secondary index.
@@ -369,6 +381,7 @@ pub fn system_table(name: &str, placeholder: zipdb_engine::Tree) -> Result<Arc<T
                 default: None,
                 default_now: false,
                 auto_increment: false,
+                display_width: None,
             })
             .collect(),
         pk: Vec::new(),
@@ -464,9 +477,17 @@ impl<'a> R<'a> {
     }
 }
 
-fn put_type(w: &mut W, t: SqlType) {
+/// A column's type: `tag u8, a u32, b u32`. An integer's `a` is its byte width, with a
+/// declared display width other than the default in bits 8–15 (0: the default), so a
+/// definition without one is what builds before display widths wrote, and such a build
+/// refuses one with a width ("type parameter out of range") instead of misreading it.
+fn put_type(w: &mut W, t: SqlType, display_width: Option<u8>) {
     let (tag, a, b) = match t {
-        SqlType::Int { bytes, unsigned } => (1, u32::from(bytes), u32::from(unsigned)),
+        SqlType::Int { bytes, unsigned } => (
+            1,
+            u32::from(bytes) | u32::from(display_width.unwrap_or(0)) << 8,
+            u32::from(unsigned),
+        ),
         SqlType::Float => (2, 0, 0),
         SqlType::Double => (3, 0, 0),
         SqlType::Decimal { precision, scale } => (4, u32::from(precision), u32::from(scale)),
@@ -482,17 +503,23 @@ fn put_type(w: &mut W, t: SqlType) {
     w.u32(b);
 }
 
-fn get_type(r: &mut R) -> Result<SqlType, String> {
+fn get_type(r: &mut R) -> Result<(SqlType, Option<u8>), String> {
     let tag = r.u8()?;
     let a = r.u32()?;
     let raw_b = r.u32()?;
     let b = raw_b != 0;
     let small = |v: u32| u8::try_from(v).map_err(|_| format!("type parameter {v} out of range"));
-    Ok(match tag {
-        1 => SqlType::Int {
-            bytes: small(a)?,
-            unsigned: b,
-        },
+    if tag == 1 {
+        let width = small(a >> 8)?;
+        return Ok((
+            SqlType::Int {
+                bytes: (a & 0xff) as u8,
+                unsigned: b,
+            },
+            (width != 0).then_some(width),
+        ));
+    }
+    let ty = match tag {
         2 => SqlType::Float,
         3 => SqlType::Double,
         4 => SqlType::Decimal {
@@ -506,7 +533,8 @@ fn get_type(r: &mut R) -> Result<SqlType, String> {
         9 => SqlType::DateTime { fsp: small(a)? },
         10 => SqlType::Timestamp { fsp: small(a)? },
         t => return Err(format!("unknown column type tag {t}")),
-    })
+    };
+    Ok((ty, None))
 }
 
 /// The name `COMPRESSION='...'` takes for this format (levels are not part of it).
@@ -572,7 +600,7 @@ impl TableDef {
         w.u32(self.columns.len() as u32);
         for col in &self.columns {
             w.str(&col.name);
-            put_type(&mut w, col.ty);
+            put_type(&mut w, col.ty, col.display_width);
             w.u8(u8::from(col.nullable)
                 | u8::from(col.auto_increment) << 1
                 | u8::from(col.default_now) << 2);
@@ -631,7 +659,7 @@ impl TableDef {
         let mut columns = Vec::with_capacity(n.min(4096));
         for _ in 0..n {
             let name = r.str()?;
-            let ty = get_type(&mut r)?;
+            let (ty, display_width) = get_type(&mut r)?;
             let flags = r.u8()?;
             let default = match r.u8()? {
                 0 => None,
@@ -648,6 +676,7 @@ impl TableDef {
                 auto_increment: flags & 2 != 0,
                 default_now: flags & 4 != 0,
                 default,
+                display_width,
             });
         }
         let col = |r: &mut R| -> Result<usize, String> {
@@ -767,6 +796,7 @@ mod tests {
             default: None,
             default_now: false,
             auto_increment: false,
+            display_width: None,
         };
         TableDef {
             id: 7,
@@ -845,6 +875,37 @@ mod tests {
         b[at] = FSST_ZSTD_CODE + 1;
         let e = TableDef::decode(&b).unwrap_err();
         assert!(e.contains("unknown codec"), "{e}");
+    }
+
+    /// A declared display width round-trips in bits 8–15 of the type's first parameter; a
+    /// column without one keeps the bytes older builds wrote (the test above decodes those).
+    #[test]
+    fn display_widths_round_trip() {
+        let tiny = SqlType::Int {
+            bytes: 1,
+            unsigned: true,
+        };
+        let mut d = def(tiny, tiny);
+        let plain = d.encode();
+        d.columns[1].display_width = Some(1);
+        d.columns[0].display_width = Some(255);
+        let b = d.encode();
+        assert_eq!(b.len(), plain.len());
+        let back = TableDef::decode(&b).unwrap();
+        let widths = |d: &TableDef| {
+            d.columns
+                .iter()
+                .map(|c| c.display_width)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(widths(&back), [Some(255), Some(1)]);
+        assert_eq!(back.columns[1].type_text(), "tinyint(1) unsigned");
+        assert_eq!(back.columns[0].type_text(), "tinyint(255) unsigned");
+        d.columns[0].display_width = None;
+        assert_eq!(
+            TableDef::decode(&d.encode()).unwrap().columns[0].type_text(),
+            "tinyint(3) unsigned"
+        );
     }
 
     /// A definition written before accent folding (version 1) still loads unless one of its

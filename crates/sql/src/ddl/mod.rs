@@ -236,6 +236,39 @@ fn next_object_id(s: &Session) -> u64 {
     id
 }
 
+/// The display width an integer column is declared with, when it is not its type's default
+/// (`BOOLEAN` is `tinyint(1)`). Past 255, MariaDB's 1439.
+fn display_width(dt: &ast::DataType, ty: SqlType, column: &str) -> Result<Option<u8>, SqlError> {
+    use ast::DataType as D;
+    let declared = match dt {
+        D::Bool | D::Boolean => Some(1),
+        D::TinyInt(w)
+        | D::TinyIntUnsigned(w)
+        | D::SmallInt(w)
+        | D::SmallIntUnsigned(w)
+        | D::MediumInt(w)
+        | D::MediumIntUnsigned(w)
+        | D::Int(w)
+        | D::Integer(w)
+        | D::IntUnsigned(w)
+        | D::IntegerUnsigned(w)
+        | D::BigInt(w)
+        | D::BigIntUnsigned(w) => *w,
+        _ => None,
+    };
+    let (Some(w), SqlType::Int { bytes, unsigned }) = (declared, ty) else {
+        return Ok(None);
+    };
+    let w = u8::try_from(w).map_err(|_| {
+        SqlError::of(
+            ErrorKind::TooBigDisplaywidth,
+            format!("Display width out of range for '{column}' (max = 255)"),
+        )
+    })?;
+    // MariaDB keeps INT(0) as the default width.
+    Ok((w != 0 && w != crate::types::sqltype::int_display_width(bytes, unsigned)).then_some(w))
+}
+
 fn sql_type(dt: &ast::DataType) -> Result<SqlType, SqlError> {
     use ast::DataType as D;
     let int = |bytes: u8, unsigned: bool| SqlType::Int { bytes, unsigned };
@@ -471,6 +504,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
             ));
         }
         let ty = sql_type(&cd.data_type)?;
+        let display_width = display_width(&cd.data_type, ty, &cname)?;
         let mut col = ColumnDef {
             name: cname.clone(),
             ty,
@@ -478,6 +512,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
             default: None,
             default_now: false,
             auto_increment: false,
+            display_width,
         };
         let mut explicit_null = false;
         for o in &cd.options {

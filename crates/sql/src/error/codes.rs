@@ -143,6 +143,7 @@ errors! {
     TooBigPrecision = 1426, "42000",
         "Too-big precision {p} specified. Maximum is 65.";
     StackOverrunNeedMore = 1436, "HY000", "Thread stack overrun: {detail}";
+    TooBigDisplaywidth = 1439, "42000", "Display width out of range for '{column}' (max = 255)";
     DatetimeFunctionOverflow = 1441, "22008", "Datetime function: {function} field overflow";
     MaxPreparedStmtCountReached = 1461, "42000",
         "Can't create more than max_prepared_stmt_count statements (current value: {max})";
@@ -245,6 +246,7 @@ mod tests {
         (K::CantCreateUserWithGrant, 1410, "42000"),
         (K::TooBigPrecision, 1426, "42000"),
         (K::StackOverrunNeedMore, 1436, "HY000"),
+        (K::TooBigDisplaywidth, 1439, "42000"),
         (K::DatetimeFunctionOverflow, 1441, "22008"),
         (K::MaxPreparedStmtCountReached, 1461, "42000"),
         (K::WrongStringLength, 1470, "HY000"),

@@ -279,12 +279,22 @@ pub(crate) fn variable_names(sess: &Session) -> Vec<&'static str> {
 /// A variable's value as SHOW VARIABLES and information_schema's *_VARIABLES print it: a
 /// boolean as `ON`/`OFF`, as MariaDB does (`SELECT @@autocommit` still gives 1).
 pub(crate) fn shown_value(name: &str, v: &Value) -> String {
-    const BOOLEAN: [&str; 5] = [
+    const BOOLEAN: [&str; 15] = [
         "autocommit",
+        "big_tables",
+        "foreign_key_checks",
         "innodb_snapshot_isolation",
         "performance_schema",
+        "profiling",
+        "sql_auto_is_null",
+        "sql_big_selects",
+        "sql_log_bin",
+        "sql_notes",
+        "sql_safe_updates",
+        "sql_warnings",
         "transaction_read_only",
         "tx_read_only",
+        "unique_checks",
     ];
     match v {
         Value::Int(0) if BOOLEAN.contains(&name) => "OFF".into(),
@@ -298,6 +308,7 @@ const VARIABLES: &[&str] = &[
     "auto_increment_increment",
     "auto_increment_offset",
     "autocommit",
+    "big_tables",
     "character_set_client",
     "character_set_connection",
     "character_set_database",
@@ -310,6 +321,7 @@ const VARIABLES: &[&str] = &[
     "connect_timeout",
     "default_storage_engine",
     "extra_max_connections",
+    "foreign_key_checks",
     "have_ssl",
     "init_connect",
     "innodb_flush_log_at_trx_commit",
@@ -328,15 +340,23 @@ const VARIABLES: &[&str] = &[
     "net_read_timeout",
     "net_write_timeout",
     "performance_schema",
+    "profiling",
     "query_cache_size",
     "query_cache_type",
+    "sql_auto_is_null",
+    "sql_big_selects",
+    "sql_log_bin",
     "sql_mode",
+    "sql_notes",
+    "sql_safe_updates",
+    "sql_warnings",
     "system_time_zone",
     "time_zone",
     "transaction_isolation",
     "transaction_read_only",
     "tx_isolation",
     "tx_read_only",
+    "unique_checks",
     "version",
     "version_comment",
     "version_compile_machine",
@@ -420,9 +440,13 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),
         "warning_count" => int(sess.condition_count() as i64),
         "error_count" => int(sess.error_count() as i64),
-        "sql_auto_is_null" | "sql_safe_updates" | "unique_checks" | "foreign_key_checks"
-        | "sql_notes" | "sql_warnings" | "big_tables" | "sql_big_selects" | "profiling"
+        // MariaDB's defaults. zipdb keeps what a session sets and reads it back, but acts on
+        // none of them (no foreign keys yet; unique checks always run; no binary log).
+        "unique_checks" | "foreign_key_checks" | "sql_notes" | "sql_big_selects"
         | "sql_log_bin" => int(1),
+        "sql_auto_is_null" | "sql_safe_updates" | "sql_warnings" | "big_tables" | "profiling" => {
+            int(0)
+        }
         "port" => int(3307),
         "hostname" => st("localhost"),
         "socket" => st(""),

@@ -101,6 +101,7 @@ fn derived_table(
             default: None,
             default_now: false,
             auto_increment: false,
+            display_width: None,
         });
     }
     let placeholder = (env.lookup)(crate::catalog::system::DB, "TABLES")?

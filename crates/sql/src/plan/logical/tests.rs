@@ -68,6 +68,7 @@ fn fixture() -> Fixture {
                 default: None,
                 default_now: false,
                 auto_increment: false,
+                display_width: None,
             })
             .collect();
         Arc::new(Table {

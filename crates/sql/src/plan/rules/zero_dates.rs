@@ -65,6 +65,7 @@ mod tests {
             default: None,
             default_now: false,
             auto_increment: false,
+            display_width: None,
         }
     }
 
