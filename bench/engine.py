@@ -34,6 +34,8 @@ import time
 
 import pymysql
 
+from pair import start_mariadb, wait_port
+
 QUERIES = {
     "like": ("full scan, c LIKE '%123%'",
              "SELECT COUNT(*) FROM {t} WHERE c LIKE '%123%'"),
@@ -49,17 +51,6 @@ TABLES = [
     ("zipdb compressed", "zipdb", "sb_comp", "ROW_FORMAT=COMPRESSED"),
     ("InnoDB dynamic", "innodb", "sb_inno", "ENGINE=InnoDB ROW_FORMAT=DYNAMIC"),
 ]
-
-
-def wait_port(port, timeout=120):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        try:
-            pymysql.connect(host="127.0.0.1", port=port, user="root").close()
-            return
-        except pymysql.MySQLError:
-            time.sleep(0.2)
-    raise SystemExit(f"server on port {port} did not start")
 
 
 def batches(rows, seed=20):
@@ -125,16 +116,8 @@ def main():
     try:
         zport, mport = 3471, 3472
         procs["zipdb"] = start_zipdb(args, work, zport, args.pool_mb)
-        mdata = os.path.join(work, "m")
-        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={mdata}", "--user=root"],
-                       check=True, capture_output=True)
-        mlog = open(os.path.join(work, "maria.log"), "w")
-        procs["innodb"] = subprocess.Popen(
-            ["mariadbd", "--no-defaults", "--user=root", f"--datadir={mdata}", f"--port={mport}",
-             f"--socket={work}/m.sock", "--skip-grant-tables",
-             f"--innodb-buffer-pool-size={args.pool_mb}M", "--innodb-flush-log-at-trx-commit=2",
-             "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci"],
-            stdout=mlog, stderr=mlog)
+        procs["innodb"] = start_mariadb(work, mport, args.pool_mb,
+                                        "--innodb-flush-log-at-trx-commit=2")
         wait_port(zport)
         wait_port(mport)
         ports = {"zipdb": zport, "innodb": mport}

@@ -24,6 +24,8 @@ import time
 
 import pymysql
 
+from pair import start_mariadb, wait_port
+
 QUERIES = [
     # (name, SQL, what zipdb's EXPLAIN should say for the second table)
     ("index lookup (b.a_id indexed)",
@@ -40,17 +42,6 @@ QUERIES = [
     ("IN subquery",
      "SELECT COUNT(*) FROM a WHERE a.u IN (SELECT u FROM b WHERE b.id <= 50000)", None),
 ]
-
-
-def wait_port(port, timeout=60):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        try:
-            pymysql.connect(host="127.0.0.1", port=port, user="root").close()
-            return
-        except pymysql.MySQLError:
-            time.sleep(0.2)
-    raise SystemExit(f"server on port {port} did not start")
 
 
 def load(conn, rows, engine_opts):
@@ -89,16 +80,7 @@ def main():
         procs.append(subprocess.Popen([args.zipdb, "serve", "--data-dir", os.path.join(work, "z"),
                                        "--port", str(zport), "--pool-mb", str(args.pool_mb)],
                                       stdout=zlog, stderr=zlog))
-        mdata = os.path.join(work, "m")
-        subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={mdata}", "--user=root"],
-                       check=True, capture_output=True)
-        mlog = open(os.path.join(work, "maria.log"), "w")
-        procs.append(subprocess.Popen(["mariadbd", "--no-defaults", "--user=root", f"--datadir={mdata}",
-                                       f"--port={mport}", f"--socket={work}/m.sock", "--skip-grant-tables",
-                                       f"--innodb-buffer-pool-size={args.pool_mb}M",
-                                       "--character-set-server=utf8mb4",
-                                       "--collation-server=utf8mb4_general_ci"],
-                                      stdout=mlog, stderr=mlog))
+        procs.append(start_mariadb(work, mport, args.pool_mb))
         wait_port(zport)
         wait_port(mport)
         conns = {}
