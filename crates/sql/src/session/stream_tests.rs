@@ -301,6 +301,18 @@ const CORPUS: &[(&str, bool)] = &[
         "SELECT id FROM s WHERE id < 3 UNION SELECT EXP(IF(id > 30, 1000, 1)) FROM s",
         true,
     ),
+    // information_schema rows as a later operand and as a joined table.
+    (
+        "SELECT 'x' UNION ALL SELECT table_name FROM information_schema.tables \
+         WHERE table_schema = 'd'",
+        true,
+    ),
+    (
+        "SELECT c.table_name, c.column_name FROM information_schema.tables t \
+         JOIN information_schema.columns c ON c.table_name = t.table_name \
+         WHERE t.table_schema = 'd' AND c.table_schema = 'd'",
+        true,
+    ),
 ];
 
 fn with_session(tag: &str, f: impl FnOnce(&mut Session)) {
