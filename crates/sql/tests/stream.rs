@@ -1,6 +1,6 @@
-//! Single-table SELECTs that stream (step E2): their rows reach the sink as the scan yields
-//! them, so a result larger than `max_session_mem_used` succeeds; KILL and a client gone stop
-//! such a statement part way, and the session goes on.
+//! SELECTs that stream (steps E2, E3): their rows reach the sink as the scan (or join, or
+//! UNION ALL) yields them, so a result larger than `max_session_mem_used` succeeds; KILL and
+//! a client gone stop such a statement part way, and the session goes on.
 
 use std::sync::Arc;
 
@@ -105,6 +105,35 @@ fn a_select_star_larger_than_max_session_mem_used_streams_and_succeeds() {
     assert_eq!(c.rows, (0..ROWS).filter(|i| i % 97 < 50).count());
     // A plan that holds its rows (a sort the scan does not give) is still held to the budget.
     assert_eq!(code(&mut s, "SELECT * FROM t ORDER BY c, id"), Some(1290));
+}
+
+#[test]
+fn joins_and_union_all_larger_than_max_session_mem_used_stream_and_succeed() {
+    let f = fixture("stream");
+    let mut s = f.inst.session("root", 1);
+    filled(&mut s);
+    q(&mut s, "CREATE TABLE m (id INT PRIMARY KEY, x INT)");
+    q(&mut s, "INSERT INTO m VALUES (1, 1), (2, 2), (3, 3)");
+    q(&mut s, "SET max_session_mem_used = 200000");
+    for (sql, rows) in [
+        // A loop join (m held, 3 rows) and a lookup join, each ~2-6 MB of result.
+        ("SELECT t.*, m.x FROM t JOIN m ON m.x < t.k + 10", 3 * ROWS),
+        ("SELECT a.c, b.c FROM t a JOIN t b ON b.id = a.id", ROWS),
+        ("SELECT c FROM t UNION ALL SELECT c FROM t", 2 * ROWS),
+        (
+            "SELECT d.c, m.x FROM (SELECT c, k FROM t) d LEFT JOIN m ON m.id = d.k",
+            ROWS,
+        ),
+    ] {
+        let mut c = Counter::new();
+        s.query_into(sql, &mut c);
+        assert_eq!((c.rows, c.end), (rows, Some(Ok(()))), "{sql}");
+    }
+    // A set operation that compares rows still holds them, within the budget.
+    assert_eq!(
+        code(&mut s, "SELECT c, id FROM t UNION SELECT c, id FROM t"),
+        Some(1290)
+    );
 }
 
 #[test]

@@ -135,7 +135,7 @@ pub fn build(
     Ok(out)
 }
 
-fn passes(e: &Option<Expr>, row: &[Value], ctx: &Ctx) -> Result<bool, SqlError> {
+pub(crate) fn passes(e: &Option<Expr>, row: &[Value], ctx: &Ctx) -> Result<bool, SqlError> {
     match e {
         Some(e) => e.test(row, ctx),
         None => Ok(true),
@@ -214,23 +214,10 @@ pub fn drive(
             Ok(None) => {}
             Ok(Some(key)) => {
                 let hits = buckets.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-                // Both lists are in table order; merging keeps the output in it.
                 let (mut i, mut j) = (0, 0);
-                while go && (i < hits.len() || j < wild.len()) {
-                    let next = match (hits.get(i), wild.get(j)) {
-                        (Some(&a), Some(&b)) if a < b => {
-                            i += 1;
-                            a
-                        }
-                        (Some(_), Some(&b)) | (None, Some(&b)) => {
-                            j += 1;
-                            b
-                        }
-                        (Some(&a), None) => {
-                            i += 1;
-                            a
-                        }
-                        (None, None) => break,
+                while go {
+                    let Some(next) = merge_next(hits, wild, &mut i, &mut j) else {
+                        break;
                     };
                     go = try_row(row, &rows[next])?;
                 }
@@ -263,4 +250,31 @@ pub fn drive(
     }
     row.truncate(off);
     Ok(go)
+}
+
+/// The next candidate of a hash probe: positions from the key's bucket (`hits`) and the rows
+/// that could not be hashed (`wild`), `i` and `j` into each. Both lists are in table order;
+/// merging keeps the output in it.
+pub(crate) fn merge_next(
+    hits: &[usize],
+    wild: &[usize],
+    i: &mut usize,
+    j: &mut usize,
+) -> Option<usize> {
+    let next = match (hits.get(*i), wild.get(*j)) {
+        (Some(&a), Some(&b)) if a < b => {
+            *i += 1;
+            a
+        }
+        (Some(_), Some(&b)) | (None, Some(&b)) => {
+            *j += 1;
+            b
+        }
+        (Some(&a), None) => {
+            *i += 1;
+            a
+        }
+        (None, None) => return None,
+    };
+    Some(next)
 }

@@ -13,6 +13,7 @@ pub mod dml;
 pub(crate) mod hash;
 pub(crate) mod join;
 pub(crate) mod keyrange;
+pub(crate) mod op;
 pub(crate) mod operator;
 pub(crate) mod scan;
 pub(crate) mod subquery;
@@ -200,7 +201,7 @@ impl Ord for GroupKey {
 // ---- SELECT --------------------------------------------------------------------------------
 
 /// `acc` combined with `part` by `op`, rows compared as DISTINCT compares them.
-fn set_combine(op: SetOp, acc: &mut Vec<Vec<Value>>, part: Vec<Vec<Value>>) {
+pub(crate) fn set_combine(op: SetOp, acc: &mut Vec<Vec<Value>>, part: Vec<Vec<Value>>) {
     let dedup = |rows: &mut Vec<Vec<Value>>| {
         let mut seen = std::collections::BTreeSet::new();
         rows.retain(|r| seen.insert(GroupKey(r.clone())));

@@ -1,41 +1,38 @@
 //! Pull-based operators (docs/design/issue20-sql-engine.md §4.2) for the SELECTs that need no
-//! blocking stage: one table (or none) read along its access path, filtered, cut by
+//! blocking stage: a source (one table or none read along its access path, a derived table's
+//! query, a set operation's operands), filtered, extended by its join steps, cut by
 //! LIMIT/OFFSET and projected, one row at a time. The session pulls the root and hands each
 //! row to its sink at once, so such a result is never held whole. Every other plan still runs
-//! through [`SelectPlan::execute`](crate::plan::select::SelectPlan).
+//! through [`SelectPlan::execute`](crate::plan::select::SelectPlan). The join steps and the
+//! sources made of other plans are in [`op`](crate::exec::op).
 //!
 //! The operators reproduce `SelectPlan::run` step for step (which rows are read, which
 //! expressions are evaluated and in what order), so that results, warnings and errors stay
-//! what the buffered path gives.
+//! what the buffered path gives. One difference is deliberate: LIMIT stops a streamed derived
+//! table's query and skips later UNION ALL operands, where `run` computed them whole first.
 
 use std::ops::Bound;
 
 use zipdb_engine::{Transaction, TxnScan};
 
 use crate::catalog::Table;
+use crate::exec::join;
 use crate::exec::keyrange::{as_ref, byte_ranges, KeyRange};
-use crate::exec::{fixed_terms_hold, limit_value};
+use crate::exec::op::{self, setop};
+use crate::exec::{fixed_terms_hold, limit_value, Txn};
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::{Access, ColBound};
-use crate::plan::select::SelectPlan;
+use crate::plan::select::{JoinMethod, JoinStep, SelectPlan, Subquery};
 use crate::types::value::Value;
 use crate::SqlError;
 
-pub(crate) type Row = Vec<Value>;
-
-/// A source of rows. The caller owns the row buffer: a borrowed-return `next` cannot be
-/// written for a filter that loops over its input without Polonius, and a lent buffer lets
-/// later steps (E8) reuse its capacity.
-pub(crate) trait Operator {
-    /// Fills `out` with the next row; `Ok(false)` when there is none.
-    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError>;
-}
+pub(crate) use crate::exec::op::{Operator, Row};
 
 /// Whether `p` runs as a pipeline of the operators here. Every stage of `SelectPlan::run` that
 /// holds rows rules it out: grouping (and HAVING), DISTINCT, a sort the scan order does not
-/// give, joins, set operations, derived tables; so do subqueries (they need a `SubCtx` over a
-/// shared transaction and may prefill) and FOR UPDATE (it locks every row before reading
-/// any).
+/// give; so do subqueries (they need a `SubCtx` over a shared transaction and may prefill)
+/// and FOR UPDATE (it locks every row before reading any). Joins, derived tables and set
+/// operations stream (what blocks in them holds its rows, see [`op`]).
 pub(crate) fn streams(p: &SelectPlan) -> bool {
     #[cfg(test)]
     if BUFFERED_ONLY.get() {
@@ -45,11 +42,16 @@ pub(crate) fn streams(p: &SelectPlan) -> bool {
         && p.having.is_none()
         && !p.distinct
         && (p.order.is_empty() || p.ordered_scan.is_some())
-        && p.joins.is_empty()
-        && p.union.is_empty()
-        && p.derived.is_none()
         && !p.has_sub
-        && !p.for_update
+        && !locks(p)
+}
+
+/// Whether `p`, a derived table's query in it or a set operand locks rows (FOR UPDATE). The
+/// buffered path hands such a nested plan the exclusive transaction it locks through; a
+/// tree reads through a shared one. Recursion as deep as the query's nesting of derived
+/// tables and set operations, which the parser bounds (`SELECT_NESTING_MAX`).
+fn locks(p: &SelectPlan) -> bool {
+    p.for_update || p.derived.as_deref().is_some_and(locks) || p.union.iter().any(|(q, _)| locks(q))
 }
 
 #[cfg(test)]
@@ -65,19 +67,32 @@ pub(crate) fn build<'a>(
     p: &'a SelectPlan,
     txn: Option<&'a Transaction>,
     ctx: &Ctx<'a>,
+    subs: &'a [Subquery],
 ) -> Result<Box<dyn Operator + 'a>, SqlError> {
     let limit = limit_value(&p.limit, ctx)?;
     let offset = limit_value(&p.offset, ctx)?.unwrap_or(0);
+    // A derived table's query or a set operation's operands, before the WHERE's fixed terms
+    // and the joins' tables, as `SelectPlan::run` takes them; what blocks is read here.
+    let nested_rows = setop::source(p, txn, ctx, subs, nested)?;
     // LIMIT 0 evaluates nothing; a false row-independent WHERE term reads no row.
     let impossible = limit == Some(0)
         || match &p.filter {
             Some(f) => !fixed_terms_hold(f, ctx)?,
             None => false,
         };
-    let mut op: Box<dyn Operator + 'a> = match &p.table {
+    // The hash and loop steps' tables are read before the first table, as `run` reads them.
+    let built = match txn {
+        _ if impossible || p.joins.is_empty() => None,
+        Some(t) => Some(join::build(&p.joins, t, ctx, &|d| {
+            d.execute_in(Txn::Shared(t), ctx, subs)
+        })?),
+        None => return Err(SqlError::internal("no transaction for a join")),
+    };
+    let mut op: Box<dyn Operator + 'a> = match (&p.table, nested_rows) {
         _ if impossible => Box::new(Empty),
-        None => Box::new(OneRow { done: false }),
-        Some(t) => match t.virt {
+        (_, Some(rows)) => rows,
+        (None, None) => Box::new(OneRow { done: false }),
+        (Some(t), None) => match t.virt {
             Some(k) => Box::new(SystemScan {
                 rows: ctx.virtual_of(k)?,
                 at: 0,
@@ -86,7 +101,15 @@ pub(crate) fn build<'a>(
             None => {
                 let txn = txn.ok_or_else(|| SqlError::internal("no transaction for a scan"))?;
                 let reverse = p.ordered_scan == Some(true);
-                Box::new(TableScan::new(txn, t, &p.access, &p.wanted, reverse, ctx)?)
+                Box::new(TableScan::new(
+                    txn,
+                    t,
+                    &p.access,
+                    &p.wanted,
+                    reverse,
+                    &[],
+                    ctx,
+                )?)
             }
         },
     };
@@ -96,6 +119,9 @@ pub(crate) fn build<'a>(
             pred: f,
             passed: 0,
         });
+    }
+    if let (Some(built), Some(txn)) = (built, txn) {
+        op = op::join::steps(op, &p.joins, built, &|s| lookup(txn, s));
     }
     if limit.is_some() || offset > 0 {
         op = Box::new(Limit {
@@ -112,6 +138,38 @@ pub(crate) fn build<'a>(
         visible: p.visible,
         src: Vec::new(),
     }))
+}
+
+/// The rows of a nested plan (a derived table's query, a set operand): its own tree when it
+/// streams, else the buffered path's rows for it, through a shared transaction as `run`'s
+/// join builds read theirs (`streams` keeps plans that lock out of the trees).
+fn nested<'a>(
+    p: &'a SelectPlan,
+    txn: Option<&'a Transaction>,
+    ctx: &Ctx<'a>,
+    subs: &'a [Subquery],
+) -> Result<Box<dyn Operator + 'a>, SqlError> {
+    if streams(p) {
+        return build(p, txn, ctx, subs);
+    }
+    let t = match txn {
+        Some(t) => Txn::Shared(t),
+        None => Txn::None,
+    };
+    Ok(Box::new(setop::Held::new(p.execute_in(t, ctx, subs)?)))
+}
+
+/// The scan a lookup step opens for each row of the tables before it.
+fn lookup<'a>(txn: &'a Transaction, s: &'a JoinStep) -> op::join::OpenLookup<'a> {
+    Box::new(move |outer: &[Value], cx: &Ctx| {
+        let JoinMethod::Lookup(access) = &s.method else {
+            return Err(SqlError::internal(
+                "a lookup scan for a step that is not one",
+            ));
+        };
+        let scan = TableScan::new(txn, &s.table, access, &s.wanted, false, outer, cx)?;
+        Ok(Box::new(scan) as Box<dyn Operator + 'a>)
+    })
 }
 
 /// Every 512th row a scan produces (or a filter passes) looks at KILL and the deadline, as
@@ -193,19 +251,22 @@ struct TableScan<'a> {
 }
 
 impl<'a> TableScan<'a> {
+    /// `outer`: the row of the tables before this one, which a lookup step's key bounds
+    /// read (empty for the first table).
     fn new(
         txn: &'a Transaction,
         t: &'a Table,
         access: &Access,
         wanted: &'a [bool],
         reverse: bool,
+        outer: &[Value],
         ctx: &Ctx,
     ) -> Result<TableScan<'a>, SqlError> {
         let full = || vec![(Bound::Unbounded, Bound::Unbounded)];
         let (keys, mut ranges) = match access {
             Access::None => (Keys::Primary, Vec::new()),
             Access::Full => (Keys::Primary, full()),
-            Access::Primary(b) => match byte_ranges(b, &t.def.pk, &t.types, &[], ctx)? {
+            Access::Primary(b) => match byte_ranges(b, &t.def.pk, &t.types, outer, ctx)? {
                 Some(r) => {
                     let points = b.len() == t.def.pk.len()
                         && b.iter().all(|x| !matches!(x, ColBound::Range(..)));
@@ -215,7 +276,7 @@ impl<'a> TableScan<'a> {
             },
             Access::Index(i, b) => {
                 let cols = &t.def.indexes[*i].columns;
-                match byte_ranges(b, cols, &t.types, &[], ctx)? {
+                match byte_ranges(b, cols, &t.types, outer, ctx)? {
                     Some(r) => (Keys::Index(*i), r),
                     None => (Keys::Primary, full()),
                 }

@@ -22,7 +22,7 @@ use crate::front::{Compat, Statement, Txn};
 use crate::instance::session::{now_packed, OpenTxn, Prepared, Session};
 use crate::instance::txn::isolation_of;
 use crate::plan::dml::{Plan, PlanRoot};
-use crate::plan::select::SelectPlan;
+use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::diag::Warning;
 use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
@@ -204,12 +204,13 @@ impl Session {
     fn stream(
         &self,
         plan: &SelectPlan,
+        subs: &[Subquery],
         txn: Option<&zipdb_engine::Transaction>,
         ctx: &Ctx,
         head: Status,
         sink: &mut dyn ResultSink,
     ) -> Result<(), SqlError> {
-        let mut op = exec::operator::build(plan, txn, ctx)?;
+        let mut op = exec::operator::build(plan, txn, ctx, subs)?;
         let mut row = Vec::new();
         let mut more = op.next(ctx, &mut row)?;
         sink.columns(&plan.columns, head).map_err(closed)?;
@@ -436,7 +437,7 @@ impl Session {
                 // status is the same before and after the rows are computed.
                 let head = self.result_status(out.more);
                 if exec::operator::streams(s) {
-                    self.stream(s, None, &ctx, head, out.sink)?;
+                    self.stream(s, subs, None, &ctx, head, out.sink)?;
                 } else {
                     let rows = s.execute(None, &ctx, subs)?;
                     self.send_rows(&s.columns, rows, head, out.sink)?;
@@ -500,7 +501,7 @@ impl Session {
         // `None`: the rows went to the sink as they were produced.
         let r: Result<Option<Outcome>, SqlError> = match plan {
             Plan::Select(s) if exec::operator::streams(s) => self
-                .stream(s, Some(&open.txn), &ctx, head, out.sink)
+                .stream(s, subs, Some(&open.txn), &ctx, head, out.sink)
                 .map(|()| None),
             Plan::Select(s) => s.execute(Some(&mut open.txn), &ctx, subs).map(|rows| {
                 Some(Outcome::Rows {

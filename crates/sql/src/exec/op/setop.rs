@@ -1,0 +1,152 @@
+//! Sources made of other plans: a derived table's (or CTE use's) query, and the operands of a
+//! set operation. A plan that streams itself becomes a subtree; any other runs on the
+//! buffered path and its collected rows are read back ([`Held`]).
+//!
+//! UNION ALL streams operand after operand: each operand's tree is built only when the one
+//! before it is used up, so its LIMIT, constant WHERE terms and key bounds are evaluated where
+//! `SelectPlan::run` evaluates them, after the earlier operands' rows. UNION (DISTINCT),
+//! INTERSECT and EXCEPT compare each row with all the others: the operands up to the last such
+//! operation are read whole and combined by `set_combine` when the tree is built, as the
+//! buffered path does, and the UNION ALL operands after it stream behind those rows.
+//!
+//! The nesting of these trees follows the query's (a derived table in a derived table, a set
+//! operation as an operand), which the parser bounds at `SELECT_NESTING_MAX` levels.
+
+use zipdb_engine::Transaction;
+
+use crate::exec::op::{Operator, Row};
+use crate::exec::set_combine;
+use crate::expr::Ctx;
+use crate::plan::select::{SelectPlan, SetOp, Subquery};
+use crate::runtime::limits::row_bytes;
+use crate::SqlError;
+
+/// Builds the rows of a nested plan: its operator tree when it streams, else its collected
+/// rows. Handed down by the tree's builder (`operator::nested`), which this file may not call.
+pub(crate) type Nested<'a> = fn(
+    &'a SelectPlan,
+    Option<&'a Transaction>,
+    &Ctx<'a>,
+    &'a [Subquery],
+) -> Result<Box<dyn Operator + 'a>, SqlError>;
+
+/// The source of `p` when it reads a derived table or combines set operands; `None` when its
+/// rows come from a table (or no table).
+pub(crate) fn source<'a>(
+    p: &'a SelectPlan,
+    txn: Option<&'a Transaction>,
+    ctx: &Ctx<'a>,
+    subs: &'a [Subquery],
+    nested: Nested<'a>,
+) -> Result<Option<Box<dyn Operator + 'a>>, SqlError> {
+    if let Some(d) = &p.derived {
+        return Ok(Some(nested(d, txn, ctx, subs)?));
+    }
+    if p.union.is_empty() {
+        return Ok(None);
+    }
+    // `set_combine` applies each operand's operation to everything before it, the first's
+    // too (it is UNION ALL as compiled): everything up to the last operation that is not
+    // UNION ALL is combined whole.
+    let all = SetOp::Union { distinct: false };
+    let (held, rest) = match p.union.iter().rposition(|(_, op)| *op != all) {
+        Some(last) => {
+            let mut acc: Vec<Row> = Vec::new();
+            for (q, op) in &p.union[..=last] {
+                let mut rows = Vec::new();
+                let mut src = nested(q, txn, ctx, subs)?;
+                let mut r = Vec::new();
+                while src.next(ctx, &mut r)? {
+                    // Held until the statement ends, as the buffered path holds them.
+                    ctx.charge(row_bytes(&r))?;
+                    rows.push(std::mem::take(&mut r));
+                }
+                set_combine(*op, &mut acc, rows);
+            }
+            (acc, &p.union[last + 1..])
+        }
+        None => (Vec::new(), &p.union[..]),
+    };
+    Ok(Some(Box::new(UnionAll {
+        held: Held::new(held),
+        rest,
+        cur: None,
+        txn,
+        ctx: *ctx,
+        subs,
+        nested,
+        scanned: 0,
+    })))
+}
+
+/// Rows collected before the tree runs, handed out one by one (each freed as it goes).
+pub(crate) struct Held {
+    rows: std::vec::IntoIter<Row>,
+    scanned: u32,
+}
+
+impl Held {
+    pub(crate) fn new(rows: Vec<Row>) -> Held {
+        Held {
+            rows: rows.into_iter(),
+            scanned: 0,
+        }
+    }
+}
+
+impl Operator for Held {
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        let Some(r) = self.rows.next() else {
+            return Ok(false);
+        };
+        tick(&mut self.scanned, cx)?;
+        *out = r;
+        Ok(true)
+    }
+}
+
+/// The combined rows of the blocking operands (if any), then each further UNION ALL operand's
+/// rows as its tree yields them.
+struct UnionAll<'a> {
+    held: Held,
+    rest: &'a [(SelectPlan, SetOp)],
+    cur: Option<Box<dyn Operator + 'a>>,
+    txn: Option<&'a Transaction>,
+    /// The statement's context, for building the later operands' trees (a scan of an
+    /// `information_schema` table borrows its rows from it).
+    ctx: Ctx<'a>,
+    subs: &'a [Subquery],
+    nested: Nested<'a>,
+    scanned: u32,
+}
+
+impl Operator for UnionAll<'_> {
+    fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
+        if self.held.next(cx, out)? {
+            return Ok(true);
+        }
+        loop {
+            if let Some(op) = &mut self.cur {
+                if op.next(cx, out)? {
+                    tick(&mut self.scanned, cx)?;
+                    return Ok(true);
+                }
+                self.cur = None;
+            }
+            let Some(((q, _), rest)) = self.rest.split_first() else {
+                return Ok(false);
+            };
+            self.rest = rest;
+            self.cur = Some((self.nested)(q, self.txn, &self.ctx, self.subs)?);
+        }
+    }
+}
+
+/// Every 512th source row looks at KILL and the deadline, as `SelectPlan::run` does.
+fn tick(n: &mut u32, cx: &Ctx) -> Result<(), SqlError> {
+    *n = n.wrapping_add(1);
+    if n.is_multiple_of(512) {
+        cx.check_killed()?;
+    }
+    Ok(())
+}
