@@ -1,6 +1,7 @@
-//! SELECTs that stream (steps E2, E3): their rows reach the sink as the scan (or join, or
-//! UNION ALL) yields them, so a result larger than `max_session_mem_used` succeeds; KILL and
-//! a client gone stop such a statement part way, and the session goes on.
+//! SELECTs that stream (steps E2, E3, E4): their rows reach the sink as the scan (or join, or
+//! UNION ALL) yields them, so a result larger than `max_session_mem_used` succeeds, and
+//! blocking stages hold only what they need; KILL and a client gone stop such a statement
+//! part way, and the session goes on.
 
 use std::sync::Arc;
 
@@ -105,6 +106,23 @@ fn a_select_star_larger_than_max_session_mem_used_streams_and_succeeds() {
     assert_eq!(c.rows, (0..ROWS).filter(|i| i % 97 < 50).count());
     // A plan that holds its rows (a sort the scan does not give) is still held to the budget.
     assert_eq!(code(&mut s, "SELECT * FROM t ORDER BY c, id"), Some(1290));
+    // ORDER BY … LIMIT holds only the rows it can still send, whatever the table's size.
+    let want: Vec<Vec<String>> = (0..ROWS)
+        .filter(|i| i % 97 == 96)
+        .skip(2)
+        .take(3)
+        .map(|i| vec![i.to_string()])
+        .collect();
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT id FROM t ORDER BY k DESC, id LIMIT 3 OFFSET 2"
+        ),
+        want
+    );
+    // Grouping holds its groups, DISTINCT its distinct rows: not the table.
+    assert_eq!(q(&mut s, "SELECT k, COUNT(*) FROM t GROUP BY k").len(), 97);
+    assert_eq!(q(&mut s, "SELECT DISTINCT k FROM t").len(), 97);
 }
 
 #[test]

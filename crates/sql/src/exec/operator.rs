@@ -1,10 +1,12 @@
-//! Pull-based operators (docs/design/issue20-sql-engine.md §4.2) for the SELECTs that need no
-//! blocking stage: a source (one table or none read along its access path, a derived table's
-//! query, a set operation's operands), filtered, extended by its join steps, cut by
-//! LIMIT/OFFSET and projected, one row at a time. The session pulls the root and hands each
-//! row to its sink at once, so such a result is never held whole. Every other plan still runs
-//! through [`SelectPlan::execute`](crate::plan::select::SelectPlan). The join steps and the
-//! sources made of other plans are in [`op`](crate::exec::op).
+//! Pull-based operators (docs/design/issue20-sql-engine.md §4.2): a source (one table or
+//! none read along its access path, a derived table's query, a set operation's operands),
+//! filtered, extended by its join steps, then grouped, made distinct and sorted by the
+//! blocking stages of [`crate::exec::op`], cut by LIMIT/OFFSET and projected, one row at a
+//! time. The session pulls the root and hands each row to its sink at once, so a result is
+//! never held whole (only what a blocking stage needs, under the memory budget). Plans with
+//! subqueries or FOR UPDATE still run through
+//! [`SelectPlan::execute`](crate::plan::select::SelectPlan). The join steps, the sources made
+//! of other plans and the blocking stages are in [`op`](crate::exec::op).
 //!
 //! The operators reproduce `SelectPlan::run` step for step (which rows are read, which
 //! expressions are evaluated and in what order), so that results, warnings and errors stay
@@ -18,32 +20,30 @@ use zipdb_engine::{Transaction, TxnScan};
 use crate::catalog::Table;
 use crate::exec::join;
 use crate::exec::keyrange::{as_ref, byte_ranges, KeyRange};
-use crate::exec::op::{self, setop};
+use crate::exec::op::aggregate::Aggregate;
+use crate::exec::op::distinct::Distinct;
+use crate::exec::op::sort::{Sort, TopN};
+use crate::exec::op::{self, setop, Cut};
 use crate::exec::{fixed_terms_hold, limit_value, Txn};
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan, Subquery};
+use crate::runtime::memory::Reservation;
 use crate::types::value::Value;
 use crate::SqlError;
 
 pub(crate) use crate::exec::op::{Operator, Row};
 
-/// Whether `p` runs as a pipeline of the operators here. Every stage of `SelectPlan::run` that
-/// holds rows rules it out: grouping (and HAVING), DISTINCT, a sort the scan order does not
-/// give; so do subqueries (they need a `SubCtx` over a shared transaction and may prefill)
-/// and FOR UPDATE (it locks every row before reading any). Joins, derived tables and set
-/// operations stream (what blocks in them holds its rows, see [`op`]).
+/// Whether `p` runs as a pipeline of operators. Subqueries rule it out (they need a `SubCtx`
+/// over a shared transaction and may prefill), and so does FOR UPDATE (it locks every row
+/// before reading any). Joins, derived tables and set operations stream (what blocks in them
+/// holds its rows); grouping, DISTINCT and sorts are the blocking stages of [`op`].
 pub(crate) fn streams(p: &SelectPlan) -> bool {
     #[cfg(test)]
     if BUFFERED_ONLY.get() {
         return false;
     }
-    p.group_by.is_none()
-        && p.having.is_none()
-        && !p.distinct
-        && (p.order.is_empty() || p.ordered_scan.is_some())
-        && !p.has_sub
-        && !locks(p)
+    !p.has_sub && !locks(p)
 }
 
 /// Whether `p`, a derived table's query in it or a set operand locks rows (FOR UPDATE). The
@@ -123,21 +123,104 @@ pub(crate) fn build<'a>(
     if let (Some(built), Some(txn)) = (built, txn) {
         op = op::join::steps(op, &p.joins, built, &|s| lookup(txn, s));
     }
-    if limit.is_some() || offset > 0 {
+    stages(p, op, limit, offset, ctx)
+}
+
+/// The stages after the WHERE filter, in `SelectPlan::run`'s order: grouping and HAVING, the
+/// select list, DISTINCT, the sort, OFFSET and LIMIT. Each evaluates what that function
+/// evaluates, so results, warnings and errors stay the same.
+fn stages<'a>(
+    p: &'a SelectPlan,
+    mut op: Box<dyn Operator + 'a>,
+    limit: Option<u64>,
+    offset: u64,
+    ctx: &Ctx<'a>,
+) -> Result<Box<dyn Operator + 'a>, SqlError> {
+    let sorts = !p.order.is_empty() && p.ordered_scan.is_none();
+    let mem = || Reservation::new(ctx.killed);
+    let cut = limit.is_some() || offset > 0;
+    if p.group_by.is_none() && !p.distinct {
+        if !sorts {
+            // Row at a time: rows before OFFSET are not projected, and nothing past LIMIT is
+            // read.
+            if cut {
+                op = Box::new(Limit {
+                    child: op,
+                    offset,
+                    limit,
+                    skipped: 0,
+                    sent: 0,
+                    drain: false,
+                });
+            }
+            return Ok(Box::new(Project {
+                child: op,
+                outputs: &p.outputs,
+                visible: p.visible,
+                src: Vec::new(),
+            }));
+        }
+        if cut {
+            // ORDER BY … LIMIT: only the rows sent are projected.
+            op = Box::new(TopN::new(
+                op,
+                &p.outputs[p.visible..],
+                &p.order,
+                limit,
+                offset,
+                mem(),
+            ));
+            return Ok(Box::new(Project {
+                child: op,
+                outputs: &p.outputs[..p.visible],
+                visible: p.visible,
+                src: Vec::new(),
+            }));
+        }
+    }
+    if let Some((keys, aggs)) = &p.group_by {
+        op = Box::new(Aggregate::new(op, keys, aggs, mem()));
+        if let Some(h) = &p.having {
+            op = Box::new(Filter {
+                child: op,
+                pred: h,
+                passed: 0,
+            });
+        }
+    }
+    // Every row (every group) is projected whole, hidden ORDER BY keys too, as the buffered
+    // path does before DISTINCT and the sort.
+    op = Box::new(Project {
+        child: op,
+        outputs: &p.outputs,
+        visible: p.outputs.len(),
+        src: Vec::new(),
+    });
+    if p.distinct {
+        op = Box::new(Distinct::new(op, p.visible, mem()));
+    }
+    if sorts {
+        op = Box::new(Sort::new(op, p.visible, &p.order, mem()));
+    }
+    if cut {
+        // Grouped or DISTINCT: the buffered path computes every row before it cuts, so the
+        // rows after LIMIT are still pulled (and their warnings and errors raised).
         op = Box::new(Limit {
             child: op,
             offset,
             limit,
             skipped: 0,
             sent: 0,
+            drain: true,
         });
     }
-    Ok(Box::new(Project {
-        child: op,
-        outputs: &p.outputs,
-        visible: p.visible,
-        src: Vec::new(),
-    }))
+    if p.outputs.len() > p.visible {
+        op = Box::new(Cut {
+            child: op,
+            visible: p.visible,
+        });
+    }
+    Ok(op)
 }
 
 /// The rows of a nested plan (a derived table's query, a set operand): its own tree when it
@@ -378,13 +461,15 @@ impl Operator for Filter<'_> {
 
 /// OFFSET then LIMIT, below the projection: skipped rows are not projected (MySQL does not
 /// evaluate their select list), and once the limit is reached no further row is pulled, so
-/// no later row's filter runs (or warns).
+/// no later row's filter runs (or warns); unless `drain`, where the rows past the limit are
+/// pulled and dropped.
 struct Limit<'a> {
     child: Box<dyn Operator + 'a>,
     offset: u64,
     limit: Option<u64>,
     skipped: u64,
     sent: u64,
+    drain: bool,
 }
 
 impl Operator for Limit<'_> {
@@ -396,6 +481,10 @@ impl Operator for Limit<'_> {
             self.skipped += 1;
         }
         if self.limit.is_some_and(|l| self.sent >= l) {
+            if self.drain {
+                while self.child.next(cx, out)? {}
+                self.drain = false;
+            }
             return Ok(false);
         }
         let more = self.child.next(cx, out)?;

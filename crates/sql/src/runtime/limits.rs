@@ -121,16 +121,50 @@ impl Interrupt {
         let used = self.mem_used.fetch_add(bytes, Ordering::Relaxed) + bytes;
         let max = self.mem_max.load(Ordering::Relaxed);
         if used > max {
-            return Err(SqlError::of(
-                ErrorKind::OptionPreventsStatement,
-                format!(
-                    "The zipdb server is running with the --max-session-mem-used={max} option \
-                     so it cannot execute this statement (it would hold more than {max} bytes \
-                     of rows in memory; raise max_session_mem_used or narrow the query)"
-                ),
-            ));
+            return Err(self.over_budget());
         }
         Ok(())
+    }
+
+    /// Charges `bytes` if they fit in the budget; past it nothing is charged and the answer is
+    /// `false` (for a holder that can let go of something instead, as a spilling one will).
+    pub(crate) fn try_charge(&self, bytes: u64) -> bool {
+        let used = self.mem_used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if used > self.mem_max.load(Ordering::Relaxed) {
+            self.release(bytes);
+            return false;
+        }
+        true
+    }
+
+    /// Gives back `bytes` charged earlier that the statement no longer holds.
+    pub(crate) fn release(&self, bytes: u64) {
+        // Saturating: a statement that began since the charge (the counter was reset) must
+        // not wrap around to a huge charge.
+        let _ = self
+            .mem_used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                Some(u.saturating_sub(bytes))
+            });
+    }
+
+    /// Bytes the running statement holds now.
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> u64 {
+        self.mem_used.load(Ordering::Relaxed)
+    }
+
+    /// MariaDB's error for a statement past `max_session_mem_used`.
+    pub(crate) fn over_budget(&self) -> SqlError {
+        let max = self.mem_max.load(Ordering::Relaxed);
+        SqlError::of(
+            ErrorKind::OptionPreventsStatement,
+            format!(
+                "The zipdb server is running with the --max-session-mem-used={max} option so \
+                 it cannot execute this statement (it would hold more than {max} bytes of rows \
+                 in memory; raise max_session_mem_used or narrow the query)"
+            ),
+        )
     }
 }
 

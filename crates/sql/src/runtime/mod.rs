@@ -2,3 +2,4 @@
 //! statement may consume and how it learns that it must stop.
 
 pub(crate) mod limits;
+pub(crate) mod memory;
