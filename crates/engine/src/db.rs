@@ -736,6 +736,7 @@ impl Database {
             flush: self.inner.options.flush_policy,
             writes: BTreeMap::new(),
             locked: Vec::new(),
+            last_locked: None,
             undo: Vec::new(),
             savepoints_open: 0,
         }
@@ -1212,22 +1213,55 @@ impl Tree {
                 (AutoPut::Delete, Some(e)) => e,
                 _ => true,
             };
-            let mut replaced = 0;
+            let mut replaced = false;
             if write {
                 let mut enc = CommitEncoder::new();
                 enc.op(self.id(), key, value);
                 let payload = enc.finish();
-                let ops = [(self.t.clone(), key, value)];
+                let ops = [(self.t.clone(), vec![(key, value)])];
                 replaced = apply_commit(db, &payload, &ops, db.options.flush_policy)?;
             }
             Ok(match (mode, existed) {
                 (AutoPut::Insert, Some(e)) => !e,
                 (_, Some(e)) => e,
-                (_, None) => replaced > 0,
+                (_, None) => replaced,
             })
         })();
         db.locks.release_all(txn, &[(self.id(), key.to_vec())]);
         r
+    }
+
+    /// Writes `entries` (upserts, keys strictly increasing: panics otherwise) into a tree that
+    /// no transaction can reach yet, such as a secondary index being built before the SQL
+    /// catalog publishes it: no row locks and no before-images, one redo record (replayed as
+    /// any commit's), applied a leaf at a time. Any other writer of the tree meanwhile, or a
+    /// snapshot read of it that relies on before-images, is the caller's error. Callers bound
+    /// the slice (it becomes one WAL record).
+    pub fn load_unpublished(&self, entries: &[(&[u8], &[u8])]) -> Result<()> {
+        let bt = self.alive()?;
+        assert!(
+            entries.windows(2).all(|w| w[0].0 < w[1].0),
+            "load_unpublished: keys not strictly increasing"
+        );
+        let mut enc = CommitEncoder::new();
+        let mut writes = Vec::with_capacity(entries.len());
+        for &(k, v) in entries {
+            self.check_sizes(k, v)?;
+            enc.op(self.id(), k, Some(v));
+            writes.push((k, Some(v)));
+        }
+        if enc.is_empty() {
+            return Ok(());
+        }
+        let payload = enc.finish();
+        let db = &self.db;
+        db.logged(&payload, db.options.flush_policy, || {
+            let _gate = db.gate.read();
+            if self.t.dropped.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            bt.apply_sorted_live(&writes)
+        })
     }
 
     /// Forward cursor over `range` (`..`, or a `(Bound<&[u8]>, Bound<&[u8]>)` pair).
@@ -1264,40 +1298,36 @@ fn lock_row(db: &DbInner, txn: TxnId, tree: TreeId, key: &[u8]) -> Result<bool> 
     }
 }
 
-/// One write of a commit being applied: tree, key, value (None: delete).
-type CommitOp<'a> = (Arc<TreeShared>, &'a [u8], Option<&'a [u8]>);
+/// One tree's writes in a commit being applied: the tree, and its writes in strictly
+/// increasing key order (value `None`: delete).
+type CommitOp<'a> = (Arc<TreeShared>, Vec<crate::apply::Write<'a>>);
 
 /// Logs and applies a commit whose rows the caller has locked: before-images for running
-/// snapshots, then the trees, then publication and the flush policy's wait.
-/// Logs and applies a commit; returns how many of its writes replaced or deleted an existing
-/// row.
+/// snapshots, then the trees, then publication and the flush policy's wait. For a commit of
+/// one write (a [`Tree`]'s own), whether it replaced or deleted an existing row.
 fn apply_commit(
     db: &DbInner,
     payload: &[u8],
     ops: &[CommitOp<'_>],
     policy: FlushPolicy,
-) -> Result<usize> {
+) -> Result<bool> {
     let r = db.logged(payload, policy, || {
         let t = db.mvcc.begin_commit();
         let (ts, keep) = (t.ts, t.keep_versions);
-        let mut existed = 0usize;
+        let mut existed = false;
         let applied = (|| {
             let _gate = db.gate.read();
-            for (tree, key, value) in ops {
+            for (tree, writes) in ops {
+                // A drop takes the gate exclusively, so this holds for the whole tree.
                 if tree.dropped.load(Ordering::Acquire) {
                     // Dropped after the write was buffered: the drop wins, as in replay.
                     continue;
                 }
                 let bt = &tree.btree;
                 if keep {
-                    let before = bt.get(key)?;
-                    db.mvcc.record(bt.tree_id(), key, ts, before);
+                    crate::apply::record_before_images(&db.mvcc, bt, writes, ts)?;
                 }
-                let replaced = match value {
-                    Some(v) => bt.upsert(key, v)?,
-                    None => bt.delete(key)?,
-                };
-                existed += usize::from(replaced);
+                existed |= crate::apply::apply_writes(bt, writes)?.unwrap_or(false);
             }
             Ok(())
         })();
@@ -1340,6 +1370,10 @@ pub struct Transaction {
     flush: FlushPolicy,
     writes: BTreeMap<TreeId, (Tree, WriteSet)>,
     locked: Vec<(TreeId, Vec<u8>)>,
+    /// Index in `locked` of the row the last successful `lock` newly locked (and checked for
+    /// write conflicts): a second lock of it (`get_for_update`, then `put` of the same row, as
+    /// every INSERT does) needs neither the lock manager nor the check again.
+    last_locked: Option<usize>,
     /// While a savepoint is open: each write's key and the write-set entry it replaced.
     undo: Vec<UndoEntry>,
     savepoints_open: usize,
@@ -1402,6 +1436,8 @@ impl Transaction {
     /// either way. MariaDB calls this `innodb_snapshot_isolation` (OFF by default in 10.11).
     pub fn set_write_conflicts(&mut self, on: bool) {
         self.write_conflicts = on;
+        // A row locked without the check must get it at its next lock.
+        self.last_locked = None;
     }
 
     /// When `commit` returns (see [`Options::flush_policy`]).
@@ -1414,6 +1450,7 @@ impl Transaction {
             self.db.locks.release_all(self.id, &self.locked);
             self.locked.clear();
         }
+        self.last_locked = None;
         if let Some(s) = self.snapshot.take() {
             self.db.mvcc.end_snapshot(s);
         }
@@ -1480,7 +1517,15 @@ impl Transaction {
     fn lock(&mut self, tree: &Tree, key: &[u8]) -> Result<()> {
         tree.alive()?;
         self.db.check_writable()?;
-        if lock_row(&self.db, self.id, tree.id(), key)? {
+        // Held and checked since: no other commit can have changed the row meanwhile.
+        if let Some((t, k)) = self.last_locked.map(|i| &self.locked[i]) {
+            if *t == tree.id() && k.as_slice() == key {
+                return Ok(());
+            }
+        }
+        self.last_locked = None;
+        let new = lock_row(&self.db, self.id, tree.id(), key)?;
+        if new {
             self.locked.push((tree.id(), key.to_vec()));
         }
         // Checked also when the lock was already held: a write retried after a conflict must
@@ -1491,6 +1536,9 @@ impl Transaction {
                     tree: tree.name().to_string(),
                 });
             }
+        }
+        if new {
+            self.last_locked = Some(self.locked.len() - 1);
         }
         Ok(())
     }
@@ -1658,19 +1706,30 @@ impl Transaction {
 
     fn commit_inner(&mut self) -> Result<()> {
         let mut enc = CommitEncoder::new();
-        let mut ops = Vec::new();
+        let mut ops = Vec::with_capacity(self.writes.len());
         for (tree, writes) in self.writes.values() {
             tree.alive()?;
+            if writes.is_empty() {
+                continue;
+            }
+            let mut w = Vec::with_capacity(writes.len());
             for (k, v) in writes {
                 enc.op(tree.id(), k, v.as_deref());
-                ops.push((tree.t.clone(), k.as_slice(), v.as_deref()));
+                w.push((k.as_slice(), v.as_deref()));
             }
+            ops.push((tree.t.clone(), w));
         }
         if enc.is_empty() {
             return Ok(());
         }
+        // Every read and conflict check of this transaction is behind it (its rows are
+        // locked), so its snapshot ends here: alone, it would make the commit record
+        // before-images for a reader that is itself.
+        if let Some(s) = self.snapshot.take() {
+            self.db.mvcc.end_snapshot(s);
+        }
         let payload = enc.finish();
-        apply_commit(&self.db, &payload, &ops, self.flush).map(|_| ())
+        apply_commit(&self.db, &payload, &ops, self.flush).map(drop)
     }
 
     /// Discards the buffered writes and releases the locks.

@@ -16,6 +16,9 @@
 //! # Ok(()) }
 //! ```
 
+mod apply;
+#[cfg(test)]
+mod apply_tests;
 pub mod btree;
 pub mod catalog;
 #[cfg(test)]

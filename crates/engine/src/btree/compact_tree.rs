@@ -895,8 +895,10 @@ impl BTree {
         let l = self.cleaf(id, g)?;
         match (value, l.search(key)?) {
             (Some(v), found) => {
-                // Replay (the only caller, single-threaded at open) encodes with whatever
-                // version the tree has; under the latch, since nothing else waits for it.
+                // Encoded under the leaf latch with whatever version the tree has now (replay,
+                // and commits applied a leaf at a time): `choose` settles it against the
+                // leaf's version as the ordinary put does. Encoding is a few hundred
+                // nanoseconds a row, short beside the descent the batch saves.
                 let mut buf = super::ENC_BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
                 let enc = self.encode_value(v, &mut buf);
                 let (sv, version) = self.choose(&l, LeafValue::Inline(v), enc);

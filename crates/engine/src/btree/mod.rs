@@ -431,11 +431,15 @@ impl BTree {
     }
 
     /// Applies blind writes (`Some(value)`: upsert, `None`: delete) given in strictly
-    /// increasing key order. Recovery uses it: writes that land in the same leaf share one
-    /// descent and one latch, and the ones that would split or underfill the leaf, or need an
-    /// overflow chain, go through [`BTree::upsert`]/[`BTree::delete`]. The result is the same
-    /// as applying them one by one.
+    /// increasing key order. Recovery uses it (commits use [`BTree::apply_sorted_live`]):
+    /// writes that land in the same leaf share one descent and one latch, and the ones that
+    /// would split or underfill the leaf, or need an overflow chain, go through
+    /// [`BTree::upsert`]/[`BTree::delete`]. The result is the same as applying them one by one.
     pub fn apply_sorted(&self, writes: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+        self.apply_sorted_with(writes, false)
+    }
+
+    fn apply_sorted_with(&self, writes: &[(&[u8], Option<&[u8]>)], live: bool) -> Result<()> {
         debug_assert!(
             writes.windows(2).all(|w| w[0].0 < w[1].0),
             "keys not increasing"
@@ -463,6 +467,15 @@ impl BTree {
                         j += 1;
                     }
                 }
+                // The leaf is released: offer what went into it to the trainer (the
+                // ordinary path below does so itself).
+                if live {
+                    for &(_, v) in &writes[i..j] {
+                        if let Some(v) = v {
+                            self.note_stored(v);
+                        }
+                    }
+                }
             }
             if j == i {
                 // Needs a split, a merge or an overflow chain: the ordinary path.
@@ -483,6 +496,28 @@ impl BTree {
             i = j;
         }
         Ok(())
+    }
+
+    /// [`BTree::apply_sorted`] for live writes (a commit): the same, and then every inline
+    /// value written is offered to the FSST trainer as [`BTree::upsert`] offers it, so that a
+    /// tree loaded by batched commits is trained as one loaded row by row. Replay does not
+    /// train (its trees are trained already, or train on the next live writes).
+    pub fn apply_sorted_live(&self, writes: &[(&[u8], Option<&[u8]>)]) -> Result<()> {
+        self.apply_sorted_with(writes, true)
+    }
+
+    /// First training and drift retraining (design §2.5) of an FSST tree, for an inline value
+    /// just stored: after the write released its latches, still under the caller's
+    /// `gate.read()`, so the install precedes any checkpoint that could capture a page naming
+    /// the version.
+    fn note_stored(&self, v: &[u8]) {
+        if self.format.records != RecordCodec::Fsst {
+            return;
+        }
+        match self.tables.is_empty() {
+            true => self.tables.note_raw_for_training(v),
+            false => self.tables.note_written(v),
+        }
     }
 
     /// One write of [`BTree::apply_sorted`] into the latched leaf that covers its key; `false`
@@ -589,16 +624,8 @@ impl BTree {
         };
         let outcome = self.put_dispatch(key, val, enc, cell_len, mode);
         ENC_BUF.with(|b| *b.borrow_mut() = buf);
-        if self.format.records == RecordCodec::Fsst {
-            if let LeafValue::Inline(v) = val {
-                // First training and drift retraining (design §2.5): after the put released
-                // its latches, still under the caller's `gate.read()`, so the install
-                // precedes any checkpoint that could capture a page naming the version.
-                match self.tables.is_empty() {
-                    true => self.tables.note_raw_for_training(v),
-                    false => self.tables.note_written(v),
-                }
-            }
+        if let LeafValue::Inline(v) = val {
+            self.note_stored(v);
         }
         let outcome = match outcome {
             Ok(o) => o,

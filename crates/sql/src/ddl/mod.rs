@@ -866,44 +866,57 @@ fn create_index(
     let new_t = t.with_indexes(def.clone(), indexes);
     let i = def.indexes.len() - 1;
     let build = || -> Result<(), SqlError> {
-        let mut prev: Option<Vec<u8>> = None;
-        let mut keys = Vec::new();
-        for kv in t
+        let icols = &new_t.def.indexes[i].columns;
+        let mut wanted = vec![false; new_t.types.len()];
+        for &c in icols {
+            wanted[c] = true;
+        }
+        // Keys only (with the primary key's length, and whether a column is NULL, for the
+        // unique check): the rows are decoded again only for a duplicate's message.
+        let mut keys: Vec<(Vec<u8>, usize, bool)> = Vec::new();
+        let mut cursor = t
             .primary
             .range::<std::ops::RangeFull>(..)
-            .map_err(SqlError::engine)?
-        {
+            .map_err(SqlError::engine)?;
+        while let Some(kv) = cursor.next_ref() {
             let (pk, v) = kv.map_err(SqlError::engine)?;
-            let row = t.decode_row(&v)?;
-            keys.push((new_t.index_key(i, &row, &pk), pk.len(), row));
+            let row = t.decode_some(v, &wanted)?;
+            let has_null = icols.iter().any(|&c| row[c].is_null());
+            keys.push((new_t.index_key(i, &row, pk), pk.len(), has_null));
         }
-        keys.sort_by(|a, b| a.0.cmp(&b.0));
-        for (k, pk_len, row) in &keys {
-            if unique {
-                let prefix = &k[..k.len() - pk_len];
-                let has_null = new_t.def.indexes[i]
-                    .columns
-                    .iter()
-                    .any(|&c| row[c].is_null());
-                if !has_null && prev.as_deref() == Some(prefix) {
-                    let text = new_t.def.indexes[i]
-                        .columns
+        drop(cursor);
+        keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if unique {
+            fn prefix((k, pk_len, _): &(Vec<u8>, usize, bool)) -> &[u8] {
+                &k[..k.len() - pk_len]
+            }
+            for w in keys.windows(2) {
+                if !w[1].2 && prefix(&w[0]) == prefix(&w[1]) {
+                    let (k, pk_len, _) = &w[1];
+                    let pk = &k[k.len() - pk_len..];
+                    let v = t
+                        .primary
+                        .get(pk)
+                        .map_err(SqlError::engine)?
+                        .ok_or_else(|| SqlError::corrupt("an indexed row vanished".into()))?;
+                    let row = t.decode_some(&v, &wanted)?;
+                    let text = icols
                         .iter()
                         .map(|&c| row[c].to_string_lossy().unwrap_or_default())
                         .collect::<Vec<_>>()
                         .join("-");
                     return Err(SqlError::duplicate(&text, iname));
                 }
-                prev = Some(prefix.to_vec());
             }
         }
-        // Written in batches of one transaction each, so memory stays bounded.
+        // The tree is not in the catalog yet and no writer runs (the gate is held), so the
+        // sorted keys go in without row locks or before-images, a leaf at a time; in batches
+        // of one WAL record each, so that no record grows with the table.
+        let mut batch: Vec<(&[u8], &[u8])> = Vec::with_capacity(10_000);
         for chunk in keys.chunks(10_000) {
-            let mut txn = s.inst.db.begin();
-            for (k, _, _) in chunk {
-                txn.put(&tree, k, b"").map_err(SqlError::engine)?;
-            }
-            txn.commit().map_err(SqlError::engine)?;
+            batch.clear();
+            batch.extend(chunk.iter().map(|(k, _, _)| (k.as_slice(), &b""[..])));
+            tree.load_unpublished(&batch).map_err(SqlError::engine)?;
         }
         Ok(())
     };

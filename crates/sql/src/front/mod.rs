@@ -12,5 +12,6 @@ pub(crate) mod show;
 pub(crate) mod split;
 pub(crate) mod stack;
 pub(crate) mod statement;
+pub(crate) mod values;
 
 pub(crate) use statement::{parse_one, Compat, Statement, Txn};

@@ -67,10 +67,13 @@ fn parse_stack_bytes(len: usize) -> usize {
 /// is parsed on a stack of its own, reserved for its size and only touched as deep as used.
 fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
     let run = || {
-        let mut v = parse_mysql(sql).map_err(|e| match e {
-            ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
-            e => syntax_error(sql, &e),
-        })?;
+        let mut v = match crate::front::values::literal_insert(sql, parse_mysql) {
+            Some(v) => v,
+            None => parse_mysql(sql).map_err(|e| match e {
+                ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
+                e => syntax_error(sql, &e),
+            })?,
+        };
         crate::front::depth::shape(&mut v)?;
         Ok(v)
     };
@@ -91,7 +94,7 @@ pub(crate) fn on_parse_stack<T>(len: usize, f: impl FnOnce() -> T) -> T {
 /// an update of a table named IGNORE) handed to it as `UPDATE OR IGNORE`, its SQLite spelling:
 /// [`crate::bind::dml::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
 /// so errors still quote it as written.
-fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+pub(super) fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
     use sqlparser::keywords::Keyword;
     use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
     let dialect = MySqlDialect {};
@@ -99,6 +102,14 @@ fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError>
         .with_unescape(true)
         .tokenize_with_location()?;
     let is_kw = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let parser = Parser::new(&dialect).with_recursion_limit(crate::front::depth::PARSE_DEPTH_MAX);
+    // Most statements need none of the rewrites below: their tokens go to the parser as they
+    // are (a bulk INSERT's copy of every token cost as much as a tenth of its parse).
+    if !tokens.iter().any(|t| {
+        matches!(t.token, Token::StringConcat | Token::Overlap) || is_kw(t, Keyword::UPDATE)
+    }) {
+        return parser.with_tokens_with_locations(tokens).parse_statements();
+    }
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 2);
     let mut at_start = true;
     let mut i = 0;
@@ -157,10 +168,7 @@ fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError>
             i = j + 1;
         }
     }
-    Parser::new(&dialect)
-        .with_recursion_limit(crate::front::depth::PARSE_DEPTH_MAX)
-        .with_tokens_with_locations(out)
-        .parse_statements()
+    parser.with_tokens_with_locations(out).parse_statements()
 }
 
 /// Turns the parser's message ("... at Line: L, Column: C") into MySQL's wording, quoting the
