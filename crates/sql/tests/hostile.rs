@@ -292,7 +292,10 @@ fn a_statement_that_would_hold_too_many_rows_fails_with_1290() {
     assert!(t0.elapsed() < std::time::Duration::from_secs(20));
     // ... but ORDER BY ... LIMIT keeps only the rows it can send (TopN, E4).
     assert_eq!(
-        rows_of(&mut s, "SELECT a.id, b.id FROM t a, t b ORDER BY a.v, b.v LIMIT 5"),
+        rows_of(
+            &mut s,
+            "SELECT a.id, b.id FROM t a, t b ORDER BY a.v, b.v LIMIT 5"
+        ),
         5
     );
     // GROUP BY groups count too.
