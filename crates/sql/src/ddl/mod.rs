@@ -533,22 +533,7 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
                                     clause: "default",
                                 },
                             )?
-                            .eval(
-                                &[],
-                                &crate::expr::Ctx {
-                                    params: &[],
-                                    now: 0,
-                                    db: None,
-                                    user: "",
-                                    conn_id: 0,
-                                    last_insert_id: 0,
-                                    version: "",
-                                    virtual_rows: None,
-                                    sub: None,
-                                    outer: &[],
-                                    killed: None,
-                                },
-                            )?;
+                            .eval(&[], &crate::expr::Ctx::detached())?;
                         col.default = Some(v);
                     }
                 }

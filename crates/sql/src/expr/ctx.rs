@@ -43,6 +43,24 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// A context outside any session and statement (a column's DEFAULT, unit tests): no
+    /// parameters, rows, subqueries or budget; time 0.
+    pub fn detached() -> Ctx<'static> {
+        Ctx {
+            params: &[],
+            now: 0,
+            db: None,
+            user: "",
+            conn_id: 0,
+            last_insert_id: 0,
+            version: "",
+            virtual_rows: None,
+            sub: None,
+            outer: &[],
+            killed: None,
+        }
+    }
+
     /// The rows of `information_schema` table `kind`, computed by the session for every such
     /// table the statement reads (joins, UNION operands and subqueries included).
     pub fn virtual_of(

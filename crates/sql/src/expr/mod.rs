@@ -40,17 +40,11 @@ mod tests {
 
     fn call(f: Func, args: Vec<Value>) -> Value {
         let ctx = Ctx {
-            params: &[],
             now: DateTime::parse("2024-02-29 13:14:15.25").unwrap().pack(),
-            db: None,
             user: "root@localhost",
             conn_id: 1,
-            last_insert_id: 0,
             version: "test",
-            virtual_rows: None,
-            sub: None,
-            outer: &[],
-            killed: None,
+            ..Ctx::detached()
         };
         let args = args.into_iter().map(Expr::Const).collect();
         Expr::Func(f, args).eval(&[], &ctx).unwrap()
@@ -277,17 +271,10 @@ mod tests {
         };
         let x = Compiler::new().compile(e, &mut Typed).expect("compiles");
         let ctx = Ctx {
-            params: &[],
-            now: 0,
-            db: None,
             user: "root@localhost",
             conn_id: 1,
-            last_insert_id: 0,
             version: "test",
-            virtual_rows: None,
-            sub: None,
-            outer: &[],
-            killed: None,
+            ..Ctx::detached()
         };
         let ty = x.type_of(&|i| TYPED.get(i).map(|(_, t)| *t));
         let v = x.eval(row, &ctx).expect("evaluates");

@@ -243,17 +243,8 @@ mod tests {
 
     fn ctx(intr: &Interrupt) -> Ctx<'_> {
         Ctx {
-            params: &[],
-            now: 0,
-            db: None,
-            user: "root@localhost",
-            conn_id: 1,
-            last_insert_id: 0,
-            version: "test",
-            virtual_rows: None,
-            sub: None,
-            outer: &[],
             killed: Some(intr),
+            ..Ctx::detached()
         }
     }
 
