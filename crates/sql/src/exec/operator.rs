@@ -144,14 +144,7 @@ fn stages<'a>(
             // Row at a time: rows before OFFSET are not projected, and nothing past LIMIT is
             // read.
             if cut {
-                op = Box::new(Limit {
-                    child: op,
-                    offset,
-                    limit,
-                    skipped: 0,
-                    sent: 0,
-                    drain: false,
-                });
+                op = Box::new(Limit::new(op, offset, limit, false));
             }
             return Ok(Box::new(Project {
                 child: op,
@@ -205,14 +198,7 @@ fn stages<'a>(
     if cut {
         // Grouped or DISTINCT: the buffered path computes every row before it cuts, so the
         // rows after LIMIT are still pulled (and their warnings and errors raised).
-        op = Box::new(Limit {
-            child: op,
-            offset,
-            limit,
-            skipped: 0,
-            sent: 0,
-            drain: true,
-        });
+        op = Box::new(Limit::new(op, offset, limit, true));
     }
     if p.outputs.len() > p.visible {
         op = Box::new(Cut {
@@ -470,6 +456,21 @@ struct Limit<'a> {
     skipped: u64,
     sent: u64,
     drain: bool,
+}
+
+impl<'a> Limit<'a> {
+    /// `drain`: once LIMIT rows are out, pull the rest and drop them (their warnings and
+    /// errors still happen, as on the buffered path for grouped and DISTINCT plans).
+    fn new(child: Box<dyn Operator + 'a>, offset: u64, limit: Option<u64>, drain: bool) -> Self {
+        Limit {
+            child,
+            offset,
+            limit,
+            skipped: 0,
+            sent: 0,
+            drain,
+        }
+    }
 }
 
 impl Operator for Limit<'_> {
