@@ -157,6 +157,7 @@ errors! {
         "Incorrect parameter count in the call to native function '{function}'";
     NeedReprepare = 1615, "HY000", "Prepared statement needs to be re-prepared: {detail}";
     DataOutOfRange = 1690, "22003", "{type} value is out of range";
+    UnknownExplainFormat = 1791, "HY000", "Unknown EXPLAIN/ANALYZE format name: '{name}'";
     NotValidPassword = 1819, "HY000",
         "Your password does not satisfy the current policy requirements: {why}";
     TableCorrupt = 1877, "HY000", "Corrupt data: {detail}";
@@ -256,6 +257,7 @@ mod tests {
         (K::WrongParamcountToNativeFct, 1582, "42000"),
         (K::NeedReprepare, 1615, "HY000"),
         (K::DataOutOfRange, 1690, "22003"),
+        (K::UnknownExplainFormat, 1791, "HY000"),
         (K::NotValidPassword, 1819, "HY000"),
         (K::TableCorrupt, 1877, "HY000"),
         (K::ConnectionKilled, 1927, "70100"),

@@ -33,8 +33,11 @@ pub(crate) enum Statement {
         connection: bool,
         id: u64,
     },
-    /// EXPLAIN of a DML statement.
-    Explain(Box<ast::Statement>),
+    /// EXPLAIN of a DML statement, with the `FORMAT=` it names (session/explain.rs reads it).
+    Explain {
+        statement: Box<ast::Statement>,
+        format: Option<ast::AnalyzeFormatKind>,
+    },
     Optimize(Vec<TableName>),
     Compat(Compat),
     /// A form zipdb recognises and does not run: it fails when run (1235), after the
@@ -101,7 +104,10 @@ impl Statement {
                 }
                 _ => Statement::Unsupported("this USE"),
             },
-            S::Explain { statement, .. } => Statement::Explain(statement),
+            S::Explain { analyze: true, .. } => Statement::Unsupported("EXPLAIN ANALYZE"),
+            S::Explain {
+                statement, format, ..
+            } => Statement::Explain { statement, format },
             // `DESCRIBE t` that front/show.rs did not read first (a comment before it).
             S::ExplainTable {
                 hive_format: None,

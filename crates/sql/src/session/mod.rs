@@ -28,6 +28,7 @@ use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
 use crate::{ddl, SqlError};
 
+mod explain;
 pub(crate) mod sink;
 
 use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
@@ -298,7 +299,9 @@ impl Session {
                 self.use_db(name)?;
                 Ok(Outcome::done(0))
             }
-            Statement::Explain(statement) => self.explain(statement),
+            Statement::Explain { statement, format } => {
+                self.explain(statement, explain::format_of(format.as_ref())?)
+            }
             Statement::Kill { connection, id } => self.kill(*id, *connection),
             Statement::Optimize(tables) => crate::admin::optimize::optimize(self, tables),
             Statement::Unsupported(what) => Err(SqlError::unsupported(what)),
@@ -365,6 +368,24 @@ impl Session {
         stmt: &ast::Statement,
         c: &mut Compiler,
     ) -> Result<PlanRoot, SqlError> {
+        let plan = self.with_env(|env| {
+            Ok(match stmt {
+                ast::Statement::Query(q) => Plan::Select(Box::new(compile_select(q, env, c)?)),
+                ast::Statement::Insert(i) => Plan::Insert(dml::compile_insert(i, env, c)?),
+                ast::Statement::Update(u) => Plan::Update(dml::compile_update(u, env, c)?),
+                ast::Statement::Delete(d) => Plan::Delete(dml::compile_delete(d, env, c)?),
+                _ => return Err(SqlError::internal("not a DML statement")),
+            })
+        })?;
+        Ok(PlanRoot {
+            plan,
+            subqueries: c.take_subqueries(),
+        })
+    }
+
+    /// Runs `f` with the name environment statements bind in: the current database, this
+    /// session's tables and variables, and the statement's text.
+    pub(crate) fn with_env<R>(&self, f: impl FnOnce(&Env) -> R) -> R {
         let lookup = self.env_lookup();
         let vars = |n: &str| self.sysvar(n);
         let env = Env {
@@ -376,17 +397,7 @@ impl Session {
             ctes: &[],
             compile_query: &compile_select,
         };
-        let plan = match stmt {
-            ast::Statement::Query(q) => Plan::Select(Box::new(compile_select(q, &env, c)?)),
-            ast::Statement::Insert(i) => Plan::Insert(dml::compile_insert(i, &env, c)?),
-            ast::Statement::Update(u) => Plan::Update(dml::compile_update(u, &env, c)?),
-            ast::Statement::Delete(d) => Plan::Delete(dml::compile_delete(d, &env, c)?),
-            _ => return Err(SqlError::internal("not a DML statement")),
-        };
-        Ok(PlanRoot {
-            plan,
-            subqueries: c.take_subqueries(),
-        })
+        f(&env)
     }
 
     /// Runs a compiled statement in the open transaction, or in its own (autocommit), with a
@@ -623,90 +634,6 @@ impl Session {
             last_insert_id: n.first_id.unwrap_or(0),
             info,
         }
-    }
-
-    fn explain(&mut self, stmt: &ast::Statement) -> Result<Outcome, SqlError> {
-        let mut c = Compiler::new();
-        let plan = self.compile(stmt, &mut c)?.plan;
-        let (table, access, filter) = match &plan {
-            Plan::Select(s) => (s.table.clone(), s.access.clone(), s.filter.is_some()),
-            Plan::Update(u) => (Some(u.table.clone()), u.access.clone(), u.filter.is_some()),
-            Plan::Delete(d) => (Some(d.table.clone()), d.access.clone(), d.filter.is_some()),
-            Plan::Insert(i) => (
-                Some(i.table.clone()),
-                crate::plan::access::Access::None,
-                false,
-            ),
-        };
-        let (ty, key) = access.describe(table.as_deref());
-        let cols = [
-            "id",
-            "select_type",
-            "table",
-            "type",
-            "possible_keys",
-            "key",
-            "rows",
-            "Extra",
-        ];
-        let columns: Vec<ColumnMeta> = cols.iter().map(|c| ColumnMeta::text(c)).collect();
-        let s = |x: &str| Value::Str(x.to_string());
-        let opt = |x: Option<String>| x.map_or(Value::Null, Value::Str);
-        let mut rows = vec![vec![
-            Value::Int(1),
-            s("SIMPLE"),
-            opt(table.as_ref().map(|t| t.def.name.clone())),
-            if ty.is_empty() { Value::Null } else { s(&ty) },
-            opt(key.clone()),
-            opt(key),
-            Value::Null,
-            if filter {
-                s("Using where")
-            } else {
-                Value::Null
-            },
-        ]];
-        // One row per joined table, saying how it is joined (see crate::exec::join).
-        if let Plan::Select(sp) = &plan {
-            for j in &sp.joins {
-                let (ty, key, extra) = match &j.method {
-                    crate::plan::select::JoinMethod::Lookup(a) => {
-                        let (ty, key) = a.describe(Some(&j.table));
-                        let ty = if ty == "const" {
-                            "eq_ref".to_string()
-                        } else {
-                            ty
-                        };
-                        (ty, key, "index lookup")
-                    }
-                    crate::plan::select::JoinMethod::Hash { .. } => {
-                        ("ALL".to_string(), None, "Using join buffer (hash join)")
-                    }
-                    crate::plan::select::JoinMethod::Loop { .. } => {
-                        ("ALL".to_string(), None, "Using join buffer (nested loop)")
-                    }
-                };
-                let extra = if j.left {
-                    format!("{extra}; left join")
-                } else {
-                    extra.to_string()
-                };
-                rows.push(vec![
-                    Value::Int(1),
-                    s("SIMPLE"),
-                    s(&j.table.def.name),
-                    s(&ty),
-                    opt(key.clone()),
-                    opt(key),
-                    Value::Null,
-                    s(&extra),
-                ]);
-            }
-        }
-        Ok(Outcome::Rows {
-            columns: Arc::new(columns),
-            rows,
-        })
     }
 
     // ---- Prepared statements ------------------------------------------------------------

@@ -71,10 +71,9 @@ fn compile_set(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan
     union::plan_union(q, env, c).and_then(|(p, cols, sub)| lower(p, cols, sub))
 }
 
-/// For tests: a plain query block or set operation (under its WITH) bound to a LogicalPlan,
-/// `alter` applied to it, then lowered. `None` when its FROM clause fails (the statement's
-/// error) or it is no SELECT.
-#[cfg(test)]
+/// A plain query block or set operation (under its WITH) bound to a LogicalPlan, `alter`
+/// applied to it (tests change plans there; EXPLAIN FORMAT=TREE keeps a copy), then lowered.
+/// `None` when its FROM clause fails (the statement's error) or it is no SELECT.
 pub(crate) fn bind_and_lower(
     q: &ast::Query,
     env: &Env,

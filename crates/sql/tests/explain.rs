@@ -1,0 +1,257 @@
+//! EXPLAIN: MariaDB's ten tabular columns (checked against MariaDB 10.11's output for the
+//! same schema, where zipdb's plan is the same), `FORMAT=TREE`, and the format errors.
+
+use zipdb_sql::{Outcome, Session};
+
+mod common;
+use common::{fixture, q, Fixture};
+
+fn session(f: &Fixture) -> Session {
+    let mut s = f.inst.session("root", 1);
+    for sql in [
+        "CREATE DATABASE x",
+        "USE x",
+        "CREATE TABLE t (id INT PRIMARY KEY, k INT, c VARCHAR(20), d CHAR(10) NOT NULL, \
+         KEY k (k), KEY kc (k, c))",
+        "INSERT INTO t VALUES (1, 1, 'a', 'a'), (2, 2, 'b', 'b'), (3, 3, 'c', 'c')",
+        "CREATE TABLE u (id BIGINT UNSIGNED PRIMARY KEY, t_id INT, KEY (t_id))",
+        "INSERT INTO u VALUES (1, 1), (2, 1)",
+        "CREATE TABLE p (a INT NOT NULL, b DATETIME(3) NOT NULL, m DECIMAL(10,2), \
+         PRIMARY KEY (a, b), KEY km (m))",
+    ] {
+        q(&mut s, sql);
+    }
+    s
+}
+
+/// The rows of `EXPLAIN sql`, as MariaDB's client prints them (NULL as "NULL").
+fn explain(s: &mut Session, sql: &str) -> Vec<String> {
+    q(s, &format!("EXPLAIN {sql}"))
+        .into_iter()
+        .map(|r| r.join("|"))
+        .collect()
+}
+
+fn err(s: &mut Session, sql: &str) -> (u16, String) {
+    let mut r = s.query(sql);
+    match r.remove(0) {
+        Ok(_) => panic!("{sql}: succeeded"),
+        Err(e) => (e.code(), e.message().to_string()),
+    }
+}
+
+#[test]
+fn tabular_form_has_mariadbs_columns() {
+    let f = fixture("explain-columns");
+    let mut s = session(&f);
+    let mut r = s.query("EXPLAIN SELECT * FROM t WHERE id = 2");
+    let Ok(Outcome::Rows { columns, .. }) = r.remove(0) else {
+        panic!("EXPLAIN gave no rows");
+    };
+    let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "id",
+            "select_type",
+            "table",
+            "type",
+            "possible_keys",
+            "key",
+            "key_len",
+            "ref",
+            "rows",
+            "Extra"
+        ]
+    );
+}
+
+#[test]
+fn tabular_rows_match_mariadb_where_the_plans_agree() {
+    let f = fixture("explain-rows");
+    let mut s = session(&f);
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "SELECT 1",
+            &["1|SIMPLE|NULL|NULL|NULL|NULL|NULL|NULL|NULL|No tables used"],
+        ),
+        (
+            "SELECT * FROM t WHERE id = 2",
+            &["1|SIMPLE|t|const|PRIMARY|PRIMARY|4|const|1|"],
+        ),
+        (
+            "SELECT * FROM t WHERE id > 1",
+            &["1|SIMPLE|t|range|PRIMARY|PRIMARY|4|NULL|NULL|Using where"],
+        ),
+        (
+            "SELECT * FROM t WHERE k = 2",
+            &["1|SIMPLE|t|ref|k|k|5|const|NULL|"],
+        ),
+        (
+            "SELECT * FROM t WHERE c LIKE '%a%'",
+            &["1|SIMPLE|t|ALL|NULL|NULL|NULL|NULL|NULL|Using where"],
+        ),
+        (
+            "SELECT * FROM t ORDER BY c",
+            &["1|SIMPLE|t|ALL|NULL|NULL|NULL|NULL|NULL|Using filesort"],
+        ),
+        (
+            "SELECT 1 UNION SELECT 2",
+            &[
+                "1|PRIMARY|NULL|NULL|NULL|NULL|NULL|NULL|NULL|No tables used",
+                "2|UNION|NULL|NULL|NULL|NULL|NULL|NULL|NULL|No tables used",
+                "NULL|UNION RESULT|<union1,2>|ALL|NULL|NULL|NULL|NULL|NULL|",
+            ],
+        ),
+        (
+            "SELECT 1 UNION ALL SELECT 2",
+            &[
+                "1|PRIMARY|NULL|NULL|NULL|NULL|NULL|NULL|NULL|No tables used",
+                "2|UNION|NULL|NULL|NULL|NULL|NULL|NULL|NULL|No tables used",
+            ],
+        ),
+        (
+            "SELECT * FROM (SELECT k, COUNT(*) FROM t GROUP BY k) d",
+            &[
+                "1|PRIMARY|<derived2>|ALL|NULL|NULL|NULL|NULL|NULL|",
+                "2|DERIVED|t|ALL|NULL|NULL|NULL|NULL|NULL|Using temporary",
+            ],
+        ),
+        (
+            "SELECT (SELECT MAX(id) FROM u) FROM t",
+            &[
+                "1|PRIMARY|t|ALL|NULL|NULL|NULL|NULL|NULL|",
+                "2|SUBQUERY|u|ALL|NULL|NULL|NULL|NULL|NULL|",
+            ],
+        ),
+        (
+            "UPDATE t SET c = 'x' WHERE id = 1",
+            &["1|SIMPLE|t|range|PRIMARY|PRIMARY|4|NULL|1|Using where"],
+        ),
+        (
+            // An index lookup join names the outer column it reads, as MariaDB does.
+            "SELECT * FROM t JOIN u ON u.t_id = t.id",
+            &[
+                "1|SIMPLE|t|ALL|NULL|NULL|NULL|NULL|NULL|",
+                "1|SIMPLE|u|ref|t_id|t_id|5|x.t.id|NULL|Using where",
+            ],
+        ),
+        (
+            "DELETE FROM t WHERE k = 5",
+            &["1|SIMPLE|t|range|k|k|5|NULL|NULL|Using where"],
+        ),
+        (
+            // Key lengths: INT NOT NULL 4, DATETIME(3) NOT NULL 5 + 2, DECIMAL(10,2) 5 + 1.
+            "SELECT * FROM p WHERE a = 1 AND b = '2024-01-01'",
+            &["1|SIMPLE|p|const|PRIMARY|PRIMARY|11|const,const|1|"],
+        ),
+        (
+            "SELECT * FROM p WHERE a = 1",
+            &["1|SIMPLE|p|ref|PRIMARY|PRIMARY|4|const|NULL|"],
+        ),
+        (
+            "SELECT * FROM p WHERE m = 1.5",
+            &["1|SIMPLE|p|ref|km|km|6|const|NULL|"],
+        ),
+    ];
+    for (sql, want) in cases {
+        assert_eq!(explain(&mut s, sql), *want, "{sql}");
+    }
+}
+
+/// Select types and ids of nested blocks: a correlated subquery is DEPENDENT, a derived
+/// table inside a derived table gets the id after its holder's.
+#[test]
+fn nested_blocks_are_numbered_in_order() {
+    let f = fixture("explain-nested");
+    let mut s = session(&f);
+    let kinds = |s: &mut Session, sql: &str| -> Vec<String> {
+        q(s, &format!("EXPLAIN {sql}"))
+            .into_iter()
+            .map(|r| format!("{} {} {}", r[0], r[1], r[2]))
+            .collect()
+    };
+    assert_eq!(
+        kinds(
+            &mut s,
+            "SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.t_id = t.k)"
+        ),
+        ["1 PRIMARY t", "2 DEPENDENT SUBQUERY u"]
+    );
+    assert_eq!(
+        kinds(
+            &mut s,
+            "SELECT * FROM (SELECT * FROM (SELECT id FROM t) a) b JOIN (SELECT id FROM u) c \
+             ON c.id = b.id"
+        ),
+        [
+            "1 PRIMARY <derived2>",
+            "1 PRIMARY <derived4>",
+            "2 DERIVED <derived3>",
+            "3 DERIVED t",
+            "4 DERIVED u"
+        ]
+    );
+}
+
+#[test]
+fn tree_form_prints_the_logical_plan() {
+    let f = fixture("explain-tree");
+    let mut s = session(&f);
+    let rows = q(
+        &mut s,
+        "EXPLAIN FORMAT=TREE SELECT k, COUNT(*) FROM t WHERE c <> 'b' GROUP BY k ORDER BY k",
+    );
+    assert_eq!(rows.len(), 1);
+    let tree = &rows[0][0];
+    println!("{tree}");
+    let lines: Vec<&str> = tree.lines().collect();
+    assert!(lines[0].starts_with("-> "), "{tree}");
+    assert!(tree.contains("Scan: x.t"), "{tree}");
+    assert!(tree.contains("Filter:"), "{tree}");
+    assert!(
+        tree.contains("Aggregate") || tree.contains("group by"),
+        "{tree}"
+    );
+    // Inputs are indented below the node that reads them.
+    let depth = |needle: &str| {
+        let l = lines.iter().find(|l| l.contains(needle)).expect(needle);
+        l.len() - l.trim_start().len()
+    };
+    assert!(depth("Scan: x.t") > depth("Filter:"), "{tree}");
+    // The keyword form and the subquery section.
+    let rows = q(
+        &mut s,
+        "EXPLAIN FORMAT TREE SELECT * FROM t WHERE k IN (SELECT t_id FROM u)",
+    );
+    assert!(rows[0][0].contains("Subquery #0"), "{}", rows[0][0]);
+    // DML has no tree yet.
+    assert_eq!(
+        err(&mut s, "EXPLAIN FORMAT=TREE DELETE FROM t WHERE id = 1").0,
+        1235
+    );
+}
+
+#[test]
+fn other_formats_are_refused_as_mariadb_does() {
+    let f = fixture("explain-formats");
+    let mut s = session(&f);
+    assert_eq!(
+        err(&mut s, "EXPLAIN FORMAT=GRAPHVIZ SELECT 1"),
+        (
+            1791,
+            "Unknown EXPLAIN/ANALYZE format name: 'graphviz'".to_string()
+        )
+    );
+    assert_eq!(
+        err(&mut s, "EXPLAIN FORMAT=TEXT SELECT 1"),
+        (
+            1791,
+            "Unknown EXPLAIN/ANALYZE format name: 'text'".to_string()
+        )
+    );
+    assert_eq!(err(&mut s, "EXPLAIN FORMAT=JSON SELECT 1").0, 1235);
+    assert_eq!(err(&mut s, "EXPLAIN ANALYZE SELECT 1").0, 1235);
+    // The session goes on.
+    assert_eq!(q(&mut s, "SELECT 2"), [["2"]]);
+}
