@@ -89,7 +89,75 @@ pub enum Error {
     ReadOnlyAfterIoError(String),
 }
 
+/// What a caller can do about an [`Error`]: the three families issue 20 names, plus the
+/// errors a single request causes. Callers map families, not variants, so a new variant
+/// only has to be placed here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Opening or configuring the database: a bad directory, option, file or format. Fix
+    /// the setup and open again.
+    OpenConfig,
+    /// The transaction lost a conflict (deadlock, lock wait timeout, write conflict): roll
+    /// back and retry it.
+    RetryableTxn,
+    /// This request cannot be done as asked (a key or value too large, a tree name taken or
+    /// missing, a pool too small for what is latched at once); the database is fine.
+    Request,
+    /// Stored data or the I/O under it failed: corruption, an I/O error, a WAL that cannot
+    /// be written or read, or the fail-stop state after one. Needs an operator.
+    Storage,
+}
+
 impl Error {
+    /// The family this error belongs to.
+    pub fn class(&self) -> ErrorClass {
+        use ErrorClass as C;
+        match self {
+            Error::Deadlock | Error::LockWaitTimeout { .. } | Error::WriteConflict { .. } => {
+                C::RetryableTxn
+            }
+            Error::KeyTooLarge { .. }
+            | Error::ValueTooLarge { .. }
+            | Error::TreeExists(_)
+            | Error::NoSuchTree(_)
+            | Error::InvalidName(_)
+            | Error::InvalidTreeFormat(_) => C::Request,
+            Error::Dir { .. }
+            | Error::UnsupportedTreeFormat { .. }
+            | Error::Config(_)
+            | Error::PageSizeMismatch { .. }
+            | Error::WalMissing(_) => C::OpenConfig,
+            Error::Storage(e) => match e {
+                StoreError::Config(_) | StoreError::Incompatible { .. } => C::OpenConfig,
+                StoreError::PoolExhausted(_) | StoreError::NoSuchPage(_) => C::Request,
+                StoreError::Io(_)
+                | StoreError::CorruptPage { .. }
+                | StoreError::CorruptMeta { .. }
+                | StoreError::ReadOnlyAfterIoError(_) => C::Storage,
+            },
+            Error::Corrupt { .. }
+            | Error::CorruptCatalog(_)
+            | Error::StoreVerify(_)
+            | Error::Warm(_)
+            | Error::Wal(_)
+            | Error::CorruptRedo { .. }
+            | Error::ReadOnlyAfterIoError(_) => C::Storage,
+        }
+    }
+
+    /// Stored bytes that make no sense (as opposed to an I/O failure): a page, the catalog,
+    /// a redo record or the store's own check.
+    pub fn is_corruption(&self) -> bool {
+        matches!(
+            self,
+            Error::Corrupt { .. }
+                | Error::CorruptCatalog(_)
+                | Error::StoreVerify(_)
+                | Error::CorruptRedo { .. }
+                | Error::Storage(StoreError::CorruptPage { .. } | StoreError::CorruptMeta { .. })
+        )
+    }
+
     pub(crate) fn corrupt(page: PageId, detail: impl Into<String>) -> Error {
         Error::Corrupt {
             page,
@@ -99,3 +167,31 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_is_reachable_and_retryable_means_rollback() {
+        assert_eq!(Error::Deadlock.class(), ErrorClass::RetryableTxn);
+        assert_eq!(
+            Error::LockWaitTimeout {
+                waited: Duration::from_secs(1)
+            }
+            .class(),
+            ErrorClass::RetryableTxn
+        );
+        assert_eq!(
+            Error::KeyTooLarge { len: 9, max: 8 }.class(),
+            ErrorClass::Request
+        );
+        assert_eq!(Error::Config("x".into()).class(), ErrorClass::OpenConfig);
+        let corrupt = Error::corrupt(PageId(7), "bad slot");
+        assert_eq!(corrupt.class(), ErrorClass::Storage);
+        assert!(corrupt.is_corruption());
+        let failed = Error::ReadOnlyAfterIoError("fsync".into());
+        assert_eq!(failed.class(), ErrorClass::Storage);
+        assert!(!failed.is_corruption());
+    }
+}

@@ -146,6 +146,9 @@ impl SqlError {
                      error ({m}); restart zipdb to recover"
                 ),
             ),
+            // Stored bytes that do not decode: MariaDB's "corrupt" code, with the engine's
+            // message (it names the page, and the file and offset where the store knows them).
+            other if other.is_corruption() => SqlError::corrupt(other.to_string()),
             other => SqlError::of(
                 ErrorKind::GetErrno,
                 format!("Got error from storage engine: {other}"),
@@ -315,6 +318,26 @@ mod tests {
         assert_eq!((conflict.kind, conflict.code), (ErrorKind::Checkread, 1020));
         assert!(conflict.rolls_back_transaction());
         assert!(SqlError::engine(zipdb_engine::Error::Deadlock).rolls_back_transaction());
+        // The engine's retryable family is exactly what rolls a transaction back here.
+        for e in [
+            zipdb_engine::Error::Deadlock,
+            zipdb_engine::Error::LockWaitTimeout {
+                waited: std::time::Duration::from_millis(5),
+            },
+            zipdb_engine::Error::WriteConflict { tree: "t".into() },
+            zipdb_engine::Error::KeyTooLarge { len: 9, max: 8 },
+            zipdb_engine::Error::CorruptCatalog("x".into()),
+        ] {
+            let retry = e.class() == zipdb_engine::ErrorClass::RetryableTxn;
+            assert_eq!(SqlError::engine(e).rolls_back_transaction(), retry);
+        }
+        let corrupt = SqlError::engine(zipdb_engine::Error::CorruptCatalog("bad entry".into()));
+        assert_eq!(corrupt.code(), 1877);
+        assert!(
+            corrupt.message().contains("bad entry"),
+            "{}",
+            corrupt.message()
+        );
         assert!(!SqlError::duplicate("1", "PRIMARY").rolls_back_transaction());
         let ddl_timeout = SqlError::of(ErrorKind::LockWaitTimeout, "Lock wait timeout exceeded");
         assert!(ddl_timeout.rolls_back_transaction());
