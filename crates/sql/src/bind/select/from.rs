@@ -137,6 +137,12 @@ pub(super) fn from_tables(
     c: &mut Compiler,
     bind: BindQuery,
 ) -> Result<Vec<FromTable>, SqlError> {
+    // Binding and planning cost grows with the square of the tables in a block: without
+    // MariaDB's limit one packet of `FROM t a1, t a2, ...` keeps a thread busy for minutes.
+    let named: usize = sel.from.iter().map(|f| 1 + f.joins.len()).sum();
+    if named > JOIN_TABLES_MAX {
+        return Err(too_many_tables());
+    }
     let mut out: Vec<FromTable> = Vec::new();
     let mut add = |rel: &ast::TableFactor,
                    left: bool,
@@ -316,7 +322,22 @@ pub(super) fn from_tables(
             }
         }
     }
+    // Whatever `add` expanded (parenthesized joins, when they are supported) counts too.
+    if out.len() > JOIN_TABLES_MAX {
+        return Err(too_many_tables());
+    }
     Ok(out)
+}
+
+/// MariaDB's `MAX_TABLES` for one query block's join (the bits of its table map, less the
+/// ones it keeps for itself).
+pub(crate) const JOIN_TABLES_MAX: usize = 61;
+
+fn too_many_tables() -> SqlError {
+    SqlError::of(
+        ErrorKind::TooManyTables,
+        format!("Too many tables; zipdb can only use {JOIN_TABLES_MAX} tables in a join"),
+    )
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
