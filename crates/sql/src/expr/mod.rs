@@ -353,7 +353,16 @@ mod tests {
         assert_eq!(d(991231235959).as_deref(), Some("1999-12-31 23:59:59"));
         assert_eq!(d(20000101123456).as_deref(), Some("2000-01-01 12:34:56"));
         assert_eq!(d(200001011).as_deref(), Some("2000-02-00 00:10:11"));
+        // 13 and 14 digits are YYYYMMDDHHMMSS with any year (MariaDB: 0100-01-01).
+        assert_eq!(d(1000101000000).as_deref(), Some("0100-01-01 00:00:00"));
+        assert_eq!(d(99991231235959).as_deref(), Some("9999-12-31 23:59:59"));
+        assert_eq!(d(700101).as_deref(), Some("1970-01-01 00:00:00"));
         for bad in [
+            // The gap between 2069 and 1970 in YYMMDD (MariaDB: NULL with 1292), and in
+            // YYMMDDHHMMSS.
+            700100,
+            692000,
+            700100000000,
             1,
             100,
             1232,

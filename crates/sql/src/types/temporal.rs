@@ -281,6 +281,42 @@ pub(crate) fn parse_compact(s: &str) -> Option<DateTime> {
     DateTime::parse(&t)
 }
 
+/// A number read as a date or datetime as MariaDB reads one (its `number_to_datetime`):
+/// YYMMDD, YYYYMMDD, YYMMDDHHMMSS or YYYYMMDDHHMMSS by magnitude, two-digit years 00–69 in
+/// the 2000s and 70–99 in the 1900s, 0 as the zero date. The gaps between the forms
+/// (692000..700100, 99991232..101000000, ...) and negative numbers are no date, as are
+/// out-of-range fields (zero months and days are allowed, as in date strings). Numbers of 13
+/// or 14 digits are YYYYMMDDHHMMSS with a year below 1000 allowed (`1000101000000` is
+/// 0100-01-01). The one reader for CAST, storage and comparison.
+pub fn number_to_datetime(n: i128) -> Option<DateTime> {
+    const YY_2000: i128 = 20_000_000;
+    const YY_1900: i128 = 19_000_000;
+    let full = match n {
+        0 => return Some(DateTime::default()),
+        101..=691_231 => (n + YY_2000) * 1_000_000,
+        700_101..=991_231 => (n + YY_1900) * 1_000_000,
+        10_000_101..=99_991_231 => n * 1_000_000,
+        101_000_000..=691_231_235_959 => n + YY_2000 * 1_000_000,
+        700_101_000_000..=991_231_235_959 => n + YY_1900 * 1_000_000,
+        991_231_235_960..=99_991_231_235_959 => n,
+        _ => return None,
+    };
+    let (ymd, hms) = (full / 1_000_000, full % 1_000_000);
+    // Every field is below 10000 here, so the casts cannot truncate.
+    let d = DateTime {
+        year: (ymd / 10_000) as u16,
+        month: (ymd / 100 % 100) as u8,
+        day: (ymd % 100) as u8,
+        hour: (hms / 10_000) as u8,
+        minute: (hms / 100 % 100) as u8,
+        second: (hms % 100) as u8,
+        micro: 0,
+    };
+    let day_ok = d.month == 0 || d.day == 0 || d.day <= days_in_month(d.year, d.month);
+    (d.month <= 12 && d.day <= 31 && day_ok && d.hour <= 23 && d.minute <= 59 && d.second <= 59)
+        .then_some(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

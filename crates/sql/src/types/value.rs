@@ -220,22 +220,9 @@ pub(crate) fn temporal_quiet(v: &Value) -> Option<(DateTime, bool)> {
                     f.trunc() as u64
                 }
             };
-            // MariaDB's ranges: YYMMDD, YYYYMMDD, YYMMDDhhmmss, YYYYMMDDhhmmss.
-            let s = match n {
-                0 => return Some((DateTime::default(), false)),
-                101..=991_231 => format!("{}{:06}", if n / 10_000 < 70 { "20" } else { "19" }, n),
-                10_000_101..=99_991_231 => n.to_string(),
-                101_000_000..=991_231_235_959 => {
-                    format!(
-                        "{}{:012}",
-                        if n / 10_000_000_000 < 70 { "20" } else { "19" },
-                        n
-                    )
-                }
-                10_000_101_000_000..=99_991_231_235_959 => n.to_string(),
-                _ => return None,
-            };
-            Some((parse_compact(&s)?, s.len() > 8))
+            // The forms with a time part are the ones above YYYYMMDD.
+            let d = crate::types::temporal::number_to_datetime(i128::from(n))?;
+            Some((d, n > 99_991_231))
         }
         Value::Null => None,
     }

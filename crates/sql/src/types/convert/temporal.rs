@@ -22,40 +22,4 @@ pub fn to_datetime(v: &Value) -> Option<i64> {
     }
 }
 
-/// A number read as a date or datetime as MariaDB reads one: YYMMDD, YYYYMMDD, YYMMDDHHMMSS or
-/// YYYYMMDDHHMMSS by its magnitude (two-digit years below 70 are 20xx, the others 19xx), 0 as
-/// the zero date. Other magnitudes, negative numbers and out-of-range fields are no date (zero
-/// months and days are allowed, as in date strings).
-pub fn number_to_datetime(n: i128) -> Option<DateTime> {
-    let century = |yymmdd: i128| {
-        yymmdd
-            + if yymmdd < 700_101 {
-                20_000_000
-            } else {
-                19_000_000
-            }
-    };
-    let (ymd, hms) = match n {
-        0 => return Some(DateTime::default()),
-        101..=991_231 => (century(n), 0),
-        10_000_101..=99_991_231 => (n, 0),
-        101_000_000..=991_231_235_959 => (century(n / 1_000_000), n % 1_000_000),
-        991_231_235_960..=99_991_231_235_959 => (n / 1_000_000, n % 1_000_000),
-        _ => return None,
-    };
-    // Every field is below 10000 here, so the casts cannot truncate.
-    let d = DateTime {
-        year: (ymd / 10_000) as u16,
-        month: (ymd / 100 % 100) as u8,
-        day: (ymd % 100) as u8,
-        hour: (hms / 10_000) as u8,
-        minute: (hms / 100 % 100) as u8,
-        second: (hms % 100) as u8,
-        micro: 0,
-    };
-    let day_ok = d.month == 0
-        || d.day == 0
-        || d.day <= crate::types::temporal::days_in_month(d.year, d.month);
-    (d.month <= 12 && d.day <= 31 && day_ok && d.hour <= 23 && d.minute <= 59 && d.second <= 59)
-        .then_some(d)
-}
+pub use crate::types::temporal::number_to_datetime;

@@ -7,6 +7,7 @@ use super::number::tail_of;
 use super::number::text_bytes;
 use super::number::Digits;
 use super::number::Tail;
+use crate::types::convert::temporal::number_to_datetime;
 use crate::types::temporal::days_in_month;
 use crate::types::temporal::DateTime;
 use crate::types::value::format_double;
@@ -157,51 +158,6 @@ fn valid_date(d: &DateTime) -> bool {
     }
     // Zero months and days pass (no NO_ZERO_IN_DATE); otherwise the day must exist.
     d.month == 0 || d.day == 0 || d.day <= days_in_month(d.year, d.month)
-}
-
-/// A number as a date, as MariaDB reads one (observed): YYMMDD, YYYYMMDD,
-/// YYMMDDHHMMSS or YYYYMMDDHHMMSS, two-digit years 70–99 in the 1900s.
-fn number_to_datetime(nr: i128) -> Option<DateTime> {
-    if nr == 0 {
-        return Some(DateTime::default());
-    }
-    let mut nr = nr;
-    if nr < 101 {
-        return None;
-    }
-    if nr <= 691231 {
-        nr = (nr + 20_000_000) * 1_000_000;
-    } else if nr < 700101 {
-        return None;
-    } else if nr <= 991231 {
-        nr = (nr + 19_000_000) * 1_000_000;
-    } else if nr < 10_000_101 {
-        return None;
-    } else if nr <= 99_991_231 {
-        nr *= 1_000_000;
-    } else if nr < 101_000_000 {
-        return None;
-    } else if nr <= 691_231_235_959 {
-        nr += 20_000_000_000_000;
-    } else if nr < 700_101_000_000 {
-        return None;
-    } else if nr <= 991_231_235_959 {
-        nr += 19_000_000_000_000;
-    } else if nr > 99_991_231_235_959 {
-        return None;
-    }
-    let ymd = nr / 1_000_000;
-    let hms = nr % 1_000_000;
-    let d = DateTime {
-        year: (ymd / 10000) as u16,
-        month: ((ymd / 100) % 100) as u8,
-        day: (ymd % 100) as u8,
-        hour: (hms / 10000) as u8,
-        minute: ((hms / 100) % 100) as u8,
-        second: (hms % 100) as u8,
-        micro: 0,
-    };
-    valid_date(&d).then_some(d)
 }
 
 /// Into DATE (`fsp` None) or DATETIME/TIMESTAMP(fsp).
