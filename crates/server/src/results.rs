@@ -10,6 +10,7 @@
 use std::net::TcpStream;
 use std::sync::Arc;
 
+use zipdb_sql::value::DateTime;
 use zipdb_sql::{ColumnMeta, ResultSink, SinkClosed, StatementEnd, Status, Value};
 
 use crate::protocol::binary;
@@ -138,11 +139,19 @@ impl ResultSink for WireSink<'_> {
             let columns = self.columns.as_deref().map_or(&[][..], Vec::as_slice);
             binary::write_row(p, row, columns);
         } else {
-            for v in row {
-                match v.to_text() {
-                    // 0xfb is NULL in a text row.
-                    None => p.push(0xfb),
-                    Some(b) => put_lenenc_bytes(p, &b),
+            let columns = self.columns.as_deref().map_or(&[][..], Vec::as_slice);
+            for (i, v) in row.iter().enumerate() {
+                match (v, columns.get(i)) {
+                    // A DATETIME(n) column shows n fraction digits, zeros included.
+                    (Value::DateTime(packed), Some(c)) if c.decimals <= 6 => {
+                        let text = DateTime::unpack(*packed).format(c.decimals);
+                        put_lenenc_bytes(p, text.as_bytes());
+                    }
+                    _ => match v.to_text() {
+                        // 0xfb is NULL in a text row.
+                        None => p.push(0xfb),
+                        Some(b) => put_lenenc_bytes(p, &b),
+                    },
                 }
             }
         }

@@ -749,7 +749,13 @@ fn typed_literal(t: &ast::DataType, v: &ast::Value) -> Result<Expr, SqlError> {
     };
     let (to, name) = match t {
         ast::DataType::Date => (CastTo::Date, "DATE"),
-        ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => (CastTo::DateTime, "DATETIME"),
+        // The literal keeps the fraction digits it was written with.
+        ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => (
+            CastTo::DateTime(crate::expr::builtins::fraction_digits(&Value::Str(
+                s.clone(),
+            ))),
+            "DATETIME",
+        ),
         other => return Err(SqlError::unsupported(&format!("literal {other} '{s}'"))),
     };
     match cast(Value::Str(s.clone()), to)? {
@@ -774,7 +780,15 @@ fn cast_target(t: &ast::DataType) -> Result<CastTo, SqlError> {
             _ => 0,
         }),
         D::Date => CastTo::Date,
-        D::Datetime(_) | D::Timestamp(_, _) => CastTo::DateTime,
+        D::Datetime(p) | D::Timestamp(p, _) => match p.unwrap_or(0) {
+            p @ 0..=6 => CastTo::DateTime(p as u8),
+            _ => {
+                return Err(SqlError::of(
+                    ErrorKind::TooBigPrecision,
+                    "Too big precision specified for CAST AS DATETIME. Maximum is 6",
+                ))
+            }
+        },
         other => return Err(SqlError::unsupported(&format!("CAST AS {other}"))),
     })
 }

@@ -61,9 +61,9 @@
 use std::borrow::Cow;
 
 use crate::types::collation::fold_char;
+use crate::types::datetext::read as read_text;
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
-use crate::types::temporal::DateTime;
 use crate::types::value::Value;
 
 /// Error decoding a stored row or key: the bytes are corrupt (caller adds table/page context).
@@ -128,11 +128,9 @@ fn as_mant(v: &Value, scale: u8) -> i128 {
 fn as_packed(v: &Value) -> i64 {
     match v {
         Value::Date(p) | Value::DateTime(p) => *p,
-        Value::Str(s) => DateTime::parse(s).map_or(0, |d| d.pack()),
-        Value::Bytes(b) => std::str::from_utf8(b)
-            .ok()
-            .and_then(DateTime::parse)
-            .map_or(0, |d| d.pack()),
+        // As comparison reads text (`Value::sql_cmp`), so a key bound and a filter agree.
+        Value::Str(s) => read_text(s.as_bytes()).map_or(0, |t| t.dt.pack()),
+        Value::Bytes(b) => read_text(b).map_or(0, |t| t.dt.pack()),
         _ => 0,
     }
 }
@@ -594,6 +592,7 @@ pub fn decode_row_some(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::temporal::DateTime;
     use proptest::prelude::*;
     use proptest::sample::Index;
     use std::cmp::Ordering;

@@ -31,8 +31,13 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
             Some(d) => Value::Date(DateTime::unpack(d).date_part().pack()),
             None => Value::Null,
         },
-        CastTo::DateTime => match to_datetime_arg(&v) {
-            Some(d) => Value::DateTime(d),
+        CastTo::DateTime(fsp) => match to_datetime_arg(&v) {
+            Some(d) => {
+                let mut dt = DateTime::unpack(d);
+                let cut = 10u32.pow(6 - u32::from(fsp.min(6)));
+                dt.micro -= dt.micro % cut;
+                Value::DateTime(dt.pack())
+            }
             None => Value::Null,
         },
     })
@@ -41,7 +46,11 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
 /// [`to_datetime`] for a function's argument or a CAST: a value that is not a date is NULL
 /// with warning 1292.
 pub(crate) fn to_datetime_arg(v: &Value) -> Option<i64> {
-    let r = to_datetime(v);
+    let r = match v {
+        Value::Str(s) => text_datetime(s.as_bytes()),
+        Value::Bytes(b) => text_datetime(b),
+        _ => to_datetime(v),
+    };
     if r.is_none() && !v.is_null() {
         crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
             let t = v.to_text().unwrap_or_default();
@@ -57,4 +66,26 @@ pub(crate) fn to_datetime_arg(v: &Value) -> Option<i64> {
 /// Formats a double as MySQL does (re-exported for the SHOW code).
 pub fn fmt_double(d: f64) -> String {
     format_double(d)
+}
+
+/// Text read as a date, with MariaDB's 1292 for what it ignored: a warning for text left
+/// over (naming a date or a datetime by what was read), a note for fraction digits past the
+/// sixth.
+fn text_datetime(b: &[u8]) -> Option<i64> {
+    let t = crate::types::datetext::read(b)?;
+    if t.trailing || t.dropped_fraction {
+        let what = if t.has_time { "datetime" } else { "date" };
+        let message = || {
+            format!(
+                "Truncated incorrect {what} value: '{}'",
+                crate::types::diag::quoted(b)
+            )
+        };
+        if t.trailing {
+            crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, message);
+        } else {
+            crate::types::diag::note(crate::error::ErrorKind::TruncatedWrongValue, message);
+        }
+    }
+    Some(t.dt.pack())
 }

@@ -103,7 +103,7 @@ impl Expr {
         let (arg, zero) = match self {
             Expr::Func(Func::Date, args) if args.len() == 1 => (&args[0], Value::Date(0)),
             Expr::Cast(arg, CastTo::Date) => (&**arg, Value::Date(0)),
-            Expr::Cast(arg, CastTo::DateTime) => (&**arg, Value::DateTime(0)),
+            Expr::Cast(arg, CastTo::DateTime(_)) => (&**arg, Value::DateTime(0)),
             _ => return self.eval(row, ctx),
         };
         let v = self.eval(row, ctx)?;

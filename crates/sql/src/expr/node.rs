@@ -149,7 +149,8 @@ pub enum CastTo {
     Double,
     Decimal(u8),
     Date,
-    DateTime,
+    /// DATETIME(fsp): fraction digits past `fsp` are cut, as MariaDB cuts them.
+    DateTime(u8),
 }
 
 /// A compiled expression.

@@ -102,7 +102,7 @@ impl Expr {
                     scale: *s,
                 },
                 CastTo::Date => SqlType::Date,
-                CastTo::DateTime => SqlType::DateTime { fsp: 0 },
+                CastTo::DateTime(fsp) => SqlType::DateTime { fsp: *fsp },
             },
             Expr::Func(f, args) => match f {
                 Func::ConnectionId | Func::LastInsertId => BIGINT,

@@ -5,6 +5,7 @@
 pub(crate) mod collation;
 pub(crate) mod collation_table;
 pub(crate) mod convert;
+pub(crate) mod datetext;
 pub(crate) mod decimal;
 pub(crate) mod diag;
 pub mod result;

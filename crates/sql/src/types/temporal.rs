@@ -260,27 +260,6 @@ pub fn from_micros(us: i128) -> Option<DateTime> {
     })
 }
 
-/// `YYYYMMDD` or `YYYYMMDDhhmmss`.
-pub(crate) fn parse_compact(s: &str) -> Option<DateTime> {
-    if !s.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let t = match s.len() {
-        8 => format!("{}-{}-{}", &s[0..4], &s[4..6], &s[6..8]),
-        14 => format!(
-            "{}-{}-{} {}:{}:{}",
-            &s[0..4],
-            &s[4..6],
-            &s[6..8],
-            &s[8..10],
-            &s[10..12],
-            &s[12..14]
-        ),
-        _ => return None,
-    };
-    DateTime::parse(&t)
-}
-
 /// A number read as a date or datetime as MariaDB reads one (its `number_to_datetime`):
 /// YYMMDD, YYYYMMDD, YYMMDDHHMMSS or YYYYMMDDHHMMSS by magnitude, two-digit years 00–69 in
 /// the 2000s and 70–99 in the 1900s, 0 as the zero date. The gaps between the forms

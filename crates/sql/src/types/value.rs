@@ -4,8 +4,8 @@
 use std::cmp::Ordering;
 
 use crate::types::collation::collate_cmp;
+use crate::types::datetext::read as read_text;
 use crate::types::decimal::Decimal;
-use crate::types::temporal::parse_compact;
 // `zipdb_sql::value::{DateTime, days_in_month}` are public paths (the server's binary protocol).
 pub use crate::types::temporal::{days_in_month, DateTime};
 
@@ -201,12 +201,8 @@ pub(crate) fn temporal_quiet(v: &Value) -> Option<(DateTime, bool)> {
     match v {
         Value::Date(p) => Some((DateTime::unpack(*p), false)),
         Value::DateTime(p) => Some((DateTime::unpack(*p), true)),
-        Value::Str(_) | Value::Bytes(_) => {
-            let s = v.to_string_lossy()?;
-            let s = s.trim();
-            let d = DateTime::parse(s).or_else(|| parse_compact(s))?;
-            Some((d, s.contains(':') || s.len() >= 14 && !s.contains('-')))
-        }
+        Value::Str(s) => read_text(s.as_bytes()).map(|t| (t.dt, t.has_time)),
+        Value::Bytes(b) => read_text(b).map(|t| (t.dt, t.has_time)),
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
             // The integer part (a fraction is cut, not rounded); negative is no date.
             let n: u64 = match v {
@@ -228,29 +224,24 @@ pub(crate) fn temporal_quiet(v: &Value) -> Option<(DateTime, bool)> {
     }
 }
 
-/// A string compared with a DATE or DATETIME, read as MySQL reads it there: as a datetime; if
-/// it is not one, its longest prefix that is one; else the zero datetime `0000-00-00` (below
-/// every date). The last two raise warning 1292.
+/// A string compared with a DATE or DATETIME, read as MariaDB reads it there (the one text
+/// reader, `types::datetext`): text after the date is ignored with warning 1292, and text
+/// that is no date reads as the zero datetime `0000-00-00` (below every date), also with 1292.
 fn temporal_of_text(s: &str) -> i64 {
-    if let Some(d) = DateTime::parse(s) {
-        return d.pack();
+    let read = read_text(s.as_bytes());
+    if read.is_none_or(|t| t.trailing || t.dropped_fraction) {
+        let what = match read {
+            Some(t) if !t.has_time => "date",
+            _ => "datetime",
+        };
+        crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
+            format!(
+                "Truncated incorrect {what} value: '{}'",
+                crate::types::diag::quoted(s.as_bytes())
+            )
+        });
     }
-    // The other spellings MySQL accepts ('20240102', ...), off the common path.
-    if let Some((d, _)) = temporal_quiet(&Value::Str(s.to_string())) {
-        return d.pack();
-    }
-    let t = s.trim_start();
-    let prefix = (1..t.len())
-        .rev()
-        .filter(|&i| t.is_char_boundary(i) && t.as_bytes()[i - 1].is_ascii_digit())
-        .find_map(|i| DateTime::parse(&t[..i]));
-    crate::types::diag::warn(crate::error::ErrorKind::TruncatedWrongValue, || {
-        format!(
-            "Truncated incorrect datetime value: '{}'",
-            crate::types::diag::quoted(s.as_bytes())
-        )
-    });
-    prefix.map_or(0, |d| d.pack())
+    read.map_or(0, |t| t.dt.pack())
 }
 
 /// A number compared with a DATE or DATETIME: read as one (`20240102`, `240102`,
