@@ -448,4 +448,29 @@ mod tests {
             Some("2024-03-10 10:11:12.999999")
         );
     }
+
+    proptest::proptest! {
+        /// Any bytes, and strings of the characters dates are made of: never a panic, and
+        /// every date read is a valid one.
+        #[test]
+        fn whatever_the_text_a_date_read_is_valid(
+            raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            picks in proptest::collection::vec(0usize..16, 0..40),
+        ) {
+            const ALPHABET: &[u8] = b"0123456789-:. T+";
+            let datey: Vec<u8> = picks.iter().map(|&i| ALPHABET[i]).collect();
+            for text in [&raw, &datey] {
+                if let Some(t) = read(text) {
+                    let d = t.dt;
+                    proptest::prop_assert!(d.year <= 9999 && d.month <= 12 && d.day <= 31);
+                    proptest::prop_assert!(d.hour <= 23 && d.minute <= 59 && d.second <= 59);
+                    proptest::prop_assert!(d.micro < 1_000_000);
+                    proptest::prop_assert!(
+                        d.month == 0 || d.day == 0 || d.day <= days_in_month(d.year, d.month)
+                    );
+                    proptest::prop_assert!(!t.lost_fraction || t.dropped_fraction);
+                }
+            }
+        }
+    }
 }
