@@ -145,6 +145,9 @@ pub(crate) struct Mvcc {
     state: Mutex<State>,
     published: AtomicU64,
     trees: RwLock<HashMap<TreeId, Arc<TreeVersions>>>,
+    /// How many times `trees` gained an entry: a scan of a tree without before-images asks
+    /// `trees` again only when this moved, not once per row.
+    trees_added: AtomicU64,
     /// Before-images in the order recorded, for collection.
     gc_queue: Mutex<VecDeque<GcItem>>,
     versions: AtomicU64,
@@ -165,6 +168,7 @@ impl Mvcc {
             }),
             published: AtomicU64::new(1),
             trees: RwLock::new(HashMap::new()),
+            trees_added: AtomicU64::new(0),
             gc_queue: Mutex::new(VecDeque::new()),
             versions: AtomicU64::new(0),
             version_bytes: AtomicU64::new(0),
@@ -265,7 +269,14 @@ impl Mvcc {
     pub fn record(&self, tree: TreeId, key: &[u8], ts: Ts, before: Option<Vec<u8>>) {
         let tv = match self.tree(tree) {
             Some(t) => t,
-            None => self.trees.write().entry(tree).or_default().clone(),
+            None => {
+                let mut trees = self.trees.write();
+                let tv = trees.entry(tree).or_default().clone();
+                // After the entry is in the map, so that a scan that sees the new count finds
+                // it (and before the commit writes the tree, which a scan reads first).
+                self.trees_added.fetch_add(1, Ordering::Release);
+                tv
+            }
         };
         let bytes = key.len() + before.as_ref().map_or(0, |v| v.len());
         {
@@ -295,6 +306,12 @@ impl Mvcc {
     /// every row; `None` means none yet, and must be asked again (a commit may add some).
     pub(crate) fn tree_versions(&self, tree: TreeId) -> Option<Arc<TreeVersions>> {
         self.tree(tree)
+    }
+
+    /// A count that moves whenever some tree gets its first before-image (see
+    /// `trees_added`); read it before [`Mvcc::tree_versions`].
+    pub(crate) fn trees_added(&self) -> u64 {
+        self.trees_added.load(Ordering::Acquire)
     }
 
     /// Whether a commit after snapshot `s` changed `key` (first-updater-wins check; the caller

@@ -497,6 +497,38 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// [`Reader::value`] into `slot`, reusing the buffer of the text or bytes it holds.
+    fn value_into(&mut self, ty: SqlType, slot: &mut Value) -> Result<(), &'static str> {
+        match ty {
+            SqlType::Char { binary, .. }
+            | SqlType::Varchar { binary, .. }
+            | SqlType::Text { binary, .. } => {
+                let n = self.varint()?;
+                let b = self.take(n)?;
+                match (binary, slot) {
+                    (true, Value::Bytes(old)) => {
+                        old.clear();
+                        old.extend_from_slice(b);
+                    }
+                    (true, slot) => *slot = Value::Bytes(b.to_vec()),
+                    (false, slot) => {
+                        let s =
+                            std::str::from_utf8(b).map_err(|_| "invalid UTF-8 in a text column")?;
+                        match slot {
+                            Value::Str(old) => {
+                                old.clear();
+                                old.push_str(s);
+                            }
+                            slot => *slot = Value::Str(s.to_owned()),
+                        }
+                    }
+                }
+            }
+            other => *slot = self.value(other)?,
+        }
+        Ok(())
+    }
+
     fn decimal(&mut self) -> Result<i128, &'static str> {
         let m = unzigzag128(self.varint128()?);
         // Out-of-range mantissas would make later arithmetic overflow: refuse them here.
@@ -526,6 +558,19 @@ fn decode(
     types: &[SqlType],
     wanted: Option<&[bool]>,
 ) -> Result<Vec<Value>, CodecError> {
+    let mut row = Vec::with_capacity(types.len());
+    decode_into(buf, types, wanted, &mut row)?;
+    Ok(row)
+}
+
+/// Decodes into `row`, reusing its vector and the buffers of the text values it holds (a
+/// scan decodes every row into the same `row`: no allocation per row for fixed-size text).
+fn decode_into(
+    buf: &[u8],
+    types: &[SqlType],
+    wanted: Option<&[bool]>,
+    row: &mut Vec<Value>,
+) -> Result<(), CodecError> {
     let mut r = Reader { buf, pos: 0 };
     match buf.first() {
         Some(&ROW_VERSION) => r.pos = 1,
@@ -548,17 +593,20 @@ fn decode(
     if !n.is_multiple_of(8) && bitmap[n / 8] >> (n % 8) != 0 {
         return Err(CodecError("NULL bitmap marks columns past the last".into()));
     }
-    let mut row = Vec::with_capacity(types.len());
+    row.resize(types.len(), Value::Null);
     for (i, &ty) in types[..n].iter().enumerate() {
+        let slot = &mut row[i];
         if bitmap[i / 8] & (1 << (i % 8)) != 0 {
-            row.push(Value::Null);
+            *slot = Value::Null;
             continue;
         }
         let read = match wanted {
-            Some(w) if !w.get(i).copied().unwrap_or(false) => r.skip(ty).map(|()| Value::Null),
-            _ => r.value(ty),
+            Some(w) if !w.get(i).copied().unwrap_or(false) => {
+                r.skip(ty).map(|()| *slot = Value::Null)
+            }
+            _ => r.value_into(ty, slot),
         };
-        row.push(read.map_err(|e| CodecError(format!("column {i}: {e}")))?);
+        read.map_err(|e| CodecError(format!("column {i}: {e}")))?;
     }
     if r.pos != buf.len() {
         return Err(CodecError(format!(
@@ -566,8 +614,10 @@ fn decode(
             buf.len() - r.pos
         )));
     }
-    row.resize(types.len(), Value::Null);
-    Ok(row)
+    for slot in &mut row[n..] {
+        *slot = Value::Null;
+    }
+    Ok(())
 }
 
 /// Decodes a whole row. A row with fewer stored columns than `types` gets Value::Null for the
@@ -587,6 +637,16 @@ pub fn decode_row_some(
     wanted: &[bool],
 ) -> Result<Vec<Value>, CodecError> {
     decode(buf, types, Some(wanted))
+}
+
+/// [`decode_row_some`] into `row`, reusing its allocations.
+pub fn decode_row_some_into(
+    buf: &[u8],
+    types: &[SqlType],
+    wanted: &[bool],
+    row: &mut Vec<Value>,
+) -> Result<(), CodecError> {
+    decode_into(buf, types, Some(wanted), row)
 }
 
 #[cfg(test)]
@@ -813,6 +873,36 @@ mod tests {
     }
 
     proptest! {
+        /// Rows decoded one after another into one buffer (as a scan does) equal rows
+        /// decoded fresh, whatever the buffer held before: text buffers reused, NULLs,
+        /// unwanted columns and missing trailing columns cleared.
+        #[test]
+        fn decoding_into_a_reused_row_equals_decoding_fresh(
+            (tys, rows) in proptest::collection::vec(any_type(), 1..=5).prop_flat_map(|tys| {
+                let row: Vec<_> = tys
+                    .iter()
+                    .map(|&t| prop_oneof![1 => Just(Value::Null), 4 => value(t)])
+                    .collect();
+                let rows = proptest::collection::vec(
+                    (row, proptest::collection::vec(any::<bool>(), tys.len()), 0..=tys.len()),
+                    1..6,
+                );
+                (Just(tys), rows)
+            })
+        ) {
+            let mut reused = vec![Value::Str("left over".into()); 2];
+            for (values, wanted, stored) in rows {
+                let mut buf = Vec::new();
+                encode_row(&mut buf, &values[..stored], &tys[..stored]);
+                let fresh = decode_row_some(&buf, &tys, &wanted);
+                let into = decode_row_some_into(&buf, &tys, &wanted, &mut reused);
+                prop_assert_eq!(into.is_ok(), fresh.is_ok());
+                if let Ok(fresh) = fresh {
+                    prop_assert_eq!(format!("{:?}", reused), format!("{:?}", fresh));
+                }
+            }
+        }
+
         #[test]
         fn key_order_matches_sql_order(
             (ty, a, b) in any_type().prop_flat_map(|t| (Just(t), value(t), value(t)))

@@ -184,6 +184,17 @@ impl Table {
         codec::decode_row_some(bytes, &self.types, wanted).map_err(|e| self.corrupt_row(e))
     }
 
+    /// [`Table::decode_some`] into `row`, reusing its allocations (a scan's row buffer).
+    pub fn decode_some_into(
+        &self,
+        bytes: &[u8],
+        wanted: &[bool],
+        row: &mut Vec<Value>,
+    ) -> Result<(), SqlError> {
+        codec::decode_row_some_into(bytes, &self.types, wanted, row)
+            .map_err(|e| self.corrupt_row(e))
+    }
+
     fn corrupt_row(&self, e: codec::CodecError) -> SqlError {
         SqlError::corrupt(format!(
             "row of table {}.{} (tree {}): {e}",

@@ -188,6 +188,44 @@ impl PartialOrd for GroupKey {
 }
 impl Ord for GroupKey {
     fn cmp(&self, o: &Self) -> Ordering {
+        KeyRef::new(&self.0).cmp(KeyRef::new(&o.0))
+    }
+}
+
+/// A borrowed [`GroupKey`]: a map of groups is searched with the key values of the row at
+/// hand, without building an owned key per row.
+#[repr(transparent)]
+#[derive(Debug)]
+pub(crate) struct KeyRef([Value]);
+
+impl KeyRef {
+    pub(crate) fn new(values: &[Value]) -> &KeyRef {
+        // SAFETY: `KeyRef` is `repr(transparent)` over `[Value]`, so both have the same
+        // layout and pointer metadata (the length); the reference keeps the lifetime and
+        // the shared access of `values`.
+        unsafe { &*(values as *const [Value] as *const KeyRef) }
+    }
+}
+
+impl std::borrow::Borrow<KeyRef> for GroupKey {
+    fn borrow(&self) -> &KeyRef {
+        KeyRef::new(&self.0)
+    }
+}
+
+impl PartialEq for KeyRef {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for KeyRef {}
+impl PartialOrd for KeyRef {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for KeyRef {
+    fn cmp(&self, o: &Self) -> Ordering {
         for (a, b) in self.0.iter().zip(&o.0) {
             let c = a.order_cmp(b);
             if c != Ordering::Equal {
@@ -690,5 +728,43 @@ impl SelectPlan {
             }
         }
         Ok(rows)
+    }
+}
+
+#[cfg(test)]
+mod group_key_tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A map of groups searched with a row's borrowed key values finds the group that an
+    /// owned key finds: collation-equal text ('a' and 'A'), NULLs equal, and a key that is a
+    /// prefix of another is a different group.
+    #[test]
+    fn a_borrowed_key_finds_what_an_owned_key_finds() {
+        let keys = [
+            vec![Value::Str("a".into()), Value::Int(1)],
+            vec![Value::Null, Value::Int(1)],
+            vec![Value::Str("b".into())],
+            vec![Value::Str("b".into()), Value::Null],
+        ];
+        let mut groups = BTreeMap::new();
+        for (i, k) in keys.iter().enumerate() {
+            groups.insert(GroupKey(k.clone()), i);
+        }
+        assert_eq!(groups.len(), 4);
+        let probes = [
+            (vec![Value::Str("A".into()), Value::Int(1)], Some(0)),
+            (vec![Value::Null, Value::Int(1)], Some(1)),
+            (vec![Value::Str("B".into())], Some(2)),
+            (vec![Value::Str("b".into()), Value::Null], Some(3)),
+            (vec![Value::Str("a".into())], None),
+            (vec![Value::Str("a".into()), Value::Int(2)], None),
+        ];
+        for (probe, want) in probes {
+            let owned = groups.get(&GroupKey(probe.clone())).copied();
+            let borrowed = groups.get(KeyRef::new(&probe)).copied();
+            assert_eq!(borrowed, want, "{probe:?}");
+            assert_eq!(owned, borrowed, "{probe:?}");
+        }
     }
 }

@@ -394,7 +394,7 @@ impl Operator for TableScan<'_> {
                             Keys::Points | Keys::Primary => v,
                         };
                         tick(&mut self.scanned, cx)?;
-                        *out = self.t.decode_some(&v, self.wanted)?;
+                        self.t.decode_some_into(&v, self.wanted, out)?;
                         return Ok(true);
                     }
                     None => self.it = None,

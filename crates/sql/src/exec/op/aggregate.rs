@@ -3,10 +3,10 @@
 //! the order MariaDB's implicit GROUP BY sort gives), each as its key values followed by its
 //! aggregates' results, the row HAVING and the select list read.
 
-use std::collections::btree_map::{self, BTreeMap, Entry};
+use std::collections::btree_map::{self, BTreeMap};
 
 use crate::exec::op::{Operator, Row};
-use crate::exec::{AggState, GroupKey};
+use crate::exec::{AggState, GroupKey, KeyRef};
 use crate::expr::{Ctx, Expr};
 use crate::plan::select::AggSpec;
 use crate::runtime::limits::row_bytes;
@@ -50,32 +50,25 @@ impl<'a> Aggregate<'a> {
     fn fill(&mut self, cx: &Ctx) -> Result<BTreeMap<GroupKey, Vec<AggState>>, SqlError> {
         let mut groups: BTreeMap<GroupKey, Vec<AggState>> = BTreeMap::new();
         let mut row = Vec::new();
+        // The row's key values, searched for as they are; owned only by a new group.
+        let mut key = Vec::with_capacity(self.keys.len());
         while self.child.next(cx, &mut row)? {
-            let k = GroupKey(
-                self.keys
-                    .iter()
-                    .map(|e| e.eval(&row, cx))
-                    .collect::<Result<_, _>>()?,
-            );
-            let states = match groups.entry(k) {
-                Entry::Occupied(o) => o.into_mut(),
-                Entry::Vacant(v) => {
-                    let held = self.group_bytes(&v.key().0);
-                    self.mem.grow(held)?;
-                    v.insert(
-                        self.aggs
-                            .iter()
-                            .map(|a| AggState::new(a.distinct))
-                            .collect(),
-                    )
+            key.clear();
+            for e in self.keys {
+                key.push(e.eval(&row, cx)?);
+            }
+            match groups.get_mut(KeyRef::new(&key)) {
+                Some(states) => fold(states, self.aggs, &row, cx)?,
+                None => {
+                    self.mem.grow(self.group_bytes(&key))?;
+                    let mut fresh: Vec<AggState> = self
+                        .aggs
+                        .iter()
+                        .map(|a| AggState::new(a.distinct))
+                        .collect();
+                    fold(&mut fresh, self.aggs, &row, cx)?;
+                    groups.insert(GroupKey(key.clone()), fresh);
                 }
-            };
-            for (st, spec) in states.iter_mut().zip(self.aggs) {
-                let v = match &spec.arg {
-                    Some(a) => a.eval(&row, cx)?,
-                    None => Value::Null,
-                };
-                st.add(spec, v)?;
             }
         }
         // Aggregates without GROUP BY over no rows: one group (COUNT(*) is 0, SUM is NULL).
@@ -108,4 +101,21 @@ impl Operator for Aggregate<'_> {
         }
         Ok(true)
     }
+}
+
+/// Adds one input row to its group's aggregate states.
+fn fold(
+    states: &mut [AggState],
+    aggs: &[AggSpec],
+    row: &[Value],
+    cx: &Ctx,
+) -> Result<(), SqlError> {
+    for (st, spec) in states.iter_mut().zip(aggs) {
+        let v = match &spec.arg {
+            Some(a) => a.eval(row, cx)?,
+            None => Value::Null,
+        };
+        st.add(spec, v)?;
+    }
+    Ok(())
 }

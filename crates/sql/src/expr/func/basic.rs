@@ -42,9 +42,10 @@ pub(crate) fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<V
             }
             Value::Str(parts.join(&sep))
         }
-        Func::Length => match ev(0)? {
-            Value::Null => Value::Null,
-            v => Value::Int(v.to_text().map_or(0, |b| b.len()) as i64),
+        // A column is measured where it lies: no copy of the text per row.
+        Func::Length => match &args[0] {
+            Expr::Col(c) if *c < row.len() => byte_length(&row[*c]),
+            _ => byte_length(&ev(0)?),
         },
         Func::CharLength => match s(0)? {
             None => Value::Null,
@@ -293,4 +294,14 @@ pub(crate) fn func(f: Func, args: &[Expr], row: &[Value], ctx: &Ctx) -> Result<V
         Func::Date => cast(ev(0)?, CastTo::Date)?,
         _ => more_func(f, args, row, ctx)?,
     })
+}
+
+/// LENGTH: the bytes of the value's text form (NULL for NULL).
+fn byte_length(v: &Value) -> Value {
+    match v {
+        Value::Null => Value::Null,
+        Value::Str(s) => Value::Int(s.len() as i64),
+        Value::Bytes(b) => Value::Int(b.len() as i64),
+        v => Value::Int(v.to_text().map_or(0, |b| b.len()) as i64),
+    }
 }
