@@ -199,9 +199,20 @@ impl Db {
         }
     }
 
-    /// Every pool counter and the tier split, for debugging the policy (ZIPDB_BENCH_DEBUG=1).
+    /// Every pool counter and the tier split, for debugging the policy (ZIPDB_BENCH_DEBUG=1),
+    /// and the FSST trees' retrains and lazy leaf rebuilds (work a write may do besides its own
+    /// encode).
     pub fn pool_debug(&self) -> String {
-        format!("{:?}", self.db.stats().pool)
+        let s = self.db.stats();
+        let (mut retrains, mut rebuilt) = (0, 0);
+        for r in s.trees.iter().filter_map(|t| t.records.as_ref()) {
+            retrains += r.retrains;
+            rebuilt += r.leaves_reencoded;
+        }
+        format!(
+            "{:?}; fsst retrains {retrains}, leaves re-encoded {rebuilt}",
+            s.pool
+        )
     }
 
     /// Space of all trees, as of the last checkpoint's page images.

@@ -319,6 +319,48 @@ fn long_symbols_sharing_a_hash_slot_still_round_trip() {
     assert_eq!(encode(&t, b"abcde"), [0]);
 }
 
+/// Greedy longest match in one pass over `s[from..to]`, as `encode` did before it cut long
+/// inputs in two: the reference the two-pass encoder is checked against.
+fn one_pass(t: &SymbolTable, s: &[u8], from: usize, to: usize, out: &mut Vec<u8>) {
+    let enc = t.encoder();
+    let mut i = from;
+    while i < to {
+        let word = super::encode::load_word(&s[i..]);
+        let (code, len) = enc.longest(word, to - i);
+        match u8::try_from(code) {
+            Ok(c) => out.push(c),
+            Err(_) => out.extend_from_slice(&[ESCAPE, word as u8]),
+        }
+        i += len;
+    }
+}
+
+#[test]
+fn long_inputs_are_the_codes_of_their_two_halves() {
+    let t = SymbolTable::from_symbols(&[&b"abcdefgh"[..], b"ab", b"a", b"xyz"]).unwrap();
+    for n in [0, 1, 7, 31, 32, 33, 40, 64, 99, 184, 1000] {
+        for phase in 0..8 {
+            // "abcdefgh" repeated from `phase`: for some phase the cut splits a symbol.
+            let s: Vec<u8> = (0..n).map(|i| b"abcdefgh"[(i + phase) % 8]).collect();
+            let codes = encode(&t, &s);
+            let mut want = Vec::new();
+            if n >= 32 {
+                one_pass(&t, &s, 0, n / 2, &mut want);
+                one_pass(&t, &s, n / 2, n, &mut want);
+            } else {
+                one_pass(&t, &s, 0, n, &mut want);
+            }
+            assert_eq!(codes, want, "n {n} phase {phase}");
+            assert_round_trip(&t, &s);
+        }
+    }
+    // Escapes on both sides of the cut, and a first half that ends in one.
+    let mut s = vec![0xFEu8; 40];
+    s[19] = b'x';
+    s[20] = b'y';
+    assert_round_trip(&t, &s);
+}
+
 fn arbitrary_strings(max_len: usize, max_count: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
     // Half of the strings from a small alphabet, so that tables get long symbols.
     let s = prop_oneof![
