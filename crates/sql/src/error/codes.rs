@@ -62,6 +62,9 @@ errors! {
     // MariaDB's innodb_snapshot_isolation=ON reports a write conflict with this code.
     Checkread = 1020, "HY000",
         "Record has changed since last read in table '{table}'; try restarting transaction";
+    // Temporary files of a spilling statement (runtime/spill.rs).
+    ErrorOnRead = 1024, "HY000", "Error reading file '{file}' ({detail})";
+    ErrorOnWrite = 1026, "HY000", "Error writing file '{file}' ({detail})";
     GetErrno = 1030, "HY000", "Got error from storage engine: {detail}";
     DbAccessDenied = 1044, "42000", "Access denied to database '{db}'";
     NoDbError = 1046, "3D000", "No database selected";
@@ -172,6 +175,9 @@ errors! {
     UserAlreadyExists = 3163, "HY000", "Authorization ID {user} already exists.";
     WithColWrongList = 4002, "HY000",
         "WITH column list and SELECT field list have different column counts";
+    // MariaDB 11.5's errors for max_tmp_session_space_usage / max_tmp_total_space_usage.
+    LocalTmpSpaceFull = 4198, "HY000", "Local temporary space limit reached: {detail}";
+    GlobalTmpSpaceFull = 4199, "HY000", "Global temporary space limit reached: {detail}";
 }
 
 #[cfg(test)]
@@ -185,6 +191,8 @@ mod tests {
         (K::DbCreateExists, 1007, "HY000"),
         (K::DbDropExists, 1008, "HY000"),
         (K::Checkread, 1020, "HY000"),
+        (K::ErrorOnRead, 1024, "HY000"),
+        (K::ErrorOnWrite, 1026, "HY000"),
         (K::GetErrno, 1030, "HY000"),
         (K::DbAccessDenied, 1044, "42000"),
         (K::NoDbError, 1046, "3D000"),
@@ -268,6 +276,8 @@ mod tests {
         (K::UserDoesNotExist, 3162, "HY000"),
         (K::UserAlreadyExists, 3163, "HY000"),
         (K::WithColWrongList, 4002, "HY000"),
+        (K::LocalTmpSpaceFull, 4198, "HY000"),
+        (K::GlobalTmpSpaceFull, 4199, "HY000"),
     ];
 
     #[test]

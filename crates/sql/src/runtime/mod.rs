@@ -3,3 +3,4 @@
 
 pub(crate) mod limits;
 pub(crate) mod memory;
+pub(crate) mod spill;

@@ -1,0 +1,412 @@
+//! Temporary space for blocking operators that outgrow the statement's memory budget
+//! (docs/design/issue20-sql-engine.md §4.4; issue 20 E6).
+//!
+//! An instance has one [`TempSpace`]: a directory (MariaDB's `tmpdir`) and a cap on the bytes
+//! all sessions may keep there (`max_tmp_total_space_usage`). A session charges its files to a
+//! [`SessionTemp`] with its own cap (`max_tmp_session_space_usage`). A [`TempFile`] has a unique
+//! name, is written and read only through `dyn Storage` (so tests run it on `SimStorage` with
+//! faults), and is deleted and uncharged when dropped. A crash leaves files behind, so opening a
+//! `TempSpace` deletes what an earlier process left in its directory.
+//!
+//! A file holds runs: sequences of checksummed blocks of length-prefixed records (the format is
+//! in docs/FORMAT.md, "Spill runs"). A block that fails its checksum is an error naming the file
+//! and offset; nothing read back from disk is trusted to size an allocation without a bound.
+//!
+//! Nothing outside the tests uses this yet: the sort hook (E6 step 2) is its first user.
+#![cfg_attr(not(test), allow(dead_code))]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use zipdb_engine::storage::io::{FileStorage, IoError, Storage};
+
+use crate::error::{ErrorKind, SqlError};
+
+/// Default for `max_tmp_session_space_usage` (MariaDB 11.5's default is 1 TiB; zipdb is
+/// stricter so that one query cannot fill a small disk).
+pub(crate) const SESSION_MAX_DEFAULT: u64 = 1 << 30;
+/// Default for `max_tmp_total_space_usage`.
+pub(crate) const TOTAL_MAX_DEFAULT: u64 = 16 << 30;
+
+/// Records are gathered until a block holds at least this many bytes.
+const BLOCK_TARGET: usize = 64 << 10;
+/// Bytes before a block's payload: payload length (u32) and CRC32C of the payload (u32).
+const BLOCK_HEADER: usize = 8;
+/// No block is longer than this; a header saying more is corruption, not an allocation.
+const BLOCK_MAX: usize = 64 << 20;
+/// Names of temp files start with this, so that cleanup at open deletes only zipdb's files.
+const PREFIX: &str = "zipdb-spill-";
+
+type Opener = dyn Fn(&Path) -> Result<Arc<dyn Storage>, IoError> + Send + Sync;
+
+/// The instance's temporary directory and its total cap.
+pub(crate) struct TempSpace {
+    dir: PathBuf,
+    open: Box<Opener>,
+    /// Whether files are real (and so must be removed from the directory when dropped).
+    on_disk: bool,
+    next: AtomicU64,
+    used: AtomicU64,
+    max: AtomicU64,
+}
+
+impl std::fmt::Debug for TempSpace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TempSpace")
+            .field("dir", &self.dir)
+            .field("used", &self.used.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl TempSpace {
+    /// Temp space in `dir` (created if missing); files an earlier process left there are
+    /// deleted, since only a crash leaves them.
+    pub(crate) fn open_dir(dir: &Path) -> std::io::Result<TempSpace> {
+        std::fs::create_dir_all(dir)?;
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if entry.file_name().to_string_lossy().starts_with(PREFIX) {
+                // A file that cannot be removed is left; it is only disk space.
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+        Ok(TempSpace::with_opener(
+            dir.to_path_buf(),
+            true,
+            Box::new(|p: &Path| Ok(Arc::new(FileStorage::open(p, false)?) as Arc<dyn Storage>)),
+        ))
+    }
+
+    /// Temp space whose files come from `open` (tests: `SimStorage`s they keep to inject
+    /// faults into). Nothing is removed from any directory.
+    pub(crate) fn with_opener(dir: PathBuf, on_disk: bool, open: Box<Opener>) -> TempSpace {
+        TempSpace {
+            dir,
+            open,
+            on_disk,
+            next: AtomicU64::new(0),
+            used: AtomicU64::new(0),
+            max: AtomicU64::new(TOTAL_MAX_DEFAULT),
+        }
+    }
+
+    /// Sets `max_tmp_total_space_usage`.
+    pub(crate) fn set_max(&self, bytes: u64) {
+        self.max.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes all sessions keep now.
+    pub(crate) fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    fn try_charge(&self, bytes: u64) -> bool {
+        let max = self.max.load(Ordering::Relaxed);
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                u.checked_add(bytes).filter(|&n| n <= max)
+            })
+            .is_ok()
+    }
+
+    fn release(&self, bytes: u64) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// One session's share of the temp space, with its own cap.
+#[derive(Debug)]
+pub(crate) struct SessionTemp {
+    space: Arc<TempSpace>,
+    used: AtomicU64,
+    max: AtomicU64,
+}
+
+impl SessionTemp {
+    pub(crate) fn new(space: Arc<TempSpace>) -> SessionTemp {
+        SessionTemp {
+            space,
+            used: AtomicU64::new(0),
+            max: AtomicU64::new(SESSION_MAX_DEFAULT),
+        }
+    }
+
+    /// Sets `max_tmp_session_space_usage`.
+    pub(crate) fn set_max(&self, bytes: u64) {
+        self.max.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes this session keeps now.
+    pub(crate) fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    /// A new empty file with a unique name.
+    pub(crate) fn create(&self) -> Result<TempFile<'_>, SqlError> {
+        let n = self.space.next.fetch_add(1, Ordering::Relaxed);
+        let path = self
+            .space
+            .dir
+            .join(format!("{PREFIX}{}-{n}", std::process::id()));
+        let storage = (self.space.open)(&path).map_err(|e| write_error(&path, e))?;
+        Ok(TempFile {
+            owner: self,
+            storage,
+            path,
+            len: 0,
+        })
+    }
+
+    /// Charges `bytes` to the session, then to the instance; on failure nothing is charged.
+    fn charge(&self, bytes: u64) -> Result<(), SqlError> {
+        let max = self.max.load(Ordering::Relaxed);
+        if self
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                u.checked_add(bytes).filter(|&n| n <= max)
+            })
+            .is_err()
+        {
+            return Err(SqlError::of(
+                ErrorKind::LocalTmpSpaceFull,
+                format!(
+                    "Local temporary space limit reached: the statement would keep more than \
+                     max_tmp_session_space_usage={max} bytes in temporary files"
+                ),
+            ));
+        }
+        if !self.space.try_charge(bytes) {
+            self.used.fetch_sub(bytes, Ordering::AcqRel);
+            let max = self.space.max.load(Ordering::Relaxed);
+            return Err(SqlError::of(
+                ErrorKind::GlobalTmpSpaceFull,
+                format!(
+                    "Global temporary space limit reached: all sessions would keep more than \
+                     max_tmp_total_space_usage={max} bytes in temporary files"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn release(&self, bytes: u64) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+        self.space.release(bytes);
+    }
+}
+
+fn write_error(path: &Path, e: IoError) -> SqlError {
+    SqlError::of(
+        ErrorKind::ErrorOnWrite,
+        format!("Error writing file '{}' ({e})", path.display()),
+    )
+}
+
+fn read_error(path: &Path, detail: String) -> SqlError {
+    SqlError::of(
+        ErrorKind::ErrorOnRead,
+        format!("Error reading file '{}' ({detail})", path.display()),
+    )
+}
+
+/// A temporary file, written append-only; deleted and uncharged when dropped.
+#[derive(Debug)]
+pub(crate) struct TempFile<'s> {
+    owner: &'s SessionTemp,
+    storage: Arc<dyn Storage>,
+    path: PathBuf,
+    /// Bytes written (and charged).
+    len: u64,
+}
+
+/// Where one run lies in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    start: u64,
+    end: u64,
+}
+
+impl<'s> TempFile<'s> {
+    /// Starts a run at the end of the file.
+    pub(crate) fn run_writer(&mut self) -> RunWriter<'_, 's> {
+        let start = self.len;
+        RunWriter {
+            file: self,
+            start,
+            block: Vec::new(),
+        }
+    }
+
+    /// Reads `run` back, record by record.
+    pub(crate) fn run_reader(&self, run: Run) -> RunReader<'_, 's> {
+        RunReader {
+            file: self,
+            next: run.start,
+            end: run.end,
+            block: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> Result<(), SqlError> {
+        self.owner.charge(bytes.len() as u64)?;
+        if let Err(e) = self.storage.write_at(bytes, self.len) {
+            self.owner.release(bytes.len() as u64);
+            return Err(write_error(&self.path, e));
+        }
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+impl Drop for TempFile<'_> {
+    fn drop(&mut self) {
+        self.owner.release(self.len);
+        if self.owner.space.on_disk {
+            // The storage still has the file open; unlinking it now frees the space once the
+            // last handle goes. A failure leaves a file that the next open deletes.
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Appends records to one run of a [`TempFile`].
+pub(crate) struct RunWriter<'f, 's> {
+    file: &'f mut TempFile<'s>,
+    start: u64,
+    /// The block being gathered: header placeholder, then records.
+    block: Vec<u8>,
+}
+
+impl RunWriter<'_, '_> {
+    /// Appends one record (at most `BLOCK_MAX - 4` bytes).
+    pub(crate) fn push(&mut self, record: &[u8]) -> Result<(), SqlError> {
+        if record.len() + 4 > BLOCK_MAX - BLOCK_HEADER {
+            return Err(SqlError::of(
+                ErrorKind::ErrorOnWrite,
+                format!(
+                    "Error writing file '{}' (a record of {} bytes is longer than a block)",
+                    self.file.path.display(),
+                    record.len()
+                ),
+            ));
+        }
+        if !self.block.is_empty() && self.block.len() + 4 + record.len() > BLOCK_MAX {
+            self.flush()?;
+        }
+        if self.block.is_empty() {
+            self.block.extend_from_slice(&[0; BLOCK_HEADER]);
+        }
+        self.block
+            .extend_from_slice(&(record.len() as u32).to_le_bytes());
+        self.block.extend_from_slice(record);
+        if self.block.len() >= BLOCK_TARGET {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), SqlError> {
+        if self.block.is_empty() {
+            return Ok(());
+        }
+        let payload_len = (self.block.len() - BLOCK_HEADER) as u32;
+        let crc = crc32c::crc32c(&self.block[BLOCK_HEADER..]);
+        self.block[0..4].copy_from_slice(&payload_len.to_le_bytes());
+        self.block[4..8].copy_from_slice(&crc.to_le_bytes());
+        let block = std::mem::take(&mut self.block);
+        let r = self.file.append(&block);
+        self.block = block;
+        self.block.clear();
+        r
+    }
+
+    /// Writes what is gathered and says where the run lies.
+    pub(crate) fn finish(mut self) -> Result<Run, SqlError> {
+        self.flush()?;
+        Ok(Run {
+            start: self.start,
+            end: self.file.len,
+        })
+    }
+}
+
+/// Reads one run back, block by block, checking each block's checksum.
+pub(crate) struct RunReader<'f, 's> {
+    file: &'f TempFile<'s>,
+    /// Offset of the next block.
+    next: u64,
+    end: u64,
+    /// The current block's payload and the read position in it.
+    block: Vec<u8>,
+    pos: usize,
+}
+
+impl RunReader<'_, '_> {
+    /// The next record, or `None` at the end of the run.
+    pub(crate) fn next_record(&mut self) -> Result<Option<&[u8]>, SqlError> {
+        if self.pos >= self.block.len() {
+            if self.next >= self.end {
+                return Ok(None);
+            }
+            self.load_block()?;
+        }
+        let at = self.next_offset_of_pos();
+        let Some(len) = self.block.get(self.pos..self.pos + 4) else {
+            return Err(self.corrupt(at, "a record's length is cut off"));
+        };
+        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+        let start = self.pos + 4;
+        if len > self.block.len() - start {
+            return Err(self.corrupt(at, "a record runs past its block"));
+        }
+        self.pos = start + len;
+        Ok(Some(&self.block[start..start + len]))
+    }
+
+    /// For messages only: the file offset of the block being read.
+    fn next_offset_of_pos(&self) -> u64 {
+        self.next - (self.block.len() + BLOCK_HEADER) as u64
+    }
+
+    fn corrupt(&self, offset: u64, what: &str) -> SqlError {
+        read_error(
+            &self.file.path,
+            format!("corrupt temporary block at offset {offset}: {what}"),
+        )
+    }
+
+    fn load_block(&mut self) -> Result<(), SqlError> {
+        let at = self.next;
+        let io = |e: IoError| read_error(&self.file.path, e.to_string());
+        let mut header = [0u8; BLOCK_HEADER];
+        if self.end - at < BLOCK_HEADER as u64 {
+            return Err(self.corrupt(at, "the run ends inside a block header"));
+        }
+        self.file.storage.read_at(&mut header, at).map_err(io)?;
+        let len = u32::from_le_bytes(header[0..4].try_into().expect("4 bytes")) as usize;
+        let crc = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
+        if len > BLOCK_MAX || len as u64 > self.end - at - BLOCK_HEADER as u64 {
+            return Err(self.corrupt(at, "a block's length runs past its run"));
+        }
+        self.block.resize(len, 0);
+        let io = |e: IoError| read_error(&self.file.path, e.to_string());
+        self.file
+            .storage
+            .read_at(&mut self.block, at + BLOCK_HEADER as u64)
+            .map_err(io)?;
+        if crc32c::crc32c(&self.block) != crc {
+            self.block.clear();
+            return Err(self.corrupt(at, "checksum mismatch"));
+        }
+        self.pos = 0;
+        self.next = at + (BLOCK_HEADER + len) as u64;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "spill_tests.rs"]
+mod tests;
