@@ -41,7 +41,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use zipdb_storage::io::{FileStorage, Storage};
 use zipdb_storage::pool::{BufferPool, PoolConfig, PoolStats};
 use zipdb_storage::store::{PageStore, StoreConfig};
-use zipdb_storage::wal::{RecoveryOptions, RecoveryReport, Wal, WalConfig, WalStats};
+use zipdb_storage::wal::{RecoveryOptions, RecoveryReport, Wal, WalConfig, WalError, WalStats};
 use zipdb_storage::warm::{self, WarmFile};
 use zipdb_storage::{Codec, Lsn, TreeId};
 
@@ -970,6 +970,13 @@ impl DbInner {
         };
         let end = match self.wal.append(payload) {
             Ok(end) => end,
+            // Refused before anything was written: this change fails alone, and the
+            // database goes on (a fail-stop here let one oversized transaction make the
+            // whole database refuse changes until restart).
+            Err(WalError::RecordTooLarge { len, max }) => {
+                done(self);
+                return Err(Error::ChangeTooLarge { bytes: len, max });
+            }
             Err(e) => {
                 done(self);
                 return Err(self.fail_stop(e.into()));

@@ -23,6 +23,12 @@ pub enum Error {
     /// A key longer than the tree accepts (see [`crate::btree::BTree::max_key_len`]).
     #[error("key of {len} bytes exceeds the maximum of {max} bytes")]
     KeyTooLarge { len: usize, max: usize },
+    /// One commit's (or DDL step's) redo record is larger than the WAL can hold; nothing was
+    /// written. Commit in smaller transactions, or give the WAL more room.
+    #[error(
+        "a change of {bytes} bytes of redo exceeds the largest record the WAL holds ({max} bytes)"
+    )]
+    ChangeTooLarge { bytes: u64, max: u64 },
     /// A value longer than the on-page length field can describe (4 GiB - 1).
     #[error("value of {len} bytes exceeds the maximum of {max} bytes")]
     ValueTooLarge { len: usize, max: usize },
@@ -118,6 +124,7 @@ impl Error {
             }
             Error::KeyTooLarge { .. }
             | Error::ValueTooLarge { .. }
+            | Error::ChangeTooLarge { .. }
             | Error::TreeExists(_)
             | Error::NoSuchTree(_)
             | Error::InvalidName(_)

@@ -1814,3 +1814,49 @@ fn savepoints_undo_only_the_writes_after_them() {
     r.unwrap();
     assert_eq!(committed(&f.t), [(1, 11), (3, 33)]);
 }
+
+/// A commit whose redo record is larger than the whole WAL fails alone, before anything is
+/// written: the transaction is gone, its rows are not there, its locks are free, and the
+/// database takes and keeps the next commits (it used to fail-stop: one oversized INSERT …
+/// SELECT made every later change fail until a restart).
+#[test]
+fn a_commit_larger_than_the_wal_fails_alone() {
+    let disks = Disks::new();
+    let o = crate::Options {
+        wal_bytes: 1 << 20,
+        ..opts(4096, Codec::None)
+    };
+    let db = disks.open(o.clone()).unwrap();
+    let t = db.create_tree("t", None).unwrap();
+    let mut big = db.begin();
+    let value = vec![7u8; 1000];
+    for i in 0..2000u32 {
+        big.put(&t, &i.to_be_bytes(), &value).unwrap();
+    }
+    match big.commit() {
+        Err(e @ Error::ChangeTooLarge { bytes, max }) => {
+            assert!(bytes > max, "{bytes} <= {max}");
+            assert_eq!(e.class(), crate::ErrorClass::Request);
+        }
+        r => panic!("expected ChangeTooLarge, got {r:?}"),
+    }
+    assert_eq!(t.get(&0u32.to_be_bytes()).unwrap(), None);
+    // The same keys can be written again (no lock was kept), and the database stays up.
+    for i in 0..50u32 {
+        t.upsert(&i.to_be_bytes(), b"small").unwrap();
+    }
+    assert_eq!(
+        t.get(&7u32.to_be_bytes()).unwrap().as_deref(),
+        Some(&b"small"[..])
+    );
+    db.checkpoint().unwrap();
+    drop(t);
+    drop(db);
+    let db = disks.open(o).unwrap();
+    let t = db.open_tree("t").unwrap();
+    assert_eq!(
+        t.get(&49u32.to_be_bytes()).unwrap().as_deref(),
+        Some(&b"small"[..])
+    );
+    assert_eq!(t.get(&50u32.to_be_bytes()).unwrap(), None);
+}

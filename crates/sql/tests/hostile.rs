@@ -520,3 +520,49 @@ fn joins_of_more_than_61_tables_are_refused() {
     }
     assert_eq!(one(&mut s, "SELECT 2").expect("the session goes on"), "2");
 }
+
+/// A statement whose commit would log more than the whole WAL (8 MiB in these tests) fails
+/// alone with 1197: nothing of it is stored, and the next statements of this and other
+/// sessions commit (the engine used to fail-stop on it, refusing every change until restart).
+#[test]
+fn a_transaction_larger_than_the_wal_fails_alone() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    one(
+        &mut s,
+        "CREATE TABLE big (id INT PRIMARY KEY, v VARCHAR(1000))",
+    )
+    .expect("create");
+    one(
+        &mut s,
+        "CREATE TABLE copy (id INT PRIMARY KEY, v VARCHAR(1000))",
+    )
+    .expect("create");
+    let pad = "x".repeat(900);
+    for chunk in 0..12 {
+        let rows: Vec<String> = (0..1000)
+            .map(|i| format!("({}, '{pad}')", chunk * 1000 + i))
+            .collect();
+        one(
+            &mut s,
+            &format!("INSERT INTO big VALUES {}", rows.join(",")),
+        )
+        .expect("load");
+    }
+    let e = one(&mut s, "INSERT INTO copy SELECT * FROM big").expect_err("too large");
+    assert_eq!(e.code(), 1197, "{}", e.message());
+    assert_eq!(
+        one(&mut s, "SELECT COUNT(*) FROM copy").expect("count"),
+        "0"
+    );
+    assert_eq!(
+        one(&mut s, "INSERT INTO copy SELECT * FROM big WHERE id < 100").expect("small"),
+        "100"
+    );
+    let mut other = f.inst.session("root", 2);
+    one(&mut other, "USE d").expect("use");
+    assert_eq!(
+        one(&mut other, "DELETE FROM big WHERE id < 10").expect("delete"),
+        "10"
+    );
+}

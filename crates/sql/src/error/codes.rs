@@ -106,6 +106,11 @@ errors! {
     // A result's client went away or stopped reading while its rows were being sent.
     NetErrorOnWrite = 1160, "08S01", "Got an error writing communication packets";
     UnknownSystemVariable = 1193, "HY000", "Unknown system variable '{name}'";
+    // One commit's redo is larger than the whole WAL (MariaDB's name is about its binlog
+    // cache; the condition, a transaction too large to log, is the same).
+    TransCacheFull = 1197, "HY000",
+        "Transaction needs {bytes} bytes of redo, more than the WAL holds ({max}); commit it in \
+         smaller transactions";
     LockWaitTimeout = 1205, "HY000", "Lock wait timeout exceeded; try restarting transaction";
     WrongArguments = 1210, "HY000", "Incorrect arguments to {what}";
     LockDeadlock = 1213, "40001",
@@ -228,6 +233,7 @@ mod tests {
         (K::NoSuchTable, 1146, "42S02"),
         (K::NetErrorOnWrite, 1160, "08S01"),
         (K::UnknownSystemVariable, 1193, "HY000"),
+        (K::TransCacheFull, 1197, "HY000"),
         (K::LockWaitTimeout, 1205, "HY000"),
         (K::WrongArguments, 1210, "HY000"),
         (K::LockDeadlock, 1213, "40001"),

@@ -135,6 +135,13 @@ impl SqlError {
                      transaction"
                 ),
             ),
+            E::ChangeTooLarge { bytes, max } => SqlError::of(
+                ErrorKind::TransCacheFull,
+                format!(
+                    "Transaction needs {bytes} bytes of redo, more than the WAL holds ({max}); \
+                     commit it in smaller transactions"
+                ),
+            ),
             E::KeyTooLarge { max, .. } => SqlError::of(
                 ErrorKind::TooLongKey,
                 format!("Specified key was too long; max key length is {max} bytes"),
