@@ -1826,7 +1826,7 @@ fn a_commit_larger_than_the_wal_fails_alone() {
         wal_bytes: 1 << 20,
         ..opts(4096, Codec::None)
     };
-    let db = disks.open(o.clone()).unwrap();
+    let db = disks.open(o).unwrap();
     let t = db.create_tree("t", None).unwrap();
     let mut big = db.begin();
     let value = vec![7u8; 1000];
