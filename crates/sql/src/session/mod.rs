@@ -302,6 +302,7 @@ impl Session {
             Statement::Kill { connection, id } => self.kill(*id, *connection),
             Statement::Optimize(tables) => crate::admin::optimize::optimize(self, tables),
             Statement::Unsupported(what) => Err(SqlError::unsupported(what)),
+            Statement::Load(load) => crate::exec::load::run(load),
             Statement::Ddl(stmt) => {
                 // DDL commits the open transaction first, as MySQL does.
                 self.commit()?;
