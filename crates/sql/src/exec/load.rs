@@ -18,16 +18,13 @@
 use std::io::Read;
 
 use crate::error::ErrorKind;
-use crate::front::load::{Format, Load};
-use crate::types::result::Outcome;
+use crate::front::load::Format;
 use crate::SqlError;
 
 /// Bytes read from the source at a time.
-#[cfg_attr(not(test), allow(dead_code))]
 const CHUNK: usize = 64 * 1024;
 
 /// A field: `None` is SQL NULL.
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) type Field = Option<Vec<u8>>;
 
 /// The format as bytes, checked.
@@ -64,32 +61,23 @@ impl Spec {
 }
 
 #[derive(Clone, Copy)]
-#[cfg_attr(not(test), allow(dead_code))]
 enum Term {
     Field,
     Line,
     Start,
 }
 
-/// What runs a LOAD DATA today: its format is checked (1235 for one the reader cannot
-/// follow), then a server-file load is refused as MariaDB refuses it with `secure_file_priv`
-/// unset to a directory (zipdb has no such directory: it reads no server file), and a LOCAL
-/// load is refused (1235) until the row path and the server's LOCAL stream are in
-/// (docs/design/issue20-sql-engine.md, F5).
-pub(crate) fn run(load: &Load) -> Result<Outcome, SqlError> {
-    Spec::new(&load.format)?;
-    if !load.local {
-        return Err(SqlError::of(
-            ErrorKind::OptionPreventsStatement,
-            "The zipdb server is running with the --secure-file-priv option so it cannot \
-             execute this statement",
-        ));
-    }
-    Err(SqlError::unsupported("LOAD DATA LOCAL INFILE"))
+/// A load of a server file: refused as MariaDB refuses it when `secure_file_priv` names
+/// another directory (zipdb has no such directory: it reads no server file).
+pub(crate) fn server_file_refused() -> SqlError {
+    SqlError::of(
+        ErrorKind::OptionPreventsStatement,
+        "The zipdb server is running with the --secure-file-priv option so it cannot execute \
+         this statement",
+    )
 }
 
-/// Rows of fields from `R`. Only tests drive it until the executor above streams rows.
-#[cfg_attr(not(test), allow(dead_code))]
+/// Rows of fields from `R`.
 pub(crate) struct Reader<R> {
     src: R,
     spec: Spec,
@@ -101,7 +89,6 @@ pub(crate) struct Reader<R> {
     row_bytes: usize,
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 impl<R: Read> Reader<R> {
     pub(crate) fn new(src: R, spec: Spec, line_max: usize) -> Result<Self, SqlError> {
         let longest = spec
@@ -352,7 +339,6 @@ impl<R: Read> Reader<R> {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn unescape(c: u8) -> u8 {
     match c {
         b'0' => 0,
@@ -365,7 +351,6 @@ fn unescape(c: u8) -> u8 {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn too_long(max: usize) -> SqlError {
     SqlError::of(
         ErrorKind::UnknownError,
@@ -373,7 +358,6 @@ fn too_long(max: usize) -> SqlError {
     )
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn read_error(e: &std::io::Error) -> SqlError {
     SqlError::of(
         ErrorKind::UnknownError,

@@ -260,17 +260,3 @@ proptest! {
         }
     }
 }
-
-#[test]
-fn what_runs_today() {
-    let code = |sql: &str| {
-        let load = crate::front::load::parse(sql).unwrap().unwrap();
-        run(&load).unwrap_err().code()
-    };
-    assert_eq!(code("LOAD DATA INFILE '/etc/passwd' INTO TABLE t"), 1290);
-    assert_eq!(code("LOAD DATA LOCAL INFILE 'f' INTO TABLE t"), 1235);
-    assert_eq!(
-        code("LOAD DATA LOCAL INFILE 'f' INTO TABLE t FIELDS ENCLOSED BY 'é'"),
-        1235
-    );
-}

@@ -28,6 +28,7 @@ use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
 use crate::{ddl, SqlError};
 
+mod load;
 pub(crate) mod sink;
 
 use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
@@ -121,6 +122,13 @@ impl Session {
             }
             Statement::Account(stmt) => crate::admin::user::run(self, stmt).map(Reply::Whole),
             Statement::Compat(c) => self.compat(c).map(Reply::Whole),
+            // It needs the sink (the client's file comes through it), which `run` keeps.
+            Statement::Load(load) => {
+                self.clear_diag();
+                self.text.clear();
+                self.text.push_str(sql);
+                self.load(&load, out).map(Reply::Whole)
+            }
             stmt => {
                 self.text.clear();
                 self.text.push_str(sql);
@@ -302,7 +310,6 @@ impl Session {
             Statement::Kill { connection, id } => self.kill(*id, *connection),
             Statement::Optimize(tables) => crate::admin::optimize::optimize(self, tables),
             Statement::Unsupported(what) => Err(SqlError::unsupported(what)),
-            Statement::Load(load) => crate::exec::load::run(load),
             Statement::Ddl(stmt) => {
                 // DDL commits the open transaction first, as MySQL does.
                 self.commit()?;
@@ -310,7 +317,10 @@ impl Session {
             }
             // Never reached: `statement` runs these itself, and a prepared statement holds
             // only what sqlparser reads.
-            Statement::Show(_) | Statement::Account(_) | Statement::Compat(_) => {
+            Statement::Show(_)
+            | Statement::Account(_)
+            | Statement::Compat(_)
+            | Statement::Load(_) => {
                 Err(SqlError::internal("a text-only statement run as prepared"))
             }
         };
