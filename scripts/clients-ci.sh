@@ -76,6 +76,7 @@ shared_server_tests() {
 
 run "mariadb_session" bash tests/clients/mariadb_session.sh "$BIN"
 run "clients on one server, clean shutdown" shared_server_tests
+run "load_data_local (mariadb, mysqlimport, PyMySQL)" bash tests/clients/load_data_local.sh "$BIN"
 run "mysqldump_roundtrip (zipdb -> zipdb, zipdb -> MariaDB)" bash tests/clients/mysqldump_roundtrip.sh "$BIN"
 run "crash_under_load (3 x kill -9)" bash tests/clients/crash_under_load.sh "$BIN" 3
 

@@ -107,6 +107,8 @@ pub(crate) struct Conn {
     pub(crate) io: PacketIo<TcpStream>,
     stmts: HashMap<u32, StmtWire>,
     buf: Vec<u8>,
+    /// The client offered CLIENT_LOCAL_FILES: LOAD DATA LOCAL may ask it for a file.
+    local_files: bool,
     pub(crate) id: u32,
     /// Dropped last: the slot is free only once the socket is closed.
     _slot: Slot,
@@ -182,14 +184,15 @@ pub(crate) fn login(g: Greeted) -> Option<Conn> {
     // and so does a client's wait for a reply (and a pooled connection's socket becomes
     // readable, which hands it to a worker that sees the end).
     let shutter = Shutter(Arc::new(parking_lot::Mutex::new(io.stream().as_raw_fd())));
-    let mut session = match connect(&mut io, shared, id, peer.map(|p| p.ip()), &host, &scramble) {
-        Ok(Some(s)) => s,
-        Ok(None) => return None,
-        Err(e) => {
-            handshake_failed(&mut io, shared, &host, &e);
-            return None;
-        }
-    };
+    let (mut session, caps) =
+        match connect(&mut io, shared, id, peer.map(|p| p.ip()), &host, &scramble) {
+            Ok(Some(s)) => s,
+            Ok(None) => return None,
+            Err(e) => {
+                handshake_failed(&mut io, shared, &host, &e);
+                return None;
+            }
+        };
     io.set_max_payload(max_packet);
     io.set_timeouts(limits::session(&session));
     if let Some(p) = peer {
@@ -205,6 +208,7 @@ pub(crate) fn login(g: Greeted) -> Option<Conn> {
         io,
         stmts: HashMap::new(),
         buf: Vec::new(),
+        local_files: caps & caps::LOCAL_FILES != 0,
         id,
         _slot: slot,
     })
@@ -306,7 +310,7 @@ fn connect(
     peer: Option<IpAddr>,
     host: &str,
     scramble: &[u8; SCRAMBLE_LEN],
-) -> Result<Option<Session>, ProtoError> {
+) -> Result<Option<(Session, u32)>, ProtoError> {
     let mut buf = Vec::new();
     if !io.read(&mut buf)? {
         return Ok(None);
@@ -394,7 +398,7 @@ fn connect(
     }
     io.write(&reply::ok(0, 0, session.status_flags(), 0));
     io.flush()?;
-    Ok(Some(session))
+    Ok(Some((session, resp.caps)))
 }
 
 /// The client's response for the account's plugin, switching the client to that plugin
@@ -488,6 +492,7 @@ impl Conn {
             stmts,
             buf,
             watch,
+            local_files,
             ..
         } = self;
         io.reset_seq();
@@ -515,7 +520,7 @@ impl Conn {
             }
             command::QUERY => {
                 let sql = zipdb_sql::sql_from_bytes(arg);
-                let mut sink = WireSink::new(io, false);
+                let mut sink = WireSink::new(io, false).local_files(*local_files);
                 session.query_into(&sql, &mut sink);
                 if let Some(e) = sink.failure() {
                     return Err(e);

@@ -7,6 +7,7 @@
 //! [`FLUSH_AT`] reads exactly as when results were sent whole; one that fails later ends with
 //! the ERR after the rows already sent, as in MySQL.
 
+use std::io::Read;
 use std::net::TcpStream;
 use std::sync::Arc;
 
@@ -78,6 +79,8 @@ pub(crate) struct WireSink<'a> {
     row: Vec<u8>,
     /// Sending failed: the connection is dead, and the command's answer ends here.
     failed: Option<ProtoError>,
+    /// The client may send files (LOAD DATA LOCAL).
+    local_files: bool,
 }
 
 impl<'a> WireSink<'a> {
@@ -89,7 +92,14 @@ impl<'a> WireSink<'a> {
             start: None,
             row: Vec::with_capacity(256),
             failed: None,
+            local_files: false,
         }
+    }
+
+    /// Lets LOAD DATA LOCAL ask the client for files (it offered CLIENT_LOCAL_FILES).
+    pub(crate) fn local_files(mut self, yes: bool) -> Self {
+        self.local_files = yes;
+        self
     }
 
     /// Why sending failed, if it did (the connection must be closed).
@@ -111,6 +121,28 @@ impl<'a> WireSink<'a> {
 }
 
 impl ResultSink for WireSink<'_> {
+    fn local_infile(&mut self, name: &str) -> Option<Box<dyn Read + '_>> {
+        if !self.local_files || self.failed.is_some() {
+            return None;
+        }
+        // The request: 0xFB and the file's name; the client answers with the file's bytes in
+        // packets, then an empty one.
+        let mut p = Vec::with_capacity(1 + name.len());
+        p.push(0xfb);
+        p.extend_from_slice(name.as_bytes());
+        self.io.write(&p);
+        if let Err(e) = self.io.flush() {
+            self.failed = Some(e);
+            return None;
+        }
+        Some(Box::new(LocalFile {
+            sink: self,
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+        }))
+    }
+
     fn columns(&mut self, columns: &Arc<Vec<ColumnMeta>>, st: Status) -> Result<(), SinkClosed> {
         if self.failed.is_some() {
             return Err(SinkClosed);
@@ -198,6 +230,62 @@ impl ResultSink for WireSink<'_> {
         }
         // Keeps memory bounded across the statements of one command, too.
         let _ = self.flush_if_full();
+    }
+}
+
+/// The client's file in a LOAD DATA LOCAL: the packets after the server's request, up to the
+/// empty one. Dropped early (the load failed), it reads and discards the rest, so that the
+/// next packet read is the client's next command; a broken connection marks the sink failed,
+/// which closes it.
+struct LocalFile<'s, 'a> {
+    sink: &'s mut WireSink<'a>,
+    buf: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+impl Read for LocalFile<'_, '_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos == self.buf.len() {
+            if self.done {
+                return Ok(0);
+            }
+            self.pos = 0;
+            match self.sink.io.read(&mut self.buf) {
+                Ok(true) if self.buf.is_empty() => self.done = true,
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    self.sink.failed = Some(ProtoError::Truncated("LOAD DATA LOCAL file"));
+                    return Err(std::io::Error::other(
+                        "the client closed the connection mid-file",
+                    ));
+                }
+                Err(e) => {
+                    self.done = true;
+                    let why = std::io::Error::other(format!("reading the client's file: {e}"));
+                    self.sink.failed = Some(e);
+                    return Err(why);
+                }
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+impl Drop for LocalFile<'_, '_> {
+    fn drop(&mut self) {
+        self.pos = self.buf.len();
+        let mut skip = [0u8; 4096];
+        while !self.done {
+            if self.read(&mut skip).is_err() {
+                break;
+            }
+            self.pos = self.buf.len();
+        }
     }
 }
 

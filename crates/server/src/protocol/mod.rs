@@ -21,6 +21,8 @@ pub mod caps {
     pub const CONNECT_WITH_DB: u32 = 1 << 3;
     pub const NO_SCHEMA: u32 = 1 << 4;
     pub const ODBC: u32 = 1 << 6;
+    /// The client may send a file for LOAD DATA LOCAL INFILE.
+    pub const LOCAL_FILES: u32 = 1 << 7;
     pub const IGNORE_SPACE: u32 = 1 << 8;
     pub const PROTOCOL_41: u32 = 1 << 9;
     pub const INTERACTIVE: u32 = 1 << 10;
@@ -43,6 +45,7 @@ pub mod caps {
         | CONNECT_WITH_DB
         | NO_SCHEMA
         | ODBC
+        | LOCAL_FILES
         | IGNORE_SPACE
         | PROTOCOL_41
         | INTERACTIVE

@@ -103,6 +103,7 @@ errors! {
     PasswordNoMatch = 1133, "28000", "Can't find any matching row in the user table";
     WrongValueCountOnRow = 1136, "21S01", "Column count doesn't match value count at row {row}";
     NoSuchTable = 1146, "42S02", "Table '{db}.{table}' doesn't exist";
+    NotAllowedCommand = 1148, "42000", "The used command is not allowed with this zipdb version";
     // A result's client went away or stopped reading while its rows were being sent.
     NetErrorOnWrite = 1160, "08S01", "Got an error writing communication packets";
     UnknownSystemVariable = 1193, "HY000", "Unknown system variable '{name}'";
@@ -129,6 +130,9 @@ errors! {
         "Unknown prepared statement handler ({id}) given to {command}";
     TablenameNotAllowedHere = 1250, "42000",
         "Table '{table}' from one of the SELECTs cannot be used in {clause}";
+    WarnTooFewRecords = 1261, "01000", "Row {row} doesn't contain data for all columns";
+    WarnTooManyRecords = 1262, "01000",
+        "Row {row} was truncated; it contained more data than there were input columns";
     WarnDataOutOfRange = 1264, "22003", "Out of range value for column '{column}' at row {row}";
     WarnDataTruncated = 1265, "01000", "Data truncated for column '{column}' at row {row}";
     // A warning only: CREATE TABLE with another ENGINE.
@@ -231,6 +235,7 @@ mod tests {
         (K::PasswordNoMatch, 1133, "28000"),
         (K::WrongValueCountOnRow, 1136, "21S01"),
         (K::NoSuchTable, 1146, "42S02"),
+        (K::NotAllowedCommand, 1148, "42000"),
         (K::NetErrorOnWrite, 1160, "08S01"),
         (K::UnknownSystemVariable, 1193, "HY000"),
         (K::TransCacheFull, 1197, "HY000"),
@@ -247,6 +252,8 @@ mod tests {
         (K::SubqueryNo1Row, 1242, "21000"),
         (K::UnknownStmtHandler, 1243, "HY000"),
         (K::TablenameNotAllowedHere, 1250, "42000"),
+        (K::WarnTooFewRecords, 1261, "01000"),
+        (K::WarnTooManyRecords, 1262, "01000"),
         (K::WarnDataOutOfRange, 1264, "22003"),
         (K::WarnDataTruncated, 1265, "01000"),
         (K::WarnUsingOtherHandler, 1266, "HY000"),

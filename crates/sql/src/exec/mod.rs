@@ -13,6 +13,7 @@ pub mod dml;
 pub(crate) mod hash;
 pub(crate) mod join;
 pub(crate) mod keyrange;
+pub(crate) mod load;
 pub(crate) mod op;
 pub(crate) mod operator;
 pub(crate) mod scan;

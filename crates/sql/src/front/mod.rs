@@ -6,6 +6,7 @@
 pub(crate) mod account;
 pub(crate) mod depth;
 pub(crate) mod grammar;
+pub(crate) mod load;
 pub(crate) mod optimize;
 pub(crate) mod parse;
 pub(crate) mod show;

@@ -2,7 +2,7 @@
 //!
 //! The readers of the MySQL statements sqlparser lacks run first, in this order: SHOW
 //! (front/show.rs, a grammar on sqlparser's `Parser`), account statements (front/account.rs), the compatibility statements dump
-//! tools send (here), OPTIMIZE TABLE (front/optimize.rs); everything else is sqlparser's.
+//! tools send (here), OPTIMIZE TABLE (front/optimize.rs), LOAD DATA (front/load.rs); everything else is sqlparser's.
 //! Later steps of issue 20 move those readers onto sqlparser's `Parser` and tokens, behind
 //! this same enum (docs/design/issue20-sql-engine.md, Phase P).
 
@@ -40,6 +40,8 @@ pub(crate) enum Statement {
     },
     Optimize(Vec<TableName>),
     Compat(Compat),
+    /// LOAD DATA [LOCAL] INFILE (front/load.rs).
+    Load(Box<crate::front::load::Load>),
     /// A form zipdb recognises and does not run: it fails when run (1235), after the
     /// statement's start has cleared the warnings, as any failed statement does.
     Unsupported(&'static str),
@@ -163,6 +165,9 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
     if let Some(r) = crate::front::optimize::parse(sql) {
         return r.map(Statement::Optimize);
     }
+    if let Some(r) = crate::front::load::parse(sql) {
+        return r.map(|l| Statement::Load(Box::new(l)));
+    }
     let mut stmts = crate::front::parse::parse_ast(sql)?;
     match stmts.len() {
         1 => Ok(Statement::from_ast(stmts.pop().expect("one statement"))),
@@ -232,6 +237,8 @@ mod tests {
             ("KILL QUERY 3", "Kill"),
             ("EXPLAIN SELECT 1", "Explain"),
             ("OPTIMIZE TABLE t", "Optimize"),
+            ("LOAD DATA LOCAL INFILE 'f' INTO TABLE t", "Load"),
+            ("LOAD DATA INFILE 'f' INTO TABLE", "error 1064"),
             ("LOCK TABLES t WRITE", "Compat"),
             ("start transaction with consistent snapshot", "Compat"),
             ("ALTER TABLE t DISABLE KEYS", "Compat"),

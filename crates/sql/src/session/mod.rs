@@ -29,6 +29,7 @@ use crate::types::value::Value;
 use crate::{ddl, SqlError};
 
 mod explain;
+mod load;
 pub(crate) mod sink;
 
 use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
@@ -122,6 +123,13 @@ impl Session {
             }
             Statement::Account(stmt) => crate::admin::user::run(self, stmt).map(Reply::Whole),
             Statement::Compat(c) => self.compat(c).map(Reply::Whole),
+            // It needs the sink (the client's file comes through it), which `run` keeps.
+            Statement::Load(load) => {
+                self.clear_diag();
+                self.text.clear();
+                self.text.push_str(sql);
+                self.load(&load, out).map(Reply::Whole)
+            }
             stmt => {
                 self.text.clear();
                 self.text.push_str(sql);
@@ -312,7 +320,10 @@ impl Session {
             }
             // Never reached: `statement` runs these itself, and a prepared statement holds
             // only what sqlparser reads.
-            Statement::Show(_) | Statement::Account(_) | Statement::Compat(_) => {
+            Statement::Show(_)
+            | Statement::Account(_)
+            | Statement::Compat(_)
+            | Statement::Load(_) => {
                 Err(SqlError::internal("a text-only statement run as prepared"))
             }
         };

@@ -57,6 +57,14 @@ pub trait ResultSink {
     fn row(&mut self, row: &[Value]) -> Result<(), SinkClosed>;
     /// The statement is over.
     fn end(&mut self, end: StatementEnd<'_>);
+    /// LOAD DATA LOCAL: asks the client for the file `name` and lends a reader of its
+    /// contents, which ends where the client's file does; dropping it must leave the
+    /// connection in step even when the load stopped early. `None` when the client may not
+    /// send files (it did not offer to, or the server refuses), which fails the statement
+    /// with 1148.
+    fn local_infile(&mut self, _name: &str) -> Option<Box<dyn std::io::Read + '_>> {
+        None
+    }
 }
 
 /// A sink that keeps every statement's result whole, as `Session::query` returns them.
