@@ -522,37 +522,10 @@ fn decimal_text(v: &Value, decimals: u8) -> Vec<u8> {
     }
 }
 
-/// The value as date and time fields; the zero date when it is none.
+/// The value as date and time fields, read as the SQL layer reads dates (one reader for
+/// text and numbers); the zero date when it is none.
 fn to_datetime(v: &Value) -> DateTime {
-    let d = match v {
-        Value::Date(p) | Value::DateTime(p) => Some(DateTime::unpack(*p)),
-        Value::Str(s) => DateTime::parse(s),
-        Value::Bytes(b) => std::str::from_utf8(b).ok().and_then(DateTime::parse),
-        other => other.to_i64().and_then(datetime_from_number),
-    };
-    d.unwrap_or_default()
-}
-
-/// MySQL's numeric dates: YYYYMMDD or YYYYMMDDHHMMSS.
-fn datetime_from_number(n: i64) -> Option<DateTime> {
-    if n < 0 {
-        return None;
-    }
-    let (ymd, hms) = if n < 100_000_000 {
-        (n, 0)
-    } else {
-        (n / 1_000_000, n % 1_000_000)
-    };
-    let d = DateTime {
-        year: u16::try_from(ymd / 10_000).ok()?,
-        month: (ymd / 100 % 100) as u8,
-        day: (ymd % 100) as u8,
-        hour: (hms / 10_000) as u8,
-        minute: (hms / 100 % 100) as u8,
-        second: (hms % 100) as u8,
-        micro: 0,
-    };
-    valid_datetime(&d).then_some(d)
+    zipdb_sql::value::datetime_of(v).unwrap_or_default()
 }
 
 /// A TIME column value: parsed from its text (`[-]H+:MM[:SS[.ffffff]]`), zero if it is none.

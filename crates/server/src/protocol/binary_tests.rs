@@ -848,6 +848,23 @@ fn rows_encode_every_wire_type() {
             Value::Int(20240102030405),
             Cell::Temporal(7, d(2024, 1, 2, 3, 4, 5, 0)),
         ),
+        // Text and numbers read as the SQL layer reads dates (MariaDB's rules): a two-digit
+        // year, a compact run, and 700100 (between 2069 and 1970: no date).
+        (
+            col(DATETIME, 0, 0),
+            Value::Str("24-3-1 1:2:3".into()),
+            Cell::Temporal(7, d(2024, 3, 1, 1, 2, 3, 0)),
+        ),
+        (
+            col(DATE, 0, 0),
+            Value::Str("240310".into()),
+            Cell::Temporal(4, d(2024, 3, 10, 0, 0, 0, 0)),
+        ),
+        (
+            col(DATETIME, 0, 0),
+            Value::Int(700100),
+            Cell::Temporal(0, d(0, 0, 0, 0, 0, 0, 0)),
+        ),
         (
             col(TIME, 0, 0),
             Value::Str("-838:59:59".into()),

@@ -195,6 +195,12 @@ impl Value {
     }
 }
 
+/// A value read as a date or datetime, as MariaDB reads one (text by `types::datetext`,
+/// numbers by `number_to_datetime`); `None` when it is none. For the server's binary rows.
+pub fn datetime_of(v: &Value) -> Option<DateTime> {
+    temporal_quiet(v).map(|(d, _)| d)
+}
+
 /// [`crate::expr::builtins::temporal`] without the warning (for callers that try other
 /// readings next).
 pub(crate) fn temporal_quiet(v: &Value) -> Option<(DateTime, bool)> {
