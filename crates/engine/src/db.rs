@@ -170,6 +170,8 @@ struct DbInner {
     /// waits on it without holding the database.
     ckpt_wake: Arc<(Mutex<bool>, Condvar)>,
     changes_since_ckpt: AtomicU64,
+    /// Commits made durable by a checkpoint instead of a log record.
+    large_commits: AtomicU64,
     /// What recovery found; None for a new database.
     recovery: Option<RecoveryReport>,
     /// Where the warm-restart list lives; None when the database has no place for one
@@ -277,6 +279,8 @@ pub struct Stats {
     pub file_bytes: u64,
     pub free_bytes: u64,
     pub pending_free_bytes: u64,
+    /// Commits too large for one WAL record, made durable by a checkpoint each.
+    pub large_commits: u64,
     pub trees: Vec<TreeStats>,
 }
 
@@ -510,6 +514,7 @@ impl Database {
             catalog: Mutex::new(cat_state),
             in_flight: Mutex::new(BTreeMap::new()),
             ckpt_lock: Mutex::new(()),
+            large_commits: AtomicU64::new(0),
             ddl: Mutex::new(()),
             locks: LockManager::new(),
             mvcc: Mvcc::new(),
@@ -739,6 +744,7 @@ impl Database {
             last_locked: None,
             undo: Vec::new(),
             savepoints_open: 0,
+            pending_bytes: 0,
         }
     }
 
@@ -817,6 +823,7 @@ impl Database {
             file_bytes: space.file_bytes,
             free_bytes: space.free_bytes,
             pending_free_bytes: space.pending_free_bytes,
+            large_commits: self.inner.large_commits.load(Ordering::Relaxed),
             trees,
         }
     }
@@ -1001,6 +1008,12 @@ impl DbInner {
     fn checkpoint(&self) -> Result<()> {
         self.check_writable()?;
         let _one = self.ckpt_lock.lock();
+        self.checkpoint_locked()
+    }
+
+    /// [`DbInner::checkpoint`] for a caller that holds `ckpt_lock`.
+    fn checkpoint_locked(&self) -> Result<()> {
+        self.check_writable()?;
         let (mut snap, catalog, redo) = {
             let _gate = self.gate.write();
             let end = self.wal.end_lsn().0;
@@ -1318,33 +1331,7 @@ fn apply_commit(
     ops: &[CommitOp<'_>],
     policy: FlushPolicy,
 ) -> Result<bool> {
-    let r = db.logged(payload, policy, || {
-        let t = db.mvcc.begin_commit();
-        let (ts, keep) = (t.ts, t.keep_versions);
-        let mut existed = false;
-        let applied = (|| {
-            let _gate = db.gate.read();
-            for (tree, writes) in ops {
-                // A drop takes the gate exclusively, so this holds for the whole tree.
-                if tree.dropped.load(Ordering::Acquire) {
-                    // Dropped after the write was buffered: the drop wins, as in replay.
-                    continue;
-                }
-                let bt = &tree.btree;
-                if keep {
-                    crate::apply::record_before_images(&db.mvcc, bt, writes, ts)?;
-                }
-                existed |= crate::apply::apply_writes(bt, writes)?.unwrap_or(false);
-            }
-            Ok(())
-        })();
-        // Marked applied (and so published, once every earlier commit is) before the flush
-        // policy's wait, as InnoDB makes a commit visible before its log flush; also after an
-        // error: the database is then fail-stopped, and later commits must not wait for this
-        // one forever.
-        let ts = db.mvcc.mark_applied(t);
-        applied.map(|()| (ts, existed))
-    });
+    let r = db.logged(payload, policy, || apply_ops(db, ops));
     db.mvcc.collect(64);
     // Return (and release the row locks) only once the commit is visible: the caller's next
     // transaction must see it, and so must the next holder of its locks. Waiting after the
@@ -1352,6 +1339,86 @@ fn apply_commit(
     let (ts, existed) = r?;
     db.mvcc.wait_published(ts);
     Ok(existed)
+}
+
+/// Applies a commit's writes to the trees (with before-images for running snapshots) and
+/// marks it applied. Returns its timestamp and whether a single write found its row.
+fn apply_ops(db: &DbInner, ops: &[CommitOp<'_>]) -> Result<(Ts, bool)> {
+    let t = db.mvcc.begin_commit();
+    let (ts, keep) = (t.ts, t.keep_versions);
+    let mut existed = false;
+    let applied = (|| {
+        let _gate = db.gate.read();
+        for (tree, writes) in ops {
+            // A drop takes the gate exclusively, so this holds for the whole tree.
+            if tree.dropped.load(Ordering::Acquire) {
+                // Dropped after the write was buffered: the drop wins, as in replay.
+                continue;
+            }
+            let bt = &tree.btree;
+            if keep {
+                crate::apply::record_before_images(&db.mvcc, bt, writes, ts)?;
+            }
+            existed |= crate::apply::apply_writes(bt, writes)?.unwrap_or(false);
+        }
+        Ok(())
+    })();
+    // Marked applied (and so published, once every earlier commit is) before the flush
+    // policy's wait, as InnoDB makes a commit visible before its log flush; also after an
+    // error: the database is then fail-stopped, and later commits must not wait for this one
+    // forever.
+    let ts = db.mvcc.mark_applied(t);
+    applied.map(|()| (ts, existed))
+}
+
+/// A commit whose redo record would take more than `1 / LARGE_COMMIT_WAL_SHARE` of the WAL
+/// is made durable by a checkpoint instead of a log record ([`apply_commit_checkpointed`]).
+/// Half the log starts a checkpoint, so a quarter still leaves room for the commits of other
+/// sessions meanwhile; a record larger than the log could not be written at all.
+const LARGE_COMMIT_WAL_SHARE: u64 = 4;
+
+/// Commits `ops` without a redo record: the trees take the writes while no checkpoint can
+/// start, and then a checkpoint makes them durable. The data file is a snapshot as of its last
+/// checkpoint (pages are written out of place), so a crash before that checkpoint's superblock
+/// reopens the database without any of this commit, and a crash after it with all of it: the
+/// checkpoint is the commit record. A transaction's writes are therefore bounded by memory,
+/// not by the WAL (InnoDB's undo log has no such bound either).
+///
+/// Replay must never write over these values with an older record. Records appended later
+/// touch none of these keys (their rows are locked until this returns), so the one condition is
+/// that every record appended before the apply is wholly in the checkpoint, i.e. that its redo
+/// LSN is not below the WAL's end at the start. Changes still applying from before then are
+/// waited for first, without `ckpt_lock`: one may be waiting for log space, which only a
+/// checkpoint frees.
+fn apply_commit_checkpointed(db: &DbInner, ops: &[CommitOp<'_>]) -> Result<()> {
+    db.check_writable()?;
+    let barrier = db.wal.end_lsn().0;
+    loop {
+        let oldest = db.in_flight.lock().first_key_value().map(|(&b, _)| b);
+        match oldest {
+            Some(b) if b < barrier => {
+                db.check_writable()?;
+                db.wake_checkpointer();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            _ => break,
+        }
+    }
+    let ts = {
+        let _one = db.ckpt_lock.lock();
+        db.check_writable()?;
+        // Any change that registers from here on has a bound at or after `barrier`, so the
+        // checkpoint below takes a redo LSN at or after it.
+        let (ts, _) = apply_ops(db, ops).map_err(|e| db.fail_stop(e))?;
+        // Already fail-stopped on error: the trees then hold a commit nothing logged, and
+        // reopening returns to the last checkpoint, before it.
+        db.checkpoint_locked()?;
+        ts
+    };
+    db.large_commits.fetch_add(1, Ordering::Relaxed);
+    db.mvcc.collect(64);
+    db.mvcc.wait_published(ts);
+    Ok(())
 }
 
 type WriteSet = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
@@ -1384,6 +1451,16 @@ pub struct Transaction {
     /// While a savepoint is open: each write's key and the write-set entry it replaced.
     undo: Vec<UndoEntry>,
     savepoints_open: usize,
+    /// About how much memory `writes` and `undo` hold ([`Transaction::pending_bytes`]).
+    pending_bytes: u64,
+}
+
+/// Memory of one write-set or undo entry beyond its key and value bytes: the map's share of
+/// a node, and the two vectors' headers.
+const ENTRY_OVERHEAD: u64 = 64;
+
+fn entry_bytes(key: &[u8], value: Option<&Option<Vec<u8>>>) -> u64 {
+    ENTRY_OVERHEAD + key.len() as u64 + value.and_then(|v| v.as_ref()).map_or(0, |v| v.len() as u64)
 }
 
 /// A point in a transaction's writes to roll back to (a SQL statement's start, so that a
@@ -1464,6 +1541,7 @@ impl Transaction {
         self.writes.clear();
         self.undo.clear();
         self.savepoints_open = 0;
+        self.pending_bytes = 0;
     }
 
     fn view(&self) -> ReadView<'_> {
@@ -1558,10 +1636,23 @@ impl Transaction {
     }
 
     fn record(&mut self, tree: &Tree, key: &[u8], value: Option<Vec<u8>>) {
+        let added = entry_bytes(key, Some(&value));
         let prev = self.set(tree).insert(key.to_vec(), value);
+        self.pending_bytes += added;
         if self.savepoints_open > 0 {
+            // The replaced entry moves to the undo log (its bytes stay held).
+            self.pending_bytes += key.len() as u64 + ENTRY_OVERHEAD;
             self.undo.push((tree.id(), key.to_vec(), prev));
+        } else if let Some(old) = prev {
+            self.pending_bytes -= entry_bytes(key, Some(&old));
         }
+    }
+
+    /// About how many bytes of memory this transaction's buffered writes hold (and the undo
+    /// entries of its open savepoints). Writes stay in memory until commit, so a caller that
+    /// bounds a session's memory counts these.
+    pub fn pending_bytes(&self) -> u64 {
+        self.pending_bytes
     }
 
     /// Opens a savepoint: [`Transaction::rollback_to`] undoes the writes made after it.
@@ -1581,18 +1672,29 @@ impl Transaction {
                 .get_mut(&tree)
                 .expect("an undone write has its tree's write set")
                 .1;
-            match prev {
-                Some(v) => {
-                    set.insert(key, v);
-                }
-                None => {
-                    set.remove(&key);
-                }
-            }
+            // The undo entry goes, and the write it undoes gives way to what it replaced.
+            let mut freed = key.len() as u64 + ENTRY_OVERHEAD;
+            let undone = match prev {
+                Some(v) => set.insert(key.clone(), v),
+                None => set.remove(&key),
+            };
+            freed += entry_bytes(&key, undone.as_ref());
+            self.pending_bytes = self.pending_bytes.saturating_sub(freed);
         }
         self.savepoints_open -= 1;
         if self.savepoints_open == 0 {
-            self.undo.clear();
+            self.close_undo();
+        }
+    }
+
+    /// Drops the undo log once no savepoint is open, with what its entries held: the entries
+    /// they would restore were replaced in the write set.
+    fn close_undo(&mut self) {
+        for (_, key, prev) in self.undo.drain(..) {
+            let held = key.len() as u64
+                + ENTRY_OVERHEAD
+                + prev.as_ref().map_or(0, |p| entry_bytes(&key, Some(p)));
+            self.pending_bytes = self.pending_bytes.saturating_sub(held);
         }
     }
 
@@ -1602,7 +1704,7 @@ impl Transaction {
         debug_assert!(sp.0 <= self.undo.len());
         self.savepoints_open -= 1;
         if self.savepoints_open == 0 {
-            self.undo.clear();
+            self.close_undo();
         }
     }
 
@@ -1713,6 +1815,9 @@ impl Transaction {
     }
 
     fn commit_inner(&mut self) -> Result<()> {
+        if self.log_bytes() > self.db.wal.capacity() / LARGE_COMMIT_WAL_SHARE {
+            return self.commit_large();
+        }
         let mut enc = CommitEncoder::new();
         let mut ops = Vec::with_capacity(self.writes.len());
         for (tree, writes) in self.writes.values() {
@@ -1738,6 +1843,38 @@ impl Transaction {
         }
         let payload = enc.finish();
         apply_commit(&self.db, &payload, &ops, self.flush).map(drop)
+    }
+
+    /// The size of this transaction's commit record, from its write sets (the same sum as
+    /// `CommitEncoder` writes: a header, then per write the tree, op, lengths, key, value).
+    fn log_bytes(&self) -> u64 {
+        let mut n = 5u64;
+        for (_, writes) in self.writes.values() {
+            for (k, v) in writes {
+                n += 4 + 1 + 2 + k.len() as u64 + v.as_ref().map_or(0, |v| 4 + v.len() as u64);
+            }
+        }
+        n
+    }
+
+    /// Commits a transaction too large for one WAL record ([`apply_commit_checkpointed`]).
+    fn commit_large(&mut self) -> Result<()> {
+        let mut ops = Vec::with_capacity(self.writes.len());
+        for (tree, writes) in self.writes.values() {
+            tree.alive()?;
+            if writes.is_empty() {
+                continue;
+            }
+            let w = writes
+                .iter()
+                .map(|(k, v)| (k.as_slice(), v.as_deref()))
+                .collect();
+            ops.push((tree.t.clone(), w));
+        }
+        if let Some(s) = self.snapshot.take() {
+            self.db.mvcc.end_snapshot(s);
+        }
+        apply_commit_checkpointed(&self.db, &ops)
     }
 
     /// Discards the buffered writes and releases the locks.

@@ -509,7 +509,10 @@ fn read_superblock(storage: &dyn Storage) -> Result<Superblock> {
                 }
                 Err(e) => why.push(format!("slot {slot}: {e}")),
             },
-            Err(e) => why.push(format!("slot {slot}: {e}")),
+            // A slot that cannot be read is not a torn slot: it may be the newer one, and
+            // opening the older checkpoint instead would silently lose the commits between
+            // them once the log has been reused. Fail the open; a retry may read it.
+            Err(e) => return Err(e.into()),
         }
     }
     let Some(sb) = best else {

@@ -142,6 +142,29 @@ fn torn_superblock_keeps_previous_checkpoint() {
     survivor.verify().unwrap();
 }
 
+/// A superblock slot that cannot be read fails the open. Taking the other slot instead (as
+/// for a torn one) would open an older checkpoint, and lose the commits after it once the log
+/// has been reused.
+#[test]
+fn unreadable_superblock_fails_the_open() {
+    let disk = SimStorage::new("sim");
+    let store = new_store(&disk);
+    store.checkpoint(b"one").unwrap();
+    store.checkpoint(b"two").unwrap();
+    drop(store);
+    for slot_read in 0..2 {
+        let d = disk.crash();
+        d.fail_read_after(slot_read, Fault::Fail);
+        assert!(
+            PageStore::open(Box::new(d.clone())).is_err(),
+            "read {slot_read} failed, yet the store opened"
+        );
+        // Readable again, it opens the newest checkpoint.
+        let again = PageStore::open(Box::new(d.crash())).unwrap();
+        assert_eq!(again.catalog(), b"two");
+    }
+}
+
 #[test]
 fn failed_sync_fail_stops() {
     let disk = SimStorage::new("sim");

@@ -348,6 +348,7 @@ impl InsertPlan {
             let pk = t.pk_key(&row, hidden);
             n.records += 1;
             copied += self.insert_one(txn, t, pk, row, rowno, ctx, &mut n)?;
+            ctx.check_pending(txn.pending_bytes())?;
         }
         if self.mode == InsertMode::Ignore {
             n.duplicates = n.records - copied;
@@ -714,6 +715,7 @@ impl UpdatePlan {
             }
             n.changed += 1;
             n.affected += 1;
+            ctx.check_pending(txn.pending_bytes())?;
         }
         Ok(n)
     }
@@ -748,6 +750,7 @@ impl DeletePlan {
             };
             delete_row(txn, t, &pk, &old)?;
             n.affected += 1;
+            ctx.check_pending(txn.pending_bytes())?;
         }
         Ok(n)
     }

@@ -81,6 +81,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Checks a transaction's buffered writes, with what the statement holds, against the
+    /// session's memory budget (see `Interrupt::check_pending`).
+    pub fn check_pending(&self, pending: u64) -> Result<(), SqlError> {
+        match self.killed {
+            Some(k) => k.check_pending(pending),
+            None => Ok(()),
+        }
+    }
+
     /// Charges `bytes` the statement now holds in memory against its budget.
     pub fn charge(&self, bytes: u64) -> Result<(), SqlError> {
         match self.killed {

@@ -46,7 +46,8 @@ pub struct InstanceOptions {
     /// MariaDB's `max_statement_time` for every statement (zero: none).
     pub max_statement_time: Duration,
     /// Bytes of rows one statement may hold in memory: buffered results, sort input, groups,
-    /// hash tables (MariaDB's `max_session_mem_used`, applied per statement; error 1290).
+    /// hash tables, together with its transaction's uncommitted writes (MariaDB's
+    /// `max_session_mem_used`; error 1290).
     pub max_session_mem_used: u64,
     /// Read-only variables the embedding server reports under MySQL/MariaDB names (its port,
     /// `thread_handling`, the `thread_pool_*` settings): shown by SHOW VARIABLES and

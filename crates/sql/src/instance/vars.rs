@@ -177,6 +177,33 @@ impl Session {
             )
         };
         let g = &self.inst.globals;
+        // `= DEFAULT`: a session takes the global value, the global the server's start value
+        // (a bare word reaches here as text, and read as a number it was 0: the floor).
+        let default;
+        let v = match v {
+            Value::Str(s) if s.eq_ignore_ascii_case("default") => {
+                let o = &self.inst.options;
+                let ms = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+                default = match (name, global) {
+                    ("max_statement_time", true) => {
+                        Value::Double(o.max_statement_time.as_secs_f64())
+                    }
+                    ("max_statement_time", false) => {
+                        Value::Double(ms(&g.max_statement_time_ms) as f64 / 1000.0)
+                    }
+                    ("max_execution_time", true) => {
+                        Value::UInt(o.max_execution_time.as_millis() as u64)
+                    }
+                    ("max_execution_time", false) => Value::UInt(ms(&g.max_execution_time_ms)),
+                    ("max_prepared_stmt_count", _) => Value::UInt(o.max_prepared_stmt_count),
+                    (_, true) => Value::UInt(o.max_session_mem_used),
+                    (_, false) => Value::UInt(ms(&g.max_session_mem_used)),
+                };
+                &default
+            }
+            Value::Str(s) if s.trim().parse::<f64>().is_err() => return Err(wrong()),
+            v => v,
+        };
         match name {
             "max_prepared_stmt_count" if !global => Err(SqlError::of(
                 ErrorKind::GlobalVariable,

@@ -154,6 +154,31 @@ impl Interrupt {
         self.mem_used.load(Ordering::Relaxed)
     }
 
+    /// Checks the transaction's buffered writes (`pending` bytes, held in memory until
+    /// commit) together with what the running statement holds against the same budget: a
+    /// client must not be able to grow the server's memory without bound by writing rows and
+    /// not committing. MariaDB's error for `max_session_mem_used`, saying what holds it.
+    pub(crate) fn check_pending(&self, pending: u64) -> Result<(), SqlError> {
+        let max = self.mem_max.load(Ordering::Relaxed);
+        if self
+            .mem_used
+            .load(Ordering::Relaxed)
+            .saturating_add(pending)
+            <= max
+        {
+            return Ok(());
+        }
+        Err(SqlError::of(
+            ErrorKind::OptionPreventsStatement,
+            format!(
+                "The zipdb server is running with the --max-session-mem-used={max} option so \
+                 it cannot execute this statement (the transaction's uncommitted changes would \
+                 hold more than {max} bytes in memory; commit in smaller transactions or raise \
+                 max_session_mem_used)"
+            ),
+        ))
+    }
+
     /// MariaDB's error for a statement past `max_session_mem_used`.
     pub(crate) fn over_budget(&self) -> SqlError {
         let max = self.mem_max.load(Ordering::Relaxed);
