@@ -38,12 +38,17 @@ pub(crate) use crate::exec::op::{Operator, Row};
 /// over a shared transaction and may prefill), and so does FOR UPDATE (it locks every row
 /// before reading any). Joins, derived tables and set operations stream (what blocks in them
 /// holds its rows); grouping, DISTINCT and sorts are the blocking stages of [`op`].
+///
+/// A plan with subqueries streams too, at the top: its caller gives the operators a context
+/// whose subqueries read through the same shared transaction (`with_subqueries`), as the
+/// buffered path's `execute_in` does. Nested in a derived table or set operation, such a plan
+/// is buffered (`nested`), which sets up its subqueries itself.
 pub(crate) fn streams(p: &SelectPlan) -> bool {
     #[cfg(test)]
     if BUFFERED_ONLY.get() {
         return false;
     }
-    !p.has_sub && !locks(p)
+    !locks(p)
 }
 
 /// Whether `p`, a derived table's query in it or a set operand locks rows (FOR UPDATE). The
@@ -218,7 +223,7 @@ fn nested<'a>(
     ctx: &Ctx<'a>,
     subs: &'a [Subquery],
 ) -> Result<Box<dyn Operator + 'a>, SqlError> {
-    if streams(p) {
+    if streams(p) && !p.has_sub {
         return build(p, txn, ctx, subs);
     }
     let t = match txn {

@@ -219,6 +219,22 @@ impl Session {
         head: Status,
         sink: &mut dyn ResultSink,
     ) -> Result<(), SqlError> {
+        // Subqueries read through the transaction the operators scan with; their rows are
+        // cached per statement run by id, as on the buffered path (`SelectPlan::execute_in`).
+        let sc;
+        let with_subs;
+        let ctx = match (plan.has_sub, txn) {
+            (false, _) => ctx,
+            (true, Some(t)) => {
+                sc = exec::subquery::SubCtx::new(subs, t);
+                with_subs = Ctx {
+                    sub: Some(&sc),
+                    ..*ctx
+                };
+                &with_subs
+            }
+            (true, None) => return Err(SqlError::internal("no transaction for a subquery")),
+        };
         let mut op = exec::operator::build(plan, txn, ctx, subs)?;
         let mut row = Vec::new();
         let mut more = op.next(ctx, &mut row)?;

@@ -208,11 +208,71 @@ const CORPUS: &[(&str, bool)] = &[
         true,
     ),
     ("SELECT 1 ORDER BY 1 LIMIT 1", true),
-    // Shapes that stay buffered, for comparison.
+    // Subqueries (E5's first part): the operators run with the statement's subquery
+    // context, as the buffered path does: uncorrelated ones once, correlated per row, with
+    // their warnings and errors.
     (
         "SELECT id FROM t WHERE id IN (SELECT k FROM t) LIMIT 5",
-        false,
+        true,
     ),
+    (
+        "SELECT id, (SELECT MAX(x) FROM s WHERE s.x < t.k) FROM t WHERE id < 30 ORDER BY id",
+        true,
+    ),
+    (
+        "SELECT id FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.x = t.k) AND id < 200",
+        true,
+    ),
+    (
+        "SELECT id FROM t WHERE k NOT IN (SELECT x FROM s) AND id < 100",
+        true,
+    ),
+    (
+        "SELECT id FROM t WHERE k NOT IN (SELECT x FROM s WHERE x IS NOT NULL) AND id < 100",
+        true,
+    ),
+    (
+        "SELECT k, COUNT(*) FROM t GROUP BY k HAVING COUNT(*) > (SELECT COUNT(*) FROM s) / 2 \
+         ORDER BY k LIMIT 4",
+        true,
+    ),
+    (
+        "SELECT id, (SELECT name FROM s WHERE s.x = t.k) FROM t WHERE id < 20",
+        true,
+    ),
+    (
+        "SELECT id FROM t WHERE id < (SELECT EXP(IF(COUNT(*) > 10, 1000, 1)) FROM s)",
+        true,
+    ),
+    (
+        "SELECT t.id, s.name FROM t JOIN s ON s.id = t.k \
+         WHERE s.x = (SELECT MIN(x) FROM s) ORDER BY t.id DESC LIMIT 3",
+        true,
+    ),
+    (
+        "SELECT id FROM t WHERE k = (SELECT x FROM s WHERE id = 1) \
+         UNION ALL SELECT id FROM s WHERE id IN (SELECT k FROM t WHERE id < 5)",
+        true,
+    ),
+    (
+        "SELECT d.id FROM (SELECT id, k FROM t WHERE k IN (SELECT x FROM s)) d \
+         WHERE d.id < 40 ORDER BY d.id",
+        true,
+    ),
+    (
+        "SELECT id, (SELECT SUM(name) FROM s WHERE s.x = t.k % 11) FROM t WHERE id < 15",
+        true,
+    ),
+    (
+        "SELECT (SELECT 1 FROM s LIMIT 1) + (SELECT COUNT(*) FROM t)",
+        true,
+    ),
+    // 1242 in the middle of the rows: s.x repeats.
+    (
+        "SELECT id, (SELECT x FROM s WHERE s.x = t.k % 11) FROM t WHERE id < 50",
+        true,
+    ),
+    // Shapes that stay buffered, for comparison.
     ("SELECT * FROM t WHERE id = 5 FOR UPDATE", false),
     // Joins (E3), every method: lookup (s.id is s's key), hash (s.x has no index), loop.
     (
