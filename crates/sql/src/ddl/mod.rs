@@ -472,8 +472,18 @@ fn create_table_tree(
 }
 
 fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlError> {
-    if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
-        return Err(SqlError::unsupported("CREATE TABLE ... SELECT/LIKE"));
+    if let Some(like) = &ct.like {
+        let (ast::CreateTableLikeKind::Plain(l) | ast::CreateTableLikeKind::Parenthesized(l)) =
+            like;
+        if ct.query.is_some() || !ct.columns.is_empty() || !ct.constraints.is_empty() {
+            return Err(SqlError::unsupported(
+                "CREATE TABLE ... LIKE with other clauses",
+            ));
+        }
+        return create_table_like(s, ct, &l.name);
+    }
+    if ct.query.is_some() || ct.clone.is_some() {
+        return Err(SqlError::unsupported("CREATE TABLE ... SELECT"));
     }
     let (db, name) = writable_name(&ct.name, s.db.as_deref())?;
     valid_name(&name, "table")?;
@@ -670,10 +680,102 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
         }
     }
     let format = format_of(&options, s.inst.options.default_format)?;
+    let indexes = indexes
+        .into_iter()
+        .map(|(iname, cols, unique)| {
+            let columns = cols
+                .iter()
+                .map(|n| find(&columns, n))
+                .collect::<Result<Vec<usize>, _>>()?;
+            Ok((iname, columns, unique))
+        })
+        .collect::<Result<Vec<_>, SqlError>>()?;
+    install_table(
+        s,
+        Shape {
+            db,
+            name,
+            if_not_exists: ct.if_not_exists,
+            columns,
+            pk,
+            indexes,
+            format,
+            options,
+        },
+    )
+}
+
+/// A table's definition before it has ids and trees.
+struct Shape {
+    db: String,
+    name: String,
+    if_not_exists: bool,
+    columns: Vec<ColumnDef>,
+    pk: Vec<usize>,
+    /// Name, columns, unique.
+    indexes: Vec<(String, Vec<usize>, bool)>,
+    format: TableFormat,
+    options: TableOptions,
+}
+
+/// `CREATE TABLE new LIKE old`: an empty table with `old`'s columns, keys and table options,
+/// as MariaDB makes it (the AUTO_INCREMENT counter starts again; no rows are copied).
+fn create_table_like(
+    s: &mut Session,
+    ct: &ast::CreateTable,
+    source: &ast::ObjectName,
+) -> Result<Outcome, SqlError> {
+    let (db, name) = writable_name(&ct.name, s.db.as_deref())?;
+    valid_name(&name, "table")?;
+    if !s.inst.database_exists(&db) {
+        return Err(SqlError::unknown_db(&db));
+    }
+    let (sdb, sname) = writable_name(source, s.db.as_deref())?;
+    if sdb.eq_ignore_ascii_case(&db) && sname == name {
+        return Err(SqlError::of(
+            ErrorKind::NonuniqTable,
+            format!("Not unique table/alias: '{name}'"),
+        ));
+    }
+    let Some(src) = s.inst.catalog.read().table(&sdb, &sname).cloned() else {
+        return Err(SqlError::no_table(&sdb, &sname));
+    };
+    let d = &src.def;
+    install_table(
+        s,
+        Shape {
+            db,
+            name,
+            if_not_exists: ct.if_not_exists,
+            columns: d.columns.clone(),
+            pk: d.pk.clone(),
+            indexes: d
+                .indexes
+                .iter()
+                .map(|i| (i.name.clone(), i.columns.clone(), i.unique))
+                .collect(),
+            format: d.format,
+            options: d.options.clone(),
+        },
+    )
+}
+
+/// Gives a new table its ids and trees and puts it in the catalog, under the DDL lock.
+fn install_table(s: &mut Session, shape: Shape) -> Result<Outcome, SqlError> {
+    let Shape {
+        db,
+        name,
+        if_not_exists,
+        columns,
+        pk,
+        indexes,
+        format,
+        options,
+    } = shape;
     let inst = s.inst.clone();
     let _ddl = inst.ddl.lock();
     if s.inst.catalog.read().table(&db, &name).is_some() {
-        if ct.if_not_exists {
+        if if_not_exists {
             s.note(
                 ErrorKind::TableExistsError,
                 format!("Table '{name}' already exists"),
@@ -688,17 +790,13 @@ fn create_table(s: &mut Session, ct: &ast::CreateTable) -> Result<Outcome, SqlEr
     let id = next_object_id(s);
     let primary_tree = format!("z{id}");
     let mut idx_defs = Vec::new();
-    for (iname, cols, unique) in indexes {
+    for (iname, columns, unique) in indexes {
         if idx_defs
             .iter()
             .any(|d: &IndexDef| d.name.eq_ignore_ascii_case(&iname))
         {
             return Err(SqlError::dup_key_name(&iname));
         }
-        let columns: Vec<usize> = cols
-            .iter()
-            .map(|n| find(&columns, n))
-            .collect::<Result<_, _>>()?;
         let oid = next_object_id(s);
         idx_defs.push(IndexDef {
             name: iname,
