@@ -28,6 +28,7 @@ use crate::types::result::{ColumnMeta, Outcome};
 use crate::types::value::Value;
 use crate::{ddl, SqlError};
 
+mod create_as;
 mod explain;
 mod load;
 pub(crate) mod sink;
@@ -329,6 +330,10 @@ impl Session {
             Statement::Kill { connection, id } => self.kill(*id, *connection),
             Statement::Optimize(tables) => crate::admin::optimize::optimize(self, tables),
             Statement::Unsupported(what) => Err(SqlError::unsupported(what)),
+            Statement::Ddl(ast::Statement::CreateTable(ct)) if ct.query.is_some() => {
+                let q = ct.query.as_deref().expect("matched");
+                self.create_table_as(ct, q)
+            }
             Statement::Ddl(stmt) => {
                 // DDL commits the open transaction first, as MySQL does.
                 self.commit()?;
