@@ -88,6 +88,7 @@ pub struct Counters {
     pub com_insert: AtomicU64,
     pub com_update: AtomicU64,
     pub com_delete: AtomicU64,
+    pub com_load: AtomicU64,
     pub com_commit: AtomicU64,
     pub com_rollback: AtomicU64,
     pub rolled_back_on_conflict: AtomicU64,

@@ -72,16 +72,41 @@ impl Session {
             ));
         };
         let mut reader = Reader::new(src, spec, line_max)?;
+        // Autocommit: the load is its own transaction. Otherwise it joins the open one (or
+        // opens it, as any statement under autocommit=0 does) behind a savepoint, so that a
+        // load that fails takes back its earlier batches and nothing else: statement
+        // atomicity, as for any failed statement in a transaction.
         let own_txn = self.txn.is_none() && self.autocommit;
-        if own_txn {
+        if self.txn.is_none() {
             self.begin(self.isolation);
+            if own_txn {
+                if let Some(open) = self.txn.as_mut() {
+                    // Not an explicit transaction: no IN_TRANS flag while it runs.
+                    open.explicit = false;
+                }
+            }
         }
+        let sp = match (own_txn, self.txn.as_mut()) {
+            (false, Some(open)) => Some(open.txn.savepoint()),
+            _ => None,
+        };
         let r = self.load_rows(&mut reader, load, &head, columns.len());
+        // The rest of the client's file is read (and dropped) here, before the answer.
         drop(reader);
         match r {
             Ok(n) => {
-                if own_txn {
-                    self.commit()?;
+                match (own_txn, sp) {
+                    (true, _) => {
+                        if let Some(t) = self.txn.take() {
+                            t.txn.commit().map_err(SqlError::engine)?;
+                        }
+                    }
+                    (false, Some(sp)) => {
+                        if let Some(open) = self.txn.as_mut() {
+                            open.txn.release(sp);
+                        }
+                    }
+                    (false, None) => {}
                 }
                 let warnings = self.condition_count();
                 Ok(Outcome::Done {
@@ -95,7 +120,13 @@ impl Session {
             }
             Err(e) => {
                 if own_txn {
-                    self.rollback();
+                    if let Some(t) = self.txn.take() {
+                        t.txn.rollback();
+                    }
+                } else if let (Some(sp), Some(open)) = (sp, self.txn.as_mut()) {
+                    // (A conflict error rolled the whole transaction back already: no
+                    // transaction is left to undo the statement in.)
+                    open.txn.rollback_to(sp);
                 }
                 Err(e)
             }
@@ -141,6 +172,11 @@ impl Session {
             }
             if rows == 0 {
                 break;
+            }
+            // KILL QUERY or the deadline while the rows were read (the batch's own run checks
+            // again after it).
+            if self.process.interrupt.is_set() {
+                return Err(self.process.interrupt.error());
             }
             let affected = self.insert_batch(&text)?;
             n.affected += affected;

@@ -12,21 +12,42 @@ struct Client {
     cut: Option<usize>,
     asked: Vec<String>,
     inner: Collect,
+    hooks: Hooks,
+}
+
+/// What a client does to the statement while its file is read.
+#[derive(Default, Clone)]
+struct Hooks {
+    /// KILL QUERY of the reading session once this many bytes were read.
+    kill_at: Option<(usize, std::sync::Arc<crate::runtime::limits::Interrupt>)>,
+    /// A pause before the first byte (a slow client).
+    stall: std::time::Duration,
 }
 
 struct Cut<'a> {
     data: &'a [u8],
     fail: bool,
+    hooks: Hooks,
+    read: usize,
 }
 
 impl Read for Cut<'_> {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.read == 0 {
+            std::thread::sleep(self.hooks.stall);
+        }
+        if let Some((at, i)) = &self.hooks.kill_at {
+            if self.read >= *at {
+                i.kill();
+            }
+        }
         if self.data.is_empty() && self.fail {
             return Err(std::io::Error::other("connection lost"));
         }
         let k = self.data.len().min(out.len()).min(7);
         out[..k].copy_from_slice(&self.data[..k]);
         self.data = &self.data[k..];
+        self.read += k;
         Ok(k)
     }
 }
@@ -52,7 +73,12 @@ impl ResultSink for Client {
             Some(n) => (&file[..n.min(file.len())], true),
             None => (file, false),
         };
-        Some(Box::new(Cut { data, fail }))
+        Some(Box::new(Cut {
+            data,
+            fail,
+            hooks: self.hooks.clone(),
+            read: 0,
+        }))
     }
 }
 
@@ -81,11 +107,22 @@ fn load(
     file: Option<&[u8]>,
     cut: Option<usize>,
 ) -> Result<Outcome, SqlError> {
+    load_with(s, sql, file, cut, Hooks::default())
+}
+
+fn load_with(
+    s: &mut Session,
+    sql: &str,
+    file: Option<&[u8]>,
+    cut: Option<usize>,
+    hooks: Hooks,
+) -> Result<Outcome, SqlError> {
     let mut c = Client {
         file: file.map(<[u8]>::to_vec),
         cut,
         asked: Vec::new(),
         inner: Collect::default(),
+        hooks,
     };
     s.query_into(sql, &mut c);
     c.inner.results.pop().expect("a result")
@@ -228,5 +265,87 @@ fn refusals_and_a_client_gone_mid_file_leave_nothing() {
             rows(s, "SELECT COUNT(*) FROM t"),
             vec!["Int(3000)".to_string()]
         );
+    });
+}
+
+fn code(r: Result<Outcome, SqlError>) -> u16 {
+    r.map(|_| 0).unwrap_or_else(|e| e.code())
+}
+
+fn ok(s: &mut Session, sql: &str) {
+    assert!(s.query(sql).pop().expect("a result").is_ok(), "{sql}");
+}
+
+fn count(s: &mut Session) -> Vec<String> {
+    rows(s, "SELECT COUNT(*) FROM t")
+}
+
+/// 3,000 rows: three batches.
+fn big() -> String {
+    (1..=3000).map(|i| format!("{i}\t{i}\tr\n")).collect()
+}
+
+#[test]
+fn kill_query_and_max_statement_time_stop_a_load() {
+    with_session("kill", |s| {
+        let sql = "LOAD DATA LOCAL INFILE 'f' INTO TABLE t";
+        let big = big();
+        let before = rows(s, "SHOW STATUS LIKE 'Com_load'");
+        // Killed in its second batch: 1317, nothing of it left, the session goes on.
+        let kill = Hooks {
+            kill_at: Some((big.len() / 2, s.process.interrupt.clone())),
+            ..Hooks::default()
+        };
+        assert_eq!(
+            code(load_with(s, sql, Some(big.as_bytes()), None, kill)),
+            1317
+        );
+        assert_eq!(count(s), ["Int(1)"]);
+        // Past max_statement_time while the client is slow: 1969.
+        ok(s, "SET max_statement_time = 0.02");
+        let slow = Hooks {
+            stall: std::time::Duration::from_millis(150),
+            ..Hooks::default()
+        };
+        assert_eq!(
+            code(load_with(s, sql, Some(big.as_bytes()), None, slow)),
+            1969
+        );
+        assert_eq!(count(s), ["Int(1)"]);
+        ok(s, "SET max_statement_time = 0");
+        // Neither stop outlives its statement.
+        assert_eq!(code(load(s, sql, Some(b"7\t7\tz\n"), None)), 0);
+        assert_eq!(count(s), ["Int(2)"]);
+        let after = rows(s, "SHOW STATUS LIKE 'Com_load'");
+        assert_ne!(before, after, "Com_load counts loads");
+    });
+}
+
+#[test]
+fn a_failed_load_in_a_transaction_takes_back_only_itself() {
+    with_session("txn", |s| {
+        let sql = "LOAD DATA LOCAL INFILE 'f' INTO TABLE t";
+        let big = big();
+        let cut = Some(big.len() - 10);
+        for start in ["BEGIN", "SET autocommit = 0"] {
+            ok(s, start);
+            ok(s, "INSERT INTO t VALUES (5000, 5, 'mine')");
+            // Two batches went in before the client went away: both are taken back, the
+            // INSERT before the load stays.
+            assert_ne!(code(load(s, sql, Some(big.as_bytes()), cut)), 0);
+            assert_eq!(count(s), ["Int(2)"], "{start}");
+            assert!(s.in_transaction(), "{start}: the transaction stays open");
+            // A load that succeeds is part of the transaction: ROLLBACK takes it back.
+            assert_eq!(code(load(s, sql, Some(b"7\t7\tz\n"), None)), 0);
+            assert_eq!(count(s), ["Int(3)"]);
+            ok(s, "ROLLBACK");
+            assert_eq!(count(s), ["Int(1)"], "{start}");
+            ok(s, "SET autocommit = 1");
+        }
+        // Autocommit: one load is one transaction, committed at its end.
+        assert_eq!(code(load(s, sql, Some(big.as_bytes()), None)), 0);
+        ok(s, "ROLLBACK");
+        assert_eq!(count(s), ["Int(3000)"]);
+        assert!(!s.in_transaction());
     });
 }
