@@ -184,6 +184,11 @@ errors! {
     UserAlreadyExists = 3163, "HY000", "Authorization ID {user} already exists.";
     WithColWrongList = 4002, "HY000",
         "WITH column list and SELECT field list have different column counts";
+    // LOAD DATA LOCAL while the server's `local_infile` is OFF or the client did not offer
+    // CLIENT_LOCAL_FILES (MariaDB's ER_LOAD_INFILE_CAPABILITY_DISABLED).
+    LoadInfileCapabilityDisabled = 4166, "HY000",
+        "The used command is not allowed because the zipdb server or client has disabled the \
+         local infile capability";
     // MariaDB 11.5's errors for max_tmp_session_space_usage / max_tmp_total_space_usage.
     LocalTmpSpaceFull = 4198, "HY000", "Local temporary space limit reached: {detail}";
     GlobalTmpSpaceFull = 4199, "HY000", "Global temporary space limit reached: {detail}";
@@ -289,6 +294,7 @@ mod tests {
         (K::UserDoesNotExist, 3162, "HY000"),
         (K::UserAlreadyExists, 3163, "HY000"),
         (K::WithColWrongList, 4002, "HY000"),
+        (K::LoadInfileCapabilityDisabled, 4166, "HY000"),
         (K::LocalTmpSpaceFull, 4198, "HY000"),
         (K::GlobalTmpSpaceFull, 4199, "HY000"),
     ];

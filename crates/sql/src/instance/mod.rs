@@ -123,6 +123,9 @@ pub struct Instance {
     pub(crate) deadlines: Arc<crate::runtime::limits::Deadlines>,
     /// The global values of the limits sessions start with (`SET GLOBAL`).
     pub(crate) globals: crate::runtime::limits::Globals,
+    /// `local_infile` (global only, ON by default, as in MariaDB): whether LOAD DATA LOCAL
+    /// may ask clients for files.
+    pub(crate) local_infile: AtomicBool,
 }
 
 /// What a connection is doing, as SHOW PROCESSLIST shows it.
@@ -217,6 +220,7 @@ impl Instance {
             processes: Mutex::new(Default::default()),
             deadlines: Arc::default(),
             globals,
+            local_infile: AtomicBool::new(true),
         }))
     }
 

@@ -39,6 +39,13 @@ impl Session {
         if !load.local {
             return Err(crate::exec::load::server_file_refused());
         }
+        if !self
+            .inst
+            .local_infile
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(local_disabled());
+        }
         if !load.set.is_empty() || load.targets.iter().any(|t| matches!(t, Target::Var(_))) {
             return Err(SqlError::unsupported("LOAD DATA with @variables or SET"));
         }
@@ -65,11 +72,10 @@ impl Session {
             .sysvar_u64("max_allowed_packet")
             .unwrap_or(LINE_MAX_DEFAULT)
             .min(usize::MAX as u64) as usize;
+        // A client that did not offer CLIENT_LOCAL_FILES: MariaDB answers it as it answers
+        // `local_infile` OFF.
         let Some(src) = out.sink.local_infile(&load.file) else {
-            return Err(SqlError::of(
-                ErrorKind::NotAllowedCommand,
-                "The used command is not allowed with this zipdb version",
-            ));
+            return Err(local_disabled());
         };
         let mut reader = Reader::new(src, spec, line_max)?;
         // Autocommit: the load is its own transaction. Otherwise it joins the open one (or
@@ -239,6 +245,14 @@ impl Session {
             _ => Err(SqlError::internal("LOAD DATA's INSERT returned rows")),
         }
     }
+}
+
+fn local_disabled() -> SqlError {
+    SqlError::of(
+        ErrorKind::LoadInfileCapabilityDisabled,
+        "The used command is not allowed because the zipdb server or client has disabled the \
+         local infile capability",
+    )
 }
 
 /// `INSERT IGNORE|REPLACE INTO `db`.`t` (`a`, ...) VALUES `.

@@ -213,9 +213,19 @@ fn replace_columns_ignore_lines_and_csv() {
 #[test]
 fn refusals_and_a_client_gone_mid_file_leave_nothing() {
     with_session("refuse", |s| {
-        let code = |r: Result<Outcome, SqlError>| r.map(|_| 0).unwrap_or_else(|e| e.code());
         let sql = "LOAD DATA LOCAL INFILE 'f' INTO TABLE t";
-        assert_eq!(code(load(s, sql, None, None)), 1148);
+        assert_eq!(code(load(s, sql, None, None)), 4166);
+        // `local_infile` is global only; OFF refuses LOCAL before the client is asked.
+        assert_eq!(code(s.query("SET local_infile = 0").pop().unwrap()), 1229);
+        assert_eq!(rows(s, "SELECT @@local_infile"), ["Int(1)"]);
+        ok(s, "SET GLOBAL local_infile = OFF");
+        assert_eq!(rows(s, "SELECT @@local_infile"), ["Int(0)"]);
+        assert_eq!(code(load(s, sql, Some(b"9\n"), None)), 4166);
+        ok(s, "SET GLOBAL local_infile = DEFAULT");
+        assert_eq!(
+            rows(s, "SHOW VARIABLES LIKE 'local_infile'"),
+            [r#"Str("local_infile")|Str("ON")"#]
+        );
         assert_eq!(
             code(load(
                 s,
