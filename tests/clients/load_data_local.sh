@@ -62,11 +62,13 @@ echo "$out" | grep -q "ERROR 4166" || fail "no 4166 without local-infile: $out"
     fail "local_infile not ON by default"
 out=$(db --local-infile=1 d -e "SET local_infile = 0" 2>&1 || true)
 echo "$out" | grep -q "ERROR 1229" || fail "session local_infile: $out"
-out=$(db --local-infile=1 --force d -e "SET GLOBAL local_infile = OFF;
-    LOAD DATA LOCAL INFILE '$WORK/t.tsv' INTO TABLE t; SELECT @@local_infile;
-    SET GLOBAL local_infile = DEFAULT; SELECT @@local_infile" 2>&1 || true)
+# (The mariadb client stops after a refused LOCAL load, even with --force.)
+db -e "SET GLOBAL local_infile = OFF"
+[ "$(db -N -e "SELECT @@local_infile")" = 0 ] || fail "local_infile not OFF"
+out=$(db --local-infile=1 d -e "LOAD DATA LOCAL INFILE '$WORK/t.tsv' INTO TABLE t" 2>&1 || true)
 echo "$out" | grep -q "ERROR 4166" || fail "local_infile OFF: $out"
-[ "$(echo "$out" | grep -c '^@@local_infile')" = 2 ] || fail "local_infile read back: $out"
+db -e "SET GLOBAL local_infile = DEFAULT"
+[ "$(db -N -e "SELECT @@local_infile")" = 1 ] || fail "local_infile not back ON"
 out=$(db --local-infile=1 d -e "LOAD DATA INFILE '/etc/passwd' INTO TABLE t" 2>&1 || true)
 echo "$out" | grep -q "ERROR 1290" || fail "server file not refused: $out"
 # A file the client cannot open: it sends the empty packet at once and reports its own error
@@ -75,11 +77,12 @@ out=$(db --local-infile=1 d -e "LOAD DATA LOCAL INFILE '$WORK/missing' INTO TABL
 echo "$out" | grep -q "not found" || fail "missing file: $out"
 [ "$(db -N -e "SELECT 'alive'")" = alive ] || fail "server gone after a missing file"
 
-# KILL QUERY from another connection during a long load (1,000,000 rows): 1317, none of its
-# rows stay, and the loading connection answers its next statement.
+# KILL QUERY from another connection during a long load (1,000,000 rows): 1317 and none of
+# its rows stay. (The mariadb client stops after a failed LOCAL load, even with --force; the
+# unit tests check that the session goes on.)
 before=$(db -N d -e "SELECT COUNT(*) FROM t")
 for _ in 1 2 3 4 5; do cat "$WORK/big.tsv"; done | awk '{ $1 = NR + 300000; print }' OFS='\t' >"$WORK/huge.tsv"
-db --local-infile=1 --force d -e "LOAD DATA LOCAL INFILE '$WORK/huge.tsv' INTO TABLE t; SELECT 'after'" \
+db --local-infile=1 d -e "LOAD DATA LOCAL INFILE '$WORK/huge.tsv' INTO TABLE t" \
     >"$WORK/kill.out" 2>&1 &
 LOADER=$!
 victim=
@@ -92,7 +95,6 @@ done
 db -e "KILL QUERY $victim"
 wait "$LOADER" || true
 grep -q "ERROR 1317" "$WORK/kill.out" || fail "killed load: $(cat "$WORK/kill.out")"
-grep -q "^after" "$WORK/kill.out" || fail "no statement after the killed load: $(cat "$WORK/kill.out")"
 [ "$(db -N d -e "SELECT COUNT(*) FROM t")" = "$before" ] || fail "a killed load left rows"
 
 PY=$(find_python)
