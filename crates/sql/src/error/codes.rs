@@ -133,6 +133,8 @@ errors! {
     WarnTooFewRecords = 1261, "01000", "Row {row} doesn't contain data for all columns";
     WarnTooManyRecords = 1262, "01000",
         "Row {row} was truncated; it contained more data than there were input columns";
+    WarnNullToNotnull = 1263, "22004",
+        "Column set to default value; NULL supplied to NOT NULL column '{column}' at row {row}";
     WarnDataOutOfRange = 1264, "22003", "Out of range value for column '{column}' at row {row}";
     WarnDataTruncated = 1265, "01000", "Data truncated for column '{column}' at row {row}";
     // A warning only: CREATE TABLE with another ENGINE.
@@ -259,6 +261,7 @@ mod tests {
         (K::TablenameNotAllowedHere, 1250, "42000"),
         (K::WarnTooFewRecords, 1261, "01000"),
         (K::WarnTooManyRecords, 1262, "01000"),
+        (K::WarnNullToNotnull, 1263, "22004"),
         (K::WarnDataOutOfRange, 1264, "22003"),
         (K::WarnDataTruncated, 1265, "01000"),
         (K::WarnUsingOtherHandler, 1266, "HY000"),

@@ -15,7 +15,9 @@ use crate::session::sink::Collect;
 use crate::session::{Out, Reply};
 use crate::types::diag::{Warning, STORED_MAX};
 use crate::types::result::Outcome;
+use crate::types::value::Value;
 use crate::SqlError;
+use sqlparser::ast;
 
 /// Rows per INSERT.
 const BATCH_ROWS: usize = 1000;
@@ -46,9 +48,6 @@ impl Session {
         {
             return Err(local_disabled());
         }
-        if !load.set.is_empty() || load.targets.iter().any(|t| matches!(t, Target::Var(_))) {
-            return Err(SqlError::unsupported("LOAD DATA with @variables or SET"));
-        }
         let db = match (&load.table.db, &self.db) {
             (Some(d), _) | (None, Some(d)) => d.clone(),
             (None, None) => {
@@ -56,18 +55,14 @@ impl Session {
             }
         };
         let table = (self.env_lookup())(&db, &load.table.table)?;
-        let columns: Vec<String> = if load.targets.is_empty() {
-            table.def.columns.iter().map(|c| c.name.clone()).collect()
+        let targets: Vec<Target> = if load.targets.is_empty() {
+            let cols = table.def.columns.iter();
+            cols.map(|c| Target::Column(c.name.clone())).collect()
         } else {
-            load.targets
-                .iter()
-                .filter_map(|t| match t {
-                    Target::Column(c) => Some(c.clone()),
-                    Target::Var(_) => None,
-                })
-                .collect()
+            load.targets.clone()
         };
-        let head = insert_head(load.duplicates, &db, &load.table.table, &columns);
+        let shape = Shape::new(&targets, &load.set, &table.def.columns)?;
+        let head = insert_head(load.duplicates, &db, &load.table.table, &shape.columns);
         let line_max = self
             .sysvar_u64("max_allowed_packet")
             .unwrap_or(LINE_MAX_DEFAULT)
@@ -96,7 +91,7 @@ impl Session {
             (false, Some(open)) => Some(open.txn.savepoint()),
             _ => None,
         };
-        let r = self.load_rows(&mut reader, load, &head, columns.len());
+        let r = self.load_rows(&mut reader, load, &head, &shape);
         // The rest of the client's file is read (and dropped) here, before the answer.
         drop(reader);
         match r {
@@ -144,12 +139,18 @@ impl Session {
         reader: &mut Reader<Box<dyn std::io::Read + '_>>,
         load: &Load,
         head: &str,
-        width: usize,
+        shape: &Shape,
     ) -> Result<Counts, SqlError> {
         reader.skip_rows(load.ignore_lines)?;
         let mut n = Counts::default();
         let mut row = Vec::new();
+        // The last row's fields, for the user variables it sets (MariaDB leaves them holding
+        // the last row's values).
+        let mut last: Option<Vec<Option<Vec<u8>>>> = None;
         let mut text = String::new();
+        let mut zeroed = Vec::new();
+        // REPLACE: strict mode applies to a LOCAL load that does not IGNORE (MariaDB).
+        let strict = load.duplicates == OnDuplicate::Replace;
         let mut more = true;
         while more {
             text.clear();
@@ -162,19 +163,25 @@ impl Session {
                 }
                 n.records += 1;
                 rows += 1;
-                self.width_warning(row.len(), width, n.records);
+                // A short row warns once per column it misses: a variable it does not reach
+                // is NULL without a word, as in MariaDB.
+                self.width_warning(row.len(), shape, n.records, strict)?;
                 text.push_str(if rows == 1 { "(" } else { ",(" });
-                for i in 0..width {
-                    if i > 0 {
-                        text.push(',');
-                    }
-                    match row.get(i) {
-                        Some(Some(bytes)) => quote(&mut text, bytes),
-                        Some(None) => text.push_str("NULL"),
-                        None => text.push_str("DEFAULT"),
-                    }
+                zeroed.clear();
+                shape.tuple(&row, &mut text, &mut zeroed);
+                for &k in &zeroed {
+                    let column = &shape.columns[k];
+                    let message = format!(
+                        "Column set to default value; NULL supplied to NOT NULL column \
+                         '{column}' at row {}",
+                        n.records
+                    );
+                    self.load_warning(ErrorKind::WarnNullToNotnull, message, 1, strict)?;
                 }
                 text.push(')');
+                if !shape.vars.is_empty() {
+                    last.get_or_insert_with(Vec::new).clone_from(&row);
+                }
             }
             if rows == 0 {
                 break;
@@ -191,38 +198,79 @@ impl Session {
                 _ => n.skipped += rows.saturating_sub(affected),
             }
         }
+        if let Some(row) = last {
+            for (name, i) in &shape.vars {
+                let v = match row.get(*i) {
+                    Some(Some(b)) => Value::Str(String::from_utf8_lossy(b).into_owned()),
+                    _ => Value::Null,
+                };
+                self.user_vars.insert(name.clone(), v);
+            }
+        }
         Ok(n)
     }
 
-    /// 1261 or 1262 for a row of `got` fields where `width` were expected; kept within the
-    /// stored warnings' bound, counted beyond it.
-    fn width_warning(&mut self, got: usize, width: usize, row: u64) {
-        let (kind, message) = if got < width {
-            (
-                ErrorKind::WarnTooFewRecords,
-                format!("Row {row} doesn't contain data for all columns"),
-            )
-        } else if got > width {
+    /// 1261 for each column a row of `got` fields misses, 1262 for a row of more fields
+    /// than targets; kept within the stored warnings' bound, counted beyond it. `strict`
+    /// (REPLACE: strict mode applies to a LOCAL load that does not IGNORE) makes the first
+    /// one the statement's error, as in MariaDB.
+    fn width_warning(
+        &mut self,
+        got: usize,
+        shape: &Shape,
+        row: u64,
+        strict: bool,
+    ) -> Result<(), SqlError> {
+        let (kind, message, times) = if got > shape.width {
             (
                 ErrorKind::WarnTooManyRecords,
                 format!(
                     "Row {row} was truncated; it contained more data than there were input \
                      columns"
                 ),
+                1,
             )
         } else {
-            return;
+            let missing = shape.column_at[got.min(shape.column_at.len())..]
+                .iter()
+                .filter(|c| **c)
+                .count();
+            if missing == 0 {
+                return Ok(());
+            }
+            (
+                ErrorKind::WarnTooFewRecords,
+                format!("Row {row} doesn't contain data for all columns"),
+                missing,
+            )
         };
-        self.fresh_diag();
-        if self.warnings.len() < STORED_MAX {
-            self.warnings.push(Warning {
-                level: "Warning",
-                code: kind.code(),
-                message,
-            });
-        } else {
-            self.warnings_dropped += 1;
+        self.load_warning(kind, message, times, strict)
+    }
+
+    /// A warning of the load's own, `times` over (or its error when `strict`).
+    fn load_warning(
+        &mut self,
+        kind: ErrorKind,
+        message: String,
+        times: usize,
+        strict: bool,
+    ) -> Result<(), SqlError> {
+        if strict {
+            return Err(SqlError::of(kind, message));
         }
+        self.fresh_diag();
+        for _ in 0..times {
+            if self.warnings.len() < STORED_MAX {
+                self.warnings.push(Warning {
+                    level: "Warning",
+                    code: kind.code(),
+                    message: message.clone(),
+                });
+            } else {
+                self.warnings_dropped += 1;
+            }
+        }
+        Ok(())
     }
 
     /// Runs one INSERT of the load's; the rows it changed.
@@ -253,6 +301,176 @@ fn local_disabled() -> SqlError {
         "The used command is not allowed because the zipdb server or client has disabled the \
          local infile capability",
     )
+}
+
+/// How a row of the file becomes one VALUES tuple: the INSERT's columns, what each gets,
+/// and the user variables the row sets.
+struct Shape {
+    columns: Vec<String>,
+    slots: Vec<Slot>,
+    /// Fields a row should have: one per target.
+    width: usize,
+    /// `@name` targets (lower case) and their field.
+    vars: Vec<(String, usize)>,
+    /// Per target: whether it is a column (a row that misses it warns).
+    column_at: Vec<bool>,
+}
+
+enum Slot {
+    /// The row's field: `DEFAULT` when the row is short. With the column's zero when it is
+    /// NOT NULL: `\N` gives it with 1263, as in MariaDB.
+    Field(usize, Option<&'static str>),
+    /// A SET expression, printed with the row's fields in place of the `@var`s and columns
+    /// it reads.
+    Expr(Vec<Piece>),
+}
+
+enum Piece {
+    Text(String),
+    /// A field as a literal: NULL when the row is short (MariaDB's value for a variable the
+    /// row did not reach).
+    Field(usize),
+}
+
+/// Marks a field's place in a printed SET expression; never in printed SQL otherwise.
+const MARK: char = '\u{1}';
+
+impl Shape {
+    fn new(
+        targets: &[Target],
+        set: &[(String, ast::Expr)],
+        defs: &[crate::catalog::ColumnDef],
+    ) -> Result<Shape, SqlError> {
+        // The last of several targets of one name is the one a SET expression reads.
+        let field_of = |name: &str, var: bool| {
+            targets.iter().rposition(|t| match t {
+                Target::Var(v) => var && v.eq_ignore_ascii_case(name),
+                Target::Column(c) => !var && c.eq_ignore_ascii_case(name),
+            })
+        };
+        let mut columns = Vec::new();
+        let mut slots = Vec::new();
+        let mut vars = Vec::new();
+        for (i, t) in targets.iter().enumerate() {
+            match t {
+                // A column that SET assigns gets SET's value (MariaDB: SET runs after the
+                // fields are stored).
+                Target::Column(c) if set.iter().any(|(s, _)| s.eq_ignore_ascii_case(c)) => {}
+                Target::Column(c) => {
+                    let def = defs.iter().find(|d| d.name.eq_ignore_ascii_case(c));
+                    columns.push(c.clone());
+                    slots.push(Slot::Field(i, def.and_then(zero_of)));
+                }
+                Target::Var(v) => vars.push((v.trim_matches('`').to_ascii_lowercase(), i)),
+            }
+        }
+        for (col, e) in set {
+            columns.push(col.clone());
+            slots.push(Slot::Expr(template(e, &field_of)?));
+        }
+        Ok(Shape {
+            columns,
+            slots,
+            width: targets.len(),
+            vars,
+            column_at: targets
+                .iter()
+                .map(|t| matches!(t, Target::Column(_)))
+                .collect(),
+        })
+    }
+
+    /// One row's values, comma separated; the columns given their zero for `\N` go to
+    /// `zeroed`.
+    fn tuple(&self, row: &[Option<Vec<u8>>], text: &mut String, zeroed: &mut Vec<usize>) {
+        for (k, slot) in self.slots.iter().enumerate() {
+            if k > 0 {
+                text.push(',');
+            }
+            match slot {
+                Slot::Field(i, zero) => match (row.get(*i), zero) {
+                    (Some(Some(bytes)), _) => quote(text, bytes),
+                    (Some(None), Some(z)) => {
+                        text.push_str(z);
+                        zeroed.push(k);
+                    }
+                    (Some(None), None) => text.push_str("NULL"),
+                    (None, _) => text.push_str("DEFAULT"),
+                },
+                Slot::Expr(pieces) => {
+                    text.push('(');
+                    for p in pieces {
+                        match p {
+                            Piece::Text(t) => text.push_str(t),
+                            Piece::Field(i) => match row.get(*i) {
+                                Some(Some(bytes)) => quote(text, bytes),
+                                _ => text.push_str("NULL"),
+                            },
+                        }
+                    }
+                    text.push(')');
+                }
+            }
+        }
+    }
+}
+
+/// What MariaDB stores for `\N` in a NOT NULL column (it resets the field): numbers 0,
+/// strings empty. `None`: the column takes NULL (nullable, or AUTO_INCREMENT, which makes a
+/// value of it) or a type whose zero zipdb does not store (dates: INSERT's 1048 then).
+fn zero_of(def: &crate::catalog::ColumnDef) -> Option<&'static str> {
+    use crate::types::sqltype::SqlType as T;
+    if def.nullable || def.auto_increment {
+        return None;
+    }
+    match def.ty {
+        T::Int { .. } | T::Float | T::Double | T::Decimal { .. } => Some("0"),
+        T::Char { .. } | T::Varchar { .. } | T::Text { .. } => Some("''"),
+        T::Date | T::DateTime { .. } | T::Timestamp { .. } => None,
+    }
+}
+
+/// A SET expression as text with a mark for each `@var` and column that names a target: the
+/// row's field goes there. Other `@var`s stay (the user variable's value before the load).
+fn template(
+    e: &ast::Expr,
+    field_of: &dyn Fn(&str, bool) -> Option<usize>,
+) -> Result<Vec<Piece>, SqlError> {
+    if e.to_string().contains(MARK) {
+        return Err(SqlError::unsupported(
+            "a LOAD DATA SET expression holding the character U+0001",
+        ));
+    }
+    let mut e = e.clone();
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        if let ast::Expr::Identifier(id) = x {
+            let v = &id.value;
+            let field = match v.strip_prefix('@') {
+                Some(var) if !var.starts_with('@') => field_of(var.trim_matches('`'), true),
+                Some(_) => None,
+                None => field_of(v, false),
+            };
+            if let Some(i) = field {
+                *x = ast::Expr::Identifier(ast::Ident::new(format!("{MARK}{i}{MARK}")));
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let printed = e.to_string();
+    let mut pieces = Vec::new();
+    for (k, part) in printed.split(MARK).enumerate() {
+        if k % 2 == 0 {
+            if !part.is_empty() {
+                pieces.push(Piece::Text(part.to_string()));
+            }
+        } else {
+            let i = part
+                .parse()
+                .map_err(|_| SqlError::internal("LOAD DATA's SET expression mark"))?;
+            pieces.push(Piece::Field(i));
+        }
+    }
+    Ok(pieces)
 }
 
 /// `INSERT IGNORE|REPLACE INTO `db`.`t` (`a`, ...) VALUES `.

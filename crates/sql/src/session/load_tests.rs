@@ -238,15 +238,6 @@ fn refusals_and_a_client_gone_mid_file_leave_nothing() {
         assert_eq!(
             code(load(
                 s,
-                "LOAD DATA LOCAL INFILE 'f' INTO TABLE t (@a) SET id = @a",
-                Some(b"1\n"),
-                None
-            )),
-            1235
-        );
-        assert_eq!(
-            code(load(
-                s,
                 "LOAD DATA LOCAL INFILE 'f' INTO TABLE nope",
                 Some(b"1\n"),
                 None
@@ -357,5 +348,179 @@ fn a_failed_load_in_a_transaction_takes_back_only_itself() {
         ok(s, "ROLLBACK");
         assert_eq!(count(s), ["Int(3000)"]);
         assert!(!s.in_transaction());
+    });
+}
+
+/// Expected rows and info lines taken from MariaDB 10.11 (InnoDB) loading the same files.
+#[test]
+fn variables_and_set_as_mariadb_loads_them() {
+    with_session("vars", |s| {
+        ok(s, "SET @b = 'before'");
+        let info = |r: Result<Outcome, SqlError>| match r {
+            Ok(Outcome::Done { info, .. }) => info,
+            other => panic!("{other:?}"),
+        };
+        // A short row reaches no column it misses: no 1261, @b is NULL for it.
+        let r = load(
+            s,
+            "LOAD DATA LOCAL INFILE 'v1' INTO TABLE t (id, @skip, @b) SET c = UPPER(@b)",
+            Some("1\tskip\tabc\n2\tx\n3\ty\tdé\\\\f\n".as_bytes()),
+            None,
+        );
+        assert_eq!(info(r), "Records: 3  Deleted: 0  Skipped: 0  Warnings: 0");
+        // The variables keep the last row's fields.
+        assert_eq!(rows(s, "SELECT @b, @skip"), [r#"Str("dé\\f")|Str("y")"#]);
+        // Columns read in SET are the row's; a missing @n is NULL.
+        let r = load(
+            s,
+            "LOAD DATA LOCAL INFILE 'v2' INTO TABLE t (id, @n) \
+             SET n = @n * 2, c = CONCAT('x', id, '-', IFNULL(@n, 'null'))",
+            Some(b"4\t7\n5\t\\N\n6\n"),
+            None,
+        );
+        assert_eq!(info(r), "Records: 3  Deleted: 0  Skipped: 0  Warnings: 0");
+        assert_eq!(rows(s, "SELECT @n"), ["Null"]);
+        // Without a list every column takes a field; SET overrides one.
+        let r = load(
+            s,
+            "LOAD DATA LOCAL INFILE 'v3' INTO TABLE t SET c = 'k'",
+            Some(b"7\t1\tq\n8\t2\tr\n"),
+            None,
+        );
+        assert_eq!(info(r), "Records: 2  Deleted: 0  Skipped: 0  Warnings: 0");
+        assert_eq!(
+            rows(s, "SELECT id, n, c FROM t ORDER BY id"),
+            [
+                r#"Int(1)|Null|Str("ABC")"#,
+                r#"Int(2)|Null|Null"#,
+                r#"Int(3)|Null|Str("DÉ\\F")"#,
+                r#"Int(4)|Int(14)|Str("x4-7")"#,
+                r#"Int(5)|Null|Str("x5-null")"#,
+                r#"Int(6)|Null|Str("x6-null")"#,
+                r#"Int(7)|Int(1)|Str("k")"#,
+                r#"Int(8)|Int(2)|Str("k")"#,
+                r#"Int(100)|Int(1)|Str("old")"#,
+            ]
+        );
+    });
+}
+
+fn warning_codes(s: &mut Session) -> Vec<String> {
+    let mut codes: Vec<String> = rows(s, "SHOW WARNINGS")
+        .iter()
+        .map(|w| w.split('|').nth(1).unwrap_or_default().to_string())
+        .collect();
+    codes.sort();
+    codes
+}
+
+/// Awkward files; every expected row, info line and warning list was taken from MariaDB
+/// 10.11 (InnoDB, its default strict sql_mode) loading the same bytes.
+#[test]
+fn awkward_files_load_as_in_mariadb() {
+    with_session("awkward", |s| {
+        ok(
+            s,
+            "CREATE TABLE t2 (id INT PRIMARY KEY, n INT, d DECIMAL(6,2), c VARCHAR(8))",
+        );
+        let info = |r: Result<Outcome, SqlError>| match r {
+            Ok(Outcome::Done { info, .. }) => info,
+            other => panic!("{other:?}"),
+        };
+        // Skipped lines, a short row, a long row, bad numbers, \N for a NOT NULL key, a
+        // duplicate, out of range, empty fields.
+        let a1: &[u8] = b"header line\nskip me too\n1\t10\t1.5\tshort\n2\n\
+            3\t30\t2.25\tabcdefghijkl\textra\tmore\n4\t12abc\tx1\t\\N\n\\N\t5\t1\tnullkey\n\
+            1\t99\t9\tdup\n5\t-\t99999\tbig\n6\t\t\t\n";
+        let sql = "LOAD DATA LOCAL INFILE 'a1' INTO TABLE t2 IGNORE 2 LINES";
+        assert_eq!(
+            info(load(s, sql, Some(a1), None)),
+            "Records: 8  Deleted: 0  Skipped: 1  Warnings: 13"
+        );
+        let want: Vec<&str> = vec![
+            "Int(1062)",
+            "Int(1261)",
+            "Int(1261)",
+            "Int(1261)",
+            "Int(1262)",
+            "Int(1263)",
+            "Int(1264)",
+            "Int(1265)",
+            "Int(1265)",
+            "Int(1366)",
+            "Int(1366)",
+            "Int(1366)",
+            "Int(1366)",
+        ];
+        assert_eq!(warning_codes(s), want);
+        // Enclosed CSV with REPLACE: two rows replaced (one from the file itself).
+        let a2: &[u8] = b"\"7\",\"70\",\"7.5\",\"q,uote\"\n8,\"80\",\"0\",\"a\"\"b\"\n\
+            \"9\",NULL,\"1e2\",NULL\n\"7\",\"71\",\"0\",\"again\"\n\"1\",\"11\",\"1\",\"repl\"\n";
+        let sql = "LOAD DATA LOCAL INFILE 'a2' REPLACE INTO TABLE t2 FIELDS TERMINATED BY ',' \
+                   ENCLOSED BY '\"'";
+        assert_eq!(
+            info(load(s, sql, Some(a2), None)),
+            "Records: 5  Deleted: 2  Skipped: 0  Warnings: 0"
+        );
+        let a3: &[u8] = b"x;y\n10;1\n11;2;3\n10;5\n";
+        let sql = "LOAD DATA LOCAL INFILE 'a3' IGNORE INTO TABLE t2 FIELDS TERMINATED BY ';' \
+                   IGNORE 1 LINES (id, n)";
+        assert_eq!(
+            info(load(s, sql, Some(a3), None)),
+            "Records: 3  Deleted: 0  Skipped: 1  Warnings: 2"
+        );
+        assert_eq!(warning_codes(s), ["Int(1062)", "Int(1262)"]);
+        let got: Vec<String> = rows(
+            s,
+            "SELECT CONCAT_WS(' ', id, IFNULL(n, 'NULL'), IFNULL(d, 'NULL'), IFNULL(c, 'NULL')) \
+             FROM t2 ORDER BY id",
+        )
+        .iter()
+        .map(|r| {
+            r.trim_start_matches("Str(\"")
+                .trim_end_matches("\")")
+                .replace("\\\"", "\"")
+        })
+        .collect();
+        assert_eq!(
+            got,
+            [
+                "0 5 1.00 nullkey",
+                "1 11 1.00 repl",
+                "2 NULL NULL NULL",
+                "3 30 2.25 abcdefgh",
+                "4 12 0.00 NULL",
+                "5 0 9999.99 big",
+                "6 0 0.00 ",
+                "7 71 0.00 again",
+                "8 80 0.00 a\"b",
+                "9 NULL 100.00 NULL",
+                "10 1 NULL NULL",
+                "11 2 NULL NULL",
+            ]
+        );
+        // REPLACE keeps strict mode: a short or long row fails the load, nothing stays.
+        ok(s, "CREATE TABLE t3 (id INT PRIMARY KEY, d DECIMAL(6,2))");
+        let sql = "LOAD DATA LOCAL INFILE 'a1' REPLACE INTO TABLE t3 IGNORE 2 LINES (id, @x, d)";
+        assert_eq!(code(load(s, sql, Some(a1), None)), 1262);
+        let sql = "LOAD DATA LOCAL INFILE 's' REPLACE INTO TABLE t3";
+        assert_eq!(code(load(s, sql, Some(b"20\n"), None)), 1261);
+        let sql = "LOAD DATA LOCAL INFILE 's' REPLACE INTO TABLE t3 (id, @x)";
+        assert_eq!(code(load(s, sql, Some(b"20\n"), None)), 0);
+        assert_eq!(rows(s, "SELECT id, d FROM t3"), ["Int(20)|Null"]);
+        // \N for a NOT NULL column: its zero with 1263; under REPLACE the load's error.
+        ok(
+            s,
+            "CREATE TABLE t4 (id INT PRIMARY KEY, s VARCHAR(5) NOT NULL)",
+        );
+        let sql = "LOAD DATA LOCAL INFILE 'n' INTO TABLE t4";
+        assert_eq!(
+            info(load(s, sql, Some(b"5\t\\N\n"), None)),
+            "Records: 1  Deleted: 0  Skipped: 0  Warnings: 1"
+        );
+        assert_eq!(warning_codes(s), ["Int(1263)"]);
+        assert_eq!(rows(s, "SELECT id, s FROM t4"), [r#"Int(5)|Str("")"#]);
+        let sql = "LOAD DATA LOCAL INFILE 'n' REPLACE INTO TABLE t4 (id, @x)";
+        assert_eq!(code(load(s, sql, Some(b"\\N\t1\n"), None)), 1263);
     });
 }
