@@ -98,6 +98,7 @@ errors! {
     UnknownError = 1105, "HY000", "{message}";
     InvalidGroupFuncUse = 1111, "HY000", "Invalid use of group function {name}";
     TableMustHaveColumns = 1113, "42000", "A table must have at least 1 column";
+    UnknownCharacterSet = 1115, "42000", "Unknown character set: '{name}'";
     TooManyTables = 1116, "HY000", "Too many tables; zipdb can only use {n} tables in a join";
     TooManyFields = 1117, "HY000", "Too many columns";
     PasswordNoMatch = 1133, "28000", "Can't find any matching row in the user table";
@@ -237,6 +238,7 @@ mod tests {
         (K::UnknownError, 1105, "HY000"),
         (K::InvalidGroupFuncUse, 1111, "HY000"),
         (K::TableMustHaveColumns, 1113, "42000"),
+        (K::UnknownCharacterSet, 1115, "42000"),
         (K::TooManyTables, 1116, "HY000"),
         (K::TooManyFields, 1117, "HY000"),
         (K::PasswordNoMatch, 1133, "28000"),

@@ -61,7 +61,8 @@ impl Session {
         } else {
             load.targets.clone()
         };
-        let shape = Shape::new(&targets, &load.set, &table.def.columns)?;
+        let charset = Charset::named(load.charset.as_deref())?;
+        let shape = Shape::new(&targets, &load.set, &table.def.columns, charset)?;
         let head = insert_head(load.duplicates, &db, &load.table.table, &shape.columns);
         let line_max = self
             .sysvar_u64("max_allowed_packet")
@@ -201,7 +202,7 @@ impl Session {
         if let Some(row) = last {
             for (name, i) in &shape.vars {
                 let v = match row.get(*i) {
-                    Some(Some(b)) => Value::Str(String::from_utf8_lossy(b).into_owned()),
+                    Some(Some(b)) => Value::Str(shape.charset.text(b)),
                     _ => Value::Null,
                 };
                 self.user_vars.insert(name.clone(), v);
@@ -314,6 +315,73 @@ struct Shape {
     vars: Vec<(String, usize)>,
     /// Per target: whether it is a column (a row that misses it warns).
     column_at: Vec<bool>,
+    charset: Charset,
+}
+
+/// The file's character set (`CHARACTER SET`): how its bytes become the statement's text.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Charset {
+    /// utf8mb4 (the default: the database's) and its subsets: invalid bytes are replaced.
+    Utf8,
+    /// MariaDB's latin1 (Windows-1252): every byte is a character.
+    Latin1,
+    /// Bytes as they are: a field that is not UTF-8 goes as a hex literal.
+    Binary,
+}
+
+impl Charset {
+    fn named(name: Option<&str>) -> Result<Charset, SqlError> {
+        let Some(name) = name else {
+            return Ok(Charset::Utf8);
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "utf8mb4" | "utf8" | "utf8mb3" | "ascii" | "default" => Ok(Charset::Utf8),
+            "latin1" => Ok(Charset::Latin1),
+            "binary" => Ok(Charset::Binary),
+            _ => Err(SqlError::of(
+                ErrorKind::UnknownCharacterSet,
+                format!("Unknown character set: '{name}'"),
+            )),
+        }
+    }
+
+    /// A field's text (a user variable's value).
+    fn text(self, bytes: &[u8]) -> String {
+        match self {
+            Charset::Latin1 => bytes.iter().map(|&b| latin1(b)).collect(),
+            Charset::Utf8 | Charset::Binary => String::from_utf8_lossy(bytes).into_owned(),
+        }
+    }
+
+    /// A field as a literal of the INSERT.
+    fn literal(self, out: &mut String, bytes: &[u8]) {
+        match (self, std::str::from_utf8(bytes)) {
+            (Charset::Latin1, _) => quote(out, &self.text(bytes)),
+            (Charset::Binary, Err(_)) => {
+                out.push_str("X'");
+                for b in bytes {
+                    out.push_str(&format!("{b:02X}"));
+                }
+                out.push('\'');
+            }
+            (_, Ok(s)) => quote(out, s),
+            (Charset::Utf8, Err(_)) => quote(out, &String::from_utf8_lossy(bytes)),
+        }
+    }
+}
+
+/// A Windows-1252 byte as a character; the five bytes it leaves undefined map to the C1
+/// controls of the same number, as MariaDB's latin1 does.
+fn latin1(b: u8) -> char {
+    const HIGH: [u16; 32] = [
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
+        0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013,
+        0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+    ];
+    match b {
+        0x80..=0x9F => char::from_u32(u32::from(HIGH[usize::from(b - 0x80)])).unwrap_or('?'),
+        _ => char::from(b),
+    }
 }
 
 enum Slot {
@@ -340,6 +408,7 @@ impl Shape {
         targets: &[Target],
         set: &[(String, ast::Expr)],
         defs: &[crate::catalog::ColumnDef],
+        charset: Charset,
     ) -> Result<Shape, SqlError> {
         // The last of several targets of one name is the one a SET expression reads.
         let field_of = |name: &str, var: bool| {
@@ -377,6 +446,7 @@ impl Shape {
                 .iter()
                 .map(|t| matches!(t, Target::Column(_)))
                 .collect(),
+            charset,
         })
     }
 
@@ -389,7 +459,7 @@ impl Shape {
             }
             match slot {
                 Slot::Field(i, zero) => match (row.get(*i), zero) {
-                    (Some(Some(bytes)), _) => quote(text, bytes),
+                    (Some(Some(bytes)), _) => self.charset.literal(text, bytes),
                     (Some(None), Some(z)) => {
                         text.push_str(z);
                         zeroed.push(k);
@@ -403,7 +473,7 @@ impl Shape {
                         match p {
                             Piece::Text(t) => text.push_str(t),
                             Piece::Field(i) => match row.get(*i) {
-                                Some(Some(bytes)) => quote(text, bytes),
+                                Some(Some(bytes)) => self.charset.literal(text, bytes),
                                 _ => text.push_str("NULL"),
                             },
                         }
@@ -495,11 +565,10 @@ fn ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
 
-/// A field as a string literal. Bytes that are not UTF-8 are replaced (U+FFFD): the text
-/// protocol's strings are UTF-8 here.
-fn quote(out: &mut String, bytes: &[u8]) {
+/// Text as a string literal.
+fn quote(out: &mut String, text: &str) {
     out.push('\'');
-    for ch in String::from_utf8_lossy(bytes).chars() {
+    for ch in text.chars() {
         match ch {
             '\'' => out.push_str("''"),
             '\\' => out.push_str("\\\\"),

@@ -524,3 +524,27 @@ fn awkward_files_load_as_in_mariadb() {
         assert_eq!(code(load(s, sql, Some(b"\\N\t1\n"), None)), 1263);
     });
 }
+
+/// As MariaDB 10.11 loads the same bytes.
+#[test]
+fn character_sets_latin1_and_binary() {
+    with_session("charset", |s| {
+        ok(
+            s,
+            "CREATE TABLE t5 (id INT PRIMARY KEY, c VARCHAR(10), b VARBINARY(10))",
+        );
+        let sql = "LOAD DATA LOCAL INFILE 'l' INTO TABLE t5 CHARACTER SET latin1 (id, c)";
+        assert_eq!(code(load(s, sql, Some(b"1\tcaf\xe9 \x80\x9f\n"), None)), 0);
+        let sql = "LOAD DATA LOCAL INFILE 'b' INTO TABLE t5 CHARACTER SET binary (id, b)";
+        assert_eq!(code(load(s, sql, Some(b"2\t\xff\xfeab\n"), None)), 0);
+        let sql = "LOAD DATA LOCAL INFILE 'b' INTO TABLE t5 CHARACTER SET klingon (id, b)";
+        assert_eq!(code(load(s, sql, Some(b"3\tx\n"), None)), 1115);
+        assert_eq!(
+            rows(s, "SELECT id, HEX(c), HEX(b) FROM t5 ORDER BY id"),
+            [
+                r#"Int(1)|Str("636166C3A920E282ACC5B8")|Null"#,
+                r#"Int(2)|Null|Str("FFFE6162")"#,
+            ]
+        );
+    });
+}
