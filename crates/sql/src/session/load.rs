@@ -9,8 +9,10 @@
 
 use crate::error::ErrorKind;
 use crate::exec::load::{Reader, Spec};
+use crate::expr::Expr;
 use crate::front::load::{Load, OnDuplicate, Target};
 use crate::instance::session::Session;
+use crate::plan::dml::{Plan, PlanRoot};
 use crate::session::sink::Collect;
 use crate::session::{Out, Reply};
 use crate::types::diag::{Warning, STORED_MAX};
@@ -150,14 +152,24 @@ impl Session {
         let mut last: Option<Vec<Option<Vec<u8>>>> = None;
         let mut text = String::new();
         let mut zeroed = Vec::new();
+        // Without SET expressions the rows go to the INSERT's plan as values: the plan is
+        // compiled once from the head and one row of DEFAULTs, and each batch replaces its
+        // rows (no text printed and parsed again).
+        let mut direct = match shape.direct() {
+            true => Some(self.insert_template(head, shape.columns.len())?),
+            false => None,
+        };
+        let mut values: Vec<Vec<Expr>> = Vec::new();
         // REPLACE: strict mode applies to a LOCAL load that does not IGNORE (MariaDB).
         let strict = load.duplicates == OnDuplicate::Replace;
         let mut more = true;
         while more {
             text.clear();
             text.push_str(head);
+            values.clear();
+            let mut bytes = 0usize;
             let mut rows = 0u64;
-            while rows < BATCH_ROWS as u64 && text.len() < BATCH_BYTES {
+            while rows < BATCH_ROWS as u64 && text.len().max(bytes) < BATCH_BYTES {
                 if !reader.next_row(&mut row)? {
                     more = false;
                     break;
@@ -167,9 +179,18 @@ impl Session {
                 // A short row warns once per column it misses: a variable it does not reach
                 // is NULL without a word, as in MariaDB.
                 self.width_warning(row.len(), shape, n.records, strict)?;
-                text.push_str(if rows == 1 { "(" } else { ",(" });
                 zeroed.clear();
-                shape.tuple(&row, &mut text, &mut zeroed);
+                if direct.is_some() {
+                    bytes += row
+                        .iter()
+                        .map(|f| f.as_ref().map_or(8, |b| b.len() + 8))
+                        .sum::<usize>();
+                    values.push(shape.values(&row, &mut zeroed));
+                } else {
+                    text.push_str(if rows == 1 { "(" } else { ",(" });
+                    shape.tuple(&row, &mut text, &mut zeroed);
+                    text.push(')');
+                }
                 for &k in &zeroed {
                     let column = &shape.columns[k];
                     let message = format!(
@@ -179,7 +200,6 @@ impl Session {
                     );
                     self.load_warning(ErrorKind::WarnNullToNotnull, message, 1, strict)?;
                 }
-                text.push(')');
                 if !shape.vars.is_empty() {
                     last.get_or_insert_with(Vec::new).clone_from(&row);
                 }
@@ -192,7 +212,10 @@ impl Session {
             if self.process.interrupt.is_set() {
                 return Err(self.process.interrupt.error());
             }
-            let affected = self.insert_batch(&text)?;
+            let affected = match direct.as_mut() {
+                Some(root) => self.insert_values(root, &mut values)?,
+                None => self.insert_batch(&text)?,
+            };
             n.affected += affected;
             match load.duplicates {
                 OnDuplicate::Replace => n.deleted += affected.saturating_sub(rows),
@@ -274,6 +297,44 @@ impl Session {
         Ok(())
     }
 
+    /// The INSERT's plan for `head` and one row of DEFAULTs, whose rows each batch replaces.
+    fn insert_template(&mut self, head: &str, width: usize) -> Result<PlanRoot, SqlError> {
+        let mut text = String::from(head);
+        text.push('(');
+        for i in 0..width {
+            text.push_str(if i == 0 { "DEFAULT" } else { ",DEFAULT" });
+        }
+        text.push(')');
+        let mut stmts = crate::front::parse::parse_ast(&text)?;
+        let (Some(stmt), None) = (stmts.pop(), stmts.pop()) else {
+            return Err(SqlError::internal(
+                "LOAD DATA's INSERT is not one statement",
+            ));
+        };
+        let mut c = crate::bind::compile::Compiler::new();
+        let root = self.compile(&stmt, &mut c)?;
+        match &root.plan {
+            Plan::Insert(p) if p.rows.len() == 1 && p.rows[0].len() == width => Ok(root),
+            _ => Err(SqlError::internal("LOAD DATA's INSERT plan")),
+        }
+    }
+
+    /// Runs the template's INSERT over `values` (taken); the rows it changed.
+    fn insert_values(
+        &mut self,
+        root: &mut PlanRoot,
+        values: &mut Vec<Vec<Expr>>,
+    ) -> Result<u64, SqlError> {
+        if let Plan::Insert(p) = &mut root.plan {
+            std::mem::swap(&mut p.rows, values);
+        }
+        let r = self.run_insert(root);
+        if let Plan::Insert(p) = &mut root.plan {
+            std::mem::swap(&mut p.rows, values);
+        }
+        r
+    }
+
     /// Runs one INSERT of the load's; the rows it changed.
     fn insert_batch(&mut self, text: &str) -> Result<u64, SqlError> {
         let mut stmts = crate::front::parse::parse_ast(text)?;
@@ -284,12 +345,16 @@ impl Session {
         };
         let mut c = crate::bind::compile::Compiler::new();
         let root = self.compile(&stmt, &mut c)?;
+        self.run_insert(&root)
+    }
+
+    fn run_insert(&mut self, root: &PlanRoot) -> Result<u64, SqlError> {
         let mut sink = Collect::default();
         let mut out = Out {
             sink: &mut sink,
             more: false,
         };
-        match self.execute_plan(&root, &[], &mut out)? {
+        match self.execute_plan(root, &[], &mut out)? {
             Reply::Whole(Outcome::Done { affected_rows, .. }) => Ok(affected_rows),
             _ => Err(SqlError::internal("LOAD DATA's INSERT returned rows")),
         }
@@ -350,6 +415,16 @@ impl Charset {
         match self {
             Charset::Latin1 => bytes.iter().map(|&b| latin1(b)).collect(),
             Charset::Utf8 | Charset::Binary => String::from_utf8_lossy(bytes).into_owned(),
+        }
+    }
+
+    /// A field as the value its literal (below) compiles to.
+    fn value(self, bytes: &[u8]) -> Value {
+        match (self, std::str::from_utf8(bytes)) {
+            (Charset::Latin1, _) => Value::Str(self.text(bytes)),
+            (Charset::Binary, Err(_)) => Value::Bytes(bytes.to_vec()),
+            (_, Ok(s)) => Value::Str(s.to_string()),
+            (Charset::Utf8, Err(_)) => Value::Str(String::from_utf8_lossy(bytes).into_owned()),
         }
     }
 
@@ -448,6 +523,38 @@ impl Shape {
                 .collect(),
             charset,
         })
+    }
+
+    /// Whether rows can go as values (no SET expression to print per row).
+    fn direct(&self) -> bool {
+        !self.columns.is_empty() && self.slots.iter().all(|s| matches!(s, Slot::Field(..)))
+    }
+
+    /// One row as the INSERT's expressions (constants, DEFAULT for a field the row lacks);
+    /// the columns given their zero for `\N` go to `zeroed`.
+    fn values(&self, row: &[Option<Vec<u8>>], zeroed: &mut Vec<usize>) -> Vec<Expr> {
+        let mut out = Vec::with_capacity(self.slots.len());
+        for (k, slot) in self.slots.iter().enumerate() {
+            let Slot::Field(i, zero) = slot else {
+                // Not reached: `direct` holds only fields.
+                out.push(Expr::Const(Value::Null));
+                continue;
+            };
+            out.push(match (row.get(*i), zero) {
+                (Some(Some(bytes)), _) => Expr::Const(self.charset.value(bytes)),
+                (Some(None), Some(z)) => {
+                    zeroed.push(k);
+                    Expr::Const(match *z {
+                        "0" => Value::Int(0),
+                        _ => Value::Str(String::new()),
+                    })
+                }
+                (Some(None), None) => Expr::Const(Value::Null),
+                // What the binder makes of DEFAULT in VALUES.
+                (None, _) => Expr::Func(crate::expr::Func::Coalesce, Vec::new()),
+            });
+        }
+        out
     }
 
     /// One row's values, comma separated; the columns given their zero for `\N` go to
