@@ -2,8 +2,9 @@
 # LOAD DATA LOCAL INFILE with the real tools: the `mariadb` client (--local-infile=1),
 # `mysqlimport --local` and PyMySQL (local_infile=True) load the same files into zipdb; the
 # rows read back, the info line and the warnings must be what MariaDB gives for them
-# (docs/COMPATIBILITY.md). Then a client that may not send files gets 1148, a load of a
-# server file 1290, and the connection stays usable after each.
+# (docs/COMPATIBILITY.md). Then a client that may not send files gets 4166 (as with
+# `local_infile` OFF), a load of a server file 1290, and the connection stays usable after
+# each. A KILL QUERY from another connection stops a long load with 1317 and leaves nothing.
 #
 # usage: tests/clients/load_data_local.sh path/to/zipdb
 set -euo pipefail
@@ -56,7 +57,18 @@ db --local-infile=1 d -e "LOAD DATA LOCAL INFILE '$WORK/big.tsv' INTO TABLE t" |
 
 # Refusals; the connection goes on after each.
 out=$(db --local-infile=0 d -e "LOAD DATA LOCAL INFILE '$WORK/t.tsv' INTO TABLE t; SELECT 1" 2>&1 || true)
-echo "$out" | grep -q "ERROR 1148" || fail "no 1148 without local-infile: $out"
+echo "$out" | grep -q "ERROR 4166" || fail "no 4166 without local-infile: $out"
+[ "$(db -N -e "SHOW VARIABLES LIKE 'local_infile'")" = "$(printf 'local_infile\tON')" ] ||
+    fail "local_infile not ON by default"
+out=$(db --local-infile=1 d -e "SET local_infile = 0" 2>&1 || true)
+echo "$out" | grep -q "ERROR 1229" || fail "session local_infile: $out"
+# (The mariadb client stops after a refused LOCAL load, even with --force.)
+db -e "SET GLOBAL local_infile = OFF"
+[ "$(db -N -e "SELECT @@local_infile")" = 0 ] || fail "local_infile not OFF"
+out=$(db --local-infile=1 d -e "LOAD DATA LOCAL INFILE '$WORK/t.tsv' INTO TABLE t" 2>&1 || true)
+echo "$out" | grep -q "ERROR 4166" || fail "local_infile OFF: $out"
+db -e "SET GLOBAL local_infile = DEFAULT"
+[ "$(db -N -e "SELECT @@local_infile")" = 1 ] || fail "local_infile not back ON"
 out=$(db --local-infile=1 d -e "LOAD DATA INFILE '/etc/passwd' INTO TABLE t" 2>&1 || true)
 echo "$out" | grep -q "ERROR 1290" || fail "server file not refused: $out"
 # A file the client cannot open: it sends the empty packet at once and reports its own error
@@ -64,6 +76,26 @@ echo "$out" | grep -q "ERROR 1290" || fail "server file not refused: $out"
 out=$(db --local-infile=1 d -e "LOAD DATA LOCAL INFILE '$WORK/missing' INTO TABLE t" 2>&1 || true)
 echo "$out" | grep -q "not found" || fail "missing file: $out"
 [ "$(db -N -e "SELECT 'alive'")" = alive ] || fail "server gone after a missing file"
+
+# KILL QUERY from another connection during a long load (1,000,000 rows): 1317 and none of
+# its rows stay. (The mariadb client stops after a failed LOCAL load, even with --force; the
+# unit tests check that the session goes on.)
+before=$(db -N d -e "SELECT COUNT(*) FROM t")
+for _ in 1 2 3 4 5; do cat "$WORK/big.tsv"; done | awk '{ $1 = NR + 300000; print }' OFS='\t' >"$WORK/huge.tsv"
+db --local-infile=1 d -e "LOAD DATA LOCAL INFILE '$WORK/huge.tsv' INTO TABLE t" \
+    >"$WORK/kill.out" 2>&1 &
+LOADER=$!
+victim=
+for _ in $(seq 1 100); do
+    victim=$(db -N -e "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOAD DATA%'")
+    [ -n "$victim" ] && break
+    sleep 0.05
+done
+[ -n "$victim" ] || fail "the load never showed in the processlist"
+db -e "KILL QUERY $victim"
+wait "$LOADER" || true
+grep -q "ERROR 1317" "$WORK/kill.out" || fail "killed load: $(cat "$WORK/kill.out")"
+[ "$(db -N d -e "SELECT COUNT(*) FROM t")" = "$before" ] || fail "a killed load left rows"
 
 PY=$(find_python)
 "$PY" "$HERE/load_data_local.py" "$PORT" "$WORK" || fail "pymysql"

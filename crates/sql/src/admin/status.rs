@@ -19,6 +19,7 @@ pub(crate) fn status_rows(sess: &Session) -> Vec<(String, String)> {
         ("Com_insert".into(), ld(&c.com_insert)),
         ("Com_update".into(), ld(&c.com_update)),
         ("Com_delete".into(), ld(&c.com_delete)),
+        ("Com_load".into(), ld(&c.com_load)),
         ("Com_commit".into(), ld(&c.com_commit)),
         ("Com_rollback".into(), ld(&c.com_rollback)),
         ("Connections".into(), ld(&c.connections)),

@@ -98,6 +98,7 @@ errors! {
     UnknownError = 1105, "HY000", "{message}";
     InvalidGroupFuncUse = 1111, "HY000", "Invalid use of group function {name}";
     TableMustHaveColumns = 1113, "42000", "A table must have at least 1 column";
+    UnknownCharacterSet = 1115, "42000", "Unknown character set: '{name}'";
     TooManyTables = 1116, "HY000", "Too many tables; zipdb can only use {n} tables in a join";
     TooManyFields = 1117, "HY000", "Too many columns";
     PasswordNoMatch = 1133, "28000", "Can't find any matching row in the user table";
@@ -133,6 +134,8 @@ errors! {
     WarnTooFewRecords = 1261, "01000", "Row {row} doesn't contain data for all columns";
     WarnTooManyRecords = 1262, "01000",
         "Row {row} was truncated; it contained more data than there were input columns";
+    WarnNullToNotnull = 1263, "22004",
+        "Column set to default value; NULL supplied to NOT NULL column '{column}' at row {row}";
     WarnDataOutOfRange = 1264, "22003", "Out of range value for column '{column}' at row {row}";
     WarnDataTruncated = 1265, "01000", "Data truncated for column '{column}' at row {row}";
     // A warning only: CREATE TABLE with another ENGINE.
@@ -184,6 +187,11 @@ errors! {
     UserAlreadyExists = 3163, "HY000", "Authorization ID {user} already exists.";
     WithColWrongList = 4002, "HY000",
         "WITH column list and SELECT field list have different column counts";
+    // LOAD DATA LOCAL while the server's `local_infile` is OFF or the client did not offer
+    // CLIENT_LOCAL_FILES (MariaDB's ER_LOAD_INFILE_CAPABILITY_DISABLED).
+    LoadInfileCapabilityDisabled = 4166, "HY000",
+        "The used command is not allowed because the zipdb server or client has disabled the \
+         local infile capability";
     // MariaDB 11.5's errors for max_tmp_session_space_usage / max_tmp_total_space_usage.
     LocalTmpSpaceFull = 4198, "HY000", "Local temporary space limit reached: {detail}";
     GlobalTmpSpaceFull = 4199, "HY000", "Global temporary space limit reached: {detail}";
@@ -230,6 +238,7 @@ mod tests {
         (K::UnknownError, 1105, "HY000"),
         (K::InvalidGroupFuncUse, 1111, "HY000"),
         (K::TableMustHaveColumns, 1113, "42000"),
+        (K::UnknownCharacterSet, 1115, "42000"),
         (K::TooManyTables, 1116, "HY000"),
         (K::TooManyFields, 1117, "HY000"),
         (K::PasswordNoMatch, 1133, "28000"),
@@ -254,6 +263,7 @@ mod tests {
         (K::TablenameNotAllowedHere, 1250, "42000"),
         (K::WarnTooFewRecords, 1261, "01000"),
         (K::WarnTooManyRecords, 1262, "01000"),
+        (K::WarnNullToNotnull, 1263, "22004"),
         (K::WarnDataOutOfRange, 1264, "22003"),
         (K::WarnDataTruncated, 1265, "01000"),
         (K::WarnUsingOtherHandler, 1266, "HY000"),
@@ -289,6 +299,7 @@ mod tests {
         (K::UserDoesNotExist, 3162, "HY000"),
         (K::UserAlreadyExists, 3163, "HY000"),
         (K::WithColWrongList, 4002, "HY000"),
+        (K::LoadInfileCapabilityDisabled, 4166, "HY000"),
         (K::LocalTmpSpaceFull, 4198, "HY000"),
         (K::GlobalTmpSpaceFull, 4199, "HY000"),
     ];

@@ -89,6 +89,7 @@ pub struct Counters {
     pub com_insert: AtomicU64,
     pub com_update: AtomicU64,
     pub com_delete: AtomicU64,
+    pub com_load: AtomicU64,
     pub com_commit: AtomicU64,
     pub com_rollback: AtomicU64,
     pub rolled_back_on_conflict: AtomicU64,
@@ -123,6 +124,9 @@ pub struct Instance {
     pub(crate) deadlines: Arc<crate::runtime::limits::Deadlines>,
     /// The global values of the limits sessions start with (`SET GLOBAL`).
     pub(crate) globals: crate::runtime::limits::Globals,
+    /// `local_infile` (global only, ON by default, as in MariaDB): whether LOAD DATA LOCAL
+    /// may ask clients for files.
+    pub(crate) local_infile: AtomicBool,
 }
 
 /// What a connection is doing, as SHOW PROCESSLIST shows it.
@@ -217,6 +221,7 @@ impl Instance {
             processes: Mutex::new(Default::default()),
             deadlines: Arc::default(),
             globals,
+            local_infile: AtomicBool::new(true),
         }))
     }
 

@@ -117,6 +117,19 @@ impl Session {
                 self.autocommit = on;
             }
             "innodb_snapshot_isolation" => self.snapshot_isolation = truth(&v)?,
+            "local_infile" if !global => {
+                return Err(SqlError::of(
+                    ErrorKind::GlobalVariable,
+                    format!(
+                        "Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"
+                    ),
+                ))
+            }
+            "local_infile" => {
+                let default = matches!(&v, Value::Str(s) if s.eq_ignore_ascii_case("DEFAULT"));
+                let on = default || truth(&v)?;
+                self.inst.local_infile.store(on, Ordering::Relaxed);
+            }
             "max_prepared_stmt_count"
             | "max_execution_time"
             | "max_statement_time"
@@ -306,11 +319,12 @@ pub(crate) fn variable_names(sess: &Session) -> Vec<&'static str> {
 /// A variable's value as SHOW VARIABLES and information_schema's *_VARIABLES print it: a
 /// boolean as `ON`/`OFF`, as MariaDB does (`SELECT @@autocommit` still gives 1).
 pub(crate) fn shown_value(name: &str, v: &Value) -> String {
-    const BOOLEAN: [&str; 15] = [
+    const BOOLEAN: [&str; 16] = [
         "autocommit",
         "big_tables",
         "foreign_key_checks",
         "innodb_snapshot_isolation",
+        "local_infile",
         "performance_schema",
         "profiling",
         "sql_auto_is_null",
@@ -356,6 +370,7 @@ const VARIABLES: &[&str] = &[
     "innodb_snapshot_isolation",
     "interactive_timeout",
     "license",
+    "local_infile",
     "lower_case_table_names",
     "max_allowed_packet",
     "max_connections",
@@ -448,6 +463,7 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
             int(inst.options.lock_wait_timeout.as_secs() as i64)
         }
         "innodb_snapshot_isolation" => int(sess.snapshot_isolation as i64),
+        "local_infile" => int(inst.local_infile.load(Ordering::Relaxed) as i64),
         // The server's --flush-policy, in InnoDB's numbers (read-only: it is chosen at start).
         "innodb_flush_log_at_trx_commit" => int(match inst.db.options().flush_policy {
             zipdb_engine::FlushPolicy::Sync => 1,

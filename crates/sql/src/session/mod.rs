@@ -124,12 +124,14 @@ impl Session {
             }
             Statement::Account(stmt) => crate::admin::user::run(self, stmt).map(Reply::Whole),
             Statement::Compat(c) => self.compat(c).map(Reply::Whole),
-            // It needs the sink (the client's file comes through it), which `run` keeps.
+            // It needs the sink (the client's file comes through it), which `run` keeps; it is
+            // held to the same limits as `run`'s statements.
             Statement::Load(load) => {
                 self.clear_diag();
                 self.text.clear();
                 self.text.push_str(sql);
-                self.load(&load, out).map(Reply::Whole)
+                self.inst.counters.com_load.fetch_add(1, Ordering::Relaxed);
+                self.limited(false, |s| s.load(&load, out).map(Reply::Whole))
             }
             stmt => {
                 self.text.clear();
@@ -268,13 +270,21 @@ impl Session {
         params: &[Value],
         out: &mut Out<'_>,
     ) -> Result<Reply, SqlError> {
+        self.limited(stmt.is_select(), |s| {
+            s.run_statement(stmt, plan, params, out)
+        })
+    }
+
+    /// Runs `f` as one statement held to the session's limits: KILL QUERY, the deadline
+    /// (`max_execution_time` when `is_select`, `max_statement_time`) and the memory budget.
+    fn limited<R>(&mut self, is_select: bool, f: impl FnOnce(&mut Self) -> R) -> R {
         let interrupt = &self.process.interrupt;
         let seq = interrupt.begin_statement(self.limits.max_session_mem_used);
         let armed = self
             .limits
-            .deadline(stmt.is_select())
+            .deadline(is_select)
             .map(|(after, reason)| self.inst.deadlines.arm(interrupt, seq, after, reason));
-        let r = self.run_statement(stmt, plan, params, out);
+        let r = f(self);
         self.process.interrupt.end_statement();
         if let Some(a) = armed {
             self.inst.deadlines.disarm(a);
