@@ -697,10 +697,7 @@ fn the_temporary_space_variables_are_set_and_shown_as_in_mariadb() {
         one(&mut s, "SELECT @@max_tmp_total_space_usage").unwrap(),
         "17179869184"
     );
-    assert_eq!(
-        one(&mut s, "SELECT @@sort_buffer_size").unwrap(),
-        "67108864"
-    );
+    assert_eq!(one(&mut s, "SELECT @@sort_buffer_size").unwrap(), "2097152");
     // Blocks of 64 KiB, rounded down.
     s.query("SET max_tmp_session_space_usage = 100000");
     assert_eq!(

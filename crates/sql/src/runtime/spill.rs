@@ -29,8 +29,8 @@ use crate::error::{ErrorKind, SqlError};
 pub(crate) const SESSION_MAX_DEFAULT: u64 = 1 << 30;
 /// Default for `max_tmp_total_space_usage`.
 pub(crate) const TOTAL_MAX_DEFAULT: u64 = 16 << 30;
-/// Default for `sort_buffer_size` (see `exec::op::sort_spill` for why not MariaDB's 2 MiB).
-pub(crate) const SORT_BUFFER_DEFAULT: u64 = 64 << 20;
+/// Default for `sort_buffer_size`: MariaDB's (see `exec::op::sort_spill` for the measurement).
+pub(crate) const SORT_BUFFER_DEFAULT: u64 = 2 << 20;
 
 /// Records are gathered until a block holds at least this many bytes.
 const BLOCK_TARGET: usize = 64 << 10;
