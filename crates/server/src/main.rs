@@ -342,6 +342,9 @@ fn main() -> ExitCode {
                     max_execution_time: Duration::from_millis(s.max_execution_time),
                     max_statement_time: Duration::from_millis(s.max_statement_time),
                     max_session_mem_used: s.max_session_mem_used,
+                    // Spilled sorts go next to the data (MariaDB's tmpdir); a crash's
+                    // leftovers there are deleted at open.
+                    tmpdir: Some(data_dir.join("tmp")),
                     server_variables: s
                         .server_variables(server.local_addr().map_or(s.port, |a| a.port())),
                     ..Default::default()

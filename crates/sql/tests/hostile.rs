@@ -286,11 +286,13 @@ fn a_statement_that_would_hold_too_many_rows_fails_with_1290() {
     assert_eq!(rows_of(&mut s, "SELECT a.id, b.id FROM t a, t b"), 160_000);
     s.query("SET max_session_mem_used = 8000000");
     let t0 = std::time::Instant::now();
-    // A sort holds every row it sorts (until spilling, E6, exists)...
+    // A sort past the budget spills its rows to temporary files (E6), so it stops at the
+    // temporary-space cap instead...
+    s.query("SET max_tmp_session_space_usage = 1048576");
     let big_sort = BIG_JOIN.trim_end_matches(" LIMIT 5");
-    assert_eq!(code(one(&mut s, big_sort)), 1290);
+    assert_eq!(code(one(&mut s, big_sort)), 4198);
     assert!(t0.elapsed() < std::time::Duration::from_secs(20));
-    // ... but ORDER BY ... LIMIT keeps only the rows it can send (TopN, E4).
+    // ... and ORDER BY ... LIMIT keeps only the rows it can send (TopN, E4).
     assert_eq!(
         rows_of(
             &mut s,
@@ -635,4 +637,193 @@ fn a_transaction_larger_than_the_wal_commits() {
         one(&mut other, "DELETE FROM big WHERE id < 10").expect("delete"),
         "10"
     );
+}
+
+/// The statement's temporary files now: those in the instance's `tmpdir` (a private folder
+/// for an instance given none, absent until something spills).
+fn spill_files(s: &mut Session) -> Vec<String> {
+    let dir = one(s, "SELECT @@tmpdir").unwrap();
+    match std::fs::read_dir(&dir) {
+        Ok(d) => d
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("zipdb-spill-"))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Issue 20's target: a sort of a 3 x 2000-row cross join (8e9 rows) cannot finish; it spills
+/// and stops cleanly at the temporary-space caps (4198, 4199) or at a time limit or KILL,
+/// leaving no file behind and the session usable.
+#[test]
+fn a_sort_of_a_3_x_2000_cross_join_spills_then_stops_cleanly() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    for chunk in (0..2000).collect::<Vec<i32>>().chunks(500) {
+        let values: Vec<String> = chunk.iter().map(|i| format!("({i}, 'x{i}')")).collect();
+        let sql = format!("REPLACE INTO t VALUES {}", values.join(","));
+        assert!(s.query(&sql).pop().unwrap().is_ok());
+    }
+    let cross = "SELECT a.id, b.id, c.id FROM t a, t b, t c ORDER BY a.v, b.v DESC, c.v";
+    s.query("SET sort_buffer_size = 1048576");
+    // The session's cap: 4198.
+    s.query("SET max_tmp_session_space_usage = 16777216");
+    let t0 = std::time::Instant::now();
+    assert_eq!(code(one(&mut s, cross)), 4198);
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    // The instance's cap, over every session: 4199.
+    s.query("SET max_tmp_session_space_usage = 0");
+    s.query("SET GLOBAL max_tmp_total_space_usage = 8388608");
+    assert_eq!(code(one(&mut s, cross)), 4199);
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    s.query("SET GLOBAL max_tmp_total_space_usage = 1073741824");
+    // A time limit stops it while it spills; nothing is left either.
+    s.query("SET max_tmp_session_space_usage = 268435456");
+    s.query("SET max_statement_time = 0.5");
+    assert_eq!(code(one(&mut s, cross)), 1969);
+    s.query("SET max_statement_time = 0");
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    // The session goes on.
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "2000");
+
+    // KILL QUERY from another session stops it too.
+    let inst = f.inst.clone();
+    let runner = std::thread::spawn(move || {
+        let mut s = inst.session("root", 7);
+        s.use_db("d").expect("use d");
+        s.query("SET sort_buffer_size = 1048576");
+        s.query("SET max_tmp_session_space_usage = 268435456");
+        let e = code(one(&mut s, cross));
+        (
+            e,
+            spill_files(&mut s),
+            one(&mut s, "SELECT COUNT(*) FROM t").unwrap(),
+        )
+    });
+    let mut killer = f.inst.session("root", 8);
+    while !runner.is_finished() {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Unknown thread (1094) once the runner's session has ended.
+        match killer.query("KILL QUERY 7").pop().unwrap() {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.code(), 1094, "{e}"),
+        }
+    }
+    let (e, left, count) = runner.join().expect("runner");
+    assert_eq!((e, left, count.as_str()), (1317, vec![], "2000"));
+}
+
+/// A cross join that spills (a buffer far below its rows) and finishes gives the rows, in
+/// the order, of the same sort in memory, ties included.
+#[test]
+fn a_spilling_sort_of_a_cross_join_gives_the_in_memory_rows() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    let values: Vec<String> = (0..600)
+        .map(|i| format!("({i}, '{}')", ["b", "A", "a", "B ", "c"][i % 5]))
+        .collect();
+    let sql = format!("REPLACE INTO t VALUES {}", values.join(","));
+    assert!(s.query(&sql).pop().unwrap().is_ok());
+    // Ties on the keys keep the join's order, so the whole order is compared.
+    let cross = "SELECT a.id, b.id, a.v FROM t a, t b ORDER BY a.v DESC, b.v, a.id % 7";
+    let all = |s: &mut Session| -> Vec<String> {
+        match s.query(cross).pop().expect("a result") {
+            Ok(Outcome::Rows { rows, .. }) => rows.iter().map(|r| format!("{r:?}")).collect(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let in_memory = all(&mut s);
+    assert_eq!(in_memory.len(), 360_000);
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    s.query("SET sort_buffer_size = 65536");
+    let spilled = all(&mut s);
+    assert!(spilled == in_memory, "the spilled sort's rows differ");
+    // And under a statement budget far below the rows, without a buffer of its own.
+    s.query("SET sort_buffer_size = 1073741824");
+    s.query("SET max_session_mem_used = 2000000");
+    let spilled = all(&mut s);
+    assert!(spilled == in_memory, "the spilled sort's rows differ");
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    // It did spill: with no room for a run it stops at the cap.
+    s.query("SET max_tmp_session_space_usage = 65536");
+    assert_eq!(code(one(&mut s, cross)), 4198);
+}
+
+/// The spill variables as MariaDB 11.5 scopes them.
+#[test]
+fn the_temporary_space_variables_are_set_and_shown_as_in_mariadb() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    assert_eq!(
+        one(&mut s, "SELECT @@max_tmp_session_space_usage").unwrap(),
+        "1073741824"
+    );
+    assert_eq!(
+        one(&mut s, "SELECT @@max_tmp_total_space_usage").unwrap(),
+        "17179869184"
+    );
+    assert_eq!(one(&mut s, "SELECT @@sort_buffer_size").unwrap(), "2097152");
+    // Blocks of 64 KiB, rounded down.
+    s.query("SET max_tmp_session_space_usage = 100000");
+    assert_eq!(
+        one(&mut s, "SELECT @@max_tmp_session_space_usage").unwrap(),
+        "65536"
+    );
+    // Global only.
+    assert_eq!(
+        code(one(&mut s, "SET SESSION max_tmp_total_space_usage = 65536")),
+        1229
+    );
+    assert!(s
+        .query("SET GLOBAL max_tmp_total_space_usage = 131072")
+        .pop()
+        .unwrap()
+        .is_ok());
+    assert_eq!(
+        one(&mut s, "SELECT @@max_tmp_total_space_usage").unwrap(),
+        "131072"
+    );
+    // SET GLOBAL of the session ones is for sessions that connect afterwards.
+    s.query("SET GLOBAL max_tmp_session_space_usage = 196608");
+    s.query("SET GLOBAL sort_buffer_size = 32768");
+    assert_eq!(
+        one(&mut s, "SELECT @@max_tmp_session_space_usage").unwrap(),
+        "65536"
+    );
+    let mut s2 = session(&f.inst);
+    assert_eq!(
+        one(&mut s2, "SELECT @@max_tmp_session_space_usage").unwrap(),
+        "196608"
+    );
+    assert_eq!(one(&mut s2, "SELECT @@sort_buffer_size").unwrap(), "32768");
+    // `= DEFAULT`: the session takes the global value, the global its start value (each its
+    // own: it once took max_session_mem_used's).
+    s2.query("SET sort_buffer_size = 65536");
+    s2.query("SET sort_buffer_size = DEFAULT");
+    assert_eq!(one(&mut s2, "SELECT @@sort_buffer_size").unwrap(), "32768");
+    s2.query("SET GLOBAL sort_buffer_size = DEFAULT");
+    s2.query("SET GLOBAL max_tmp_total_space_usage = DEFAULT");
+    let mut s3 = session(&f.inst);
+    assert_eq!(
+        one(&mut s3, "SELECT @@sort_buffer_size").unwrap(),
+        "2097152"
+    );
+    assert_eq!(
+        one(&mut s2, "SELECT @@max_tmp_total_space_usage").unwrap(),
+        "17179869184"
+    );
+    match s2
+        .query("SHOW VARIABLES LIKE 'max_tmp%'")
+        .pop()
+        .unwrap()
+        .expect("rows")
+    {
+        Outcome::Rows { rows, .. } => assert_eq!(rows.len(), 2),
+        other => panic!("{other:?}"),
+    }
 }

@@ -198,7 +198,8 @@ fn stages<'a>(
         op = Box::new(Distinct::new(op, p.visible, mem()));
     }
     if sorts {
-        op = Box::new(Sort::new(op, p.visible, &p.order, mem()));
+        let temp = ctx.killed.and_then(|i| i.temp());
+        op = Box::new(Sort::new(op, p.visible, &p.order, mem(), temp));
     }
     if cut {
         // Grouped or DISTINCT: the buffered path computes every row before it cuts, so the

@@ -49,6 +49,18 @@ pub struct InstanceOptions {
     /// hash tables, together with its transaction's uncommitted writes (MariaDB's
     /// `max_session_mem_used`; error 1290).
     pub max_session_mem_used: u64,
+    /// MariaDB's `tmpdir`: where statements spill past their memory (the server passes
+    /// `<datadir>/tmp`; files left there by a crash are deleted at open). `None`: a private
+    /// folder under the system's temporary one, made at the first spill and removed with the
+    /// instance (embedded instances and tests).
+    pub tmpdir: Option<std::path::PathBuf>,
+    /// Bytes of temporary files one session may keep (`max_tmp_session_space_usage`, error
+    /// 4198) and all sessions together (`max_tmp_total_space_usage`, error 4199).
+    pub max_tmp_session_space_usage: u64,
+    pub max_tmp_total_space_usage: u64,
+    /// Bytes of rows one sort holds in memory before it writes a sorted run to a temporary
+    /// file (`sort_buffer_size`).
+    pub sort_buffer_size: u64,
     /// Read-only variables the embedding server reports under MySQL/MariaDB names (its port,
     /// `thread_handling`, the `thread_pool_*` settings): shown by SHOW VARIABLES and
     /// `@@name`; SET of them fails with 1238, they are chosen at start.
@@ -76,6 +88,10 @@ impl Default for InstanceOptions {
             max_execution_time: Duration::ZERO,
             max_statement_time: Duration::ZERO,
             max_session_mem_used: 1 << 30,
+            tmpdir: None,
+            max_tmp_session_space_usage: crate::runtime::spill::SESSION_MAX_DEFAULT,
+            max_tmp_total_space_usage: crate::runtime::spill::TOTAL_MAX_DEFAULT,
+            sort_buffer_size: crate::runtime::spill::SORT_BUFFER_DEFAULT,
             server_variables: Vec::new(),
         }
     }
@@ -127,6 +143,8 @@ pub struct Instance {
     /// `local_infile` (global only, ON by default, as in MariaDB): whether LOAD DATA LOCAL
     /// may ask clients for files.
     pub(crate) local_infile: AtomicBool,
+    /// Where statements spill (see [`InstanceOptions::tmpdir`]).
+    pub(crate) temp: Arc<crate::runtime::spill::TempSpace>,
 }
 
 /// What a connection is doing, as SHOW PROCESSLIST shows it.
@@ -205,7 +223,22 @@ impl Instance {
             max_execution_time_ms: AtomicU64::new(options.max_execution_time.as_millis() as u64),
             max_statement_time_ms: AtomicU64::new(options.max_statement_time.as_millis() as u64),
             max_session_mem_used: AtomicU64::new(options.max_session_mem_used),
+            max_tmp_session_space_usage: AtomicU64::new(options.max_tmp_session_space_usage),
+            sort_buffer_size: AtomicU64::new(options.sort_buffer_size),
         };
+        let temp = match &options.tmpdir {
+            Some(dir) => crate::runtime::spill::TempSpace::open_dir(dir).map_err(|e| {
+                SqlError::of(
+                    crate::error::ErrorKind::ErrorOnWrite,
+                    format!(
+                        "Error writing file '{}' (cannot open the temporary folder: {e})",
+                        dir.display()
+                    ),
+                )
+            })?,
+            None => crate::runtime::spill::TempSpace::private(),
+        };
+        temp.set_max(options.max_tmp_total_space_usage);
         Ok(Arc::new(Instance {
             db,
             catalog: RwLock::new(cat),
@@ -222,6 +255,7 @@ impl Instance {
             deadlines: Arc::default(),
             globals,
             local_infile: AtomicBool::new(true),
+            temp: Arc::new(temp),
         }))
     }
 

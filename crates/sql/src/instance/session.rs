@@ -136,6 +136,14 @@ impl Instance {
             conn_killed: AtomicBool::new(false),
             closer: Mutex::new(None),
         });
+        let temp = crate::runtime::spill::SessionTemp::new(self.temp.clone());
+        temp.set_max(
+            self.globals
+                .max_tmp_session_space_usage
+                .load(Ordering::Relaxed),
+        );
+        temp.set_sort_buffer(self.globals.sort_buffer_size.load(Ordering::Relaxed));
+        process.interrupt.set_temp(Arc::new(temp));
         self.processes.lock().insert(conn_id, process.clone());
         Session {
             process,

@@ -133,7 +133,10 @@ impl Session {
             "max_prepared_stmt_count"
             | "max_execution_time"
             | "max_statement_time"
-            | "max_session_mem_used" => self.set_limit(&name, &v, global)?,
+            | "max_session_mem_used"
+            | "max_tmp_session_space_usage"
+            | "max_tmp_total_space_usage"
+            | "sort_buffer_size" => self.set_limit(&name, &v, global)?,
             "innodb_flush_log_at_trx_commit" => {
                 return Err(SqlError::read_only_var(
                     &name,
@@ -176,7 +179,9 @@ impl Session {
     }
 
     /// `SET [GLOBAL] max_execution_time | max_statement_time | max_session_mem_used |
-    /// max_prepared_stmt_count` (the last is global only, as in MySQL).
+    /// max_prepared_stmt_count | max_tmp_session_space_usage | max_tmp_total_space_usage |
+    /// sort_buffer_size` (`max_prepared_stmt_count` and `max_tmp_total_space_usage` are global
+    /// only, as in MariaDB).
     pub(crate) fn set_limit(
         &mut self,
         name: &str,
@@ -209,6 +214,15 @@ impl Session {
                     }
                     ("max_execution_time", false) => Value::UInt(ms(&g.max_execution_time_ms)),
                     ("max_prepared_stmt_count", _) => Value::UInt(o.max_prepared_stmt_count),
+                    ("max_tmp_total_space_usage", _) => Value::UInt(o.max_tmp_total_space_usage),
+                    ("max_tmp_session_space_usage", true) => {
+                        Value::UInt(o.max_tmp_session_space_usage)
+                    }
+                    ("max_tmp_session_space_usage", false) => {
+                        Value::UInt(ms(&g.max_tmp_session_space_usage))
+                    }
+                    ("sort_buffer_size", true) => Value::UInt(o.sort_buffer_size),
+                    ("sort_buffer_size", false) => Value::UInt(ms(&g.sort_buffer_size)),
                     (_, true) => Value::UInt(o.max_session_mem_used),
                     (_, false) => Value::UInt(ms(&g.max_session_mem_used)),
                 };
@@ -235,6 +249,36 @@ impl Session {
                     g.max_statement_time_ms.store(ms, Ordering::Relaxed);
                 } else {
                     self.limits.max_statement_time_ms = ms;
+                }
+                Ok(())
+            }
+            "max_tmp_total_space_usage" if !global => Err(SqlError::of(
+                ErrorKind::GlobalVariable,
+                format!("Variable '{name}' is a GLOBAL variable and should be set with SET GLOBAL"),
+            )),
+            "max_tmp_session_space_usage" | "max_tmp_total_space_usage" => {
+                // Bytes in blocks of 64 KiB, rounded down, as MariaDB 11.5 takes them; 0 is
+                // no cap.
+                let n = u64::try_from(v.to_i64().ok_or_else(wrong)?.max(0)).unwrap_or(0);
+                let n = n & !0xffff;
+                match (name, global) {
+                    ("max_tmp_total_space_usage", _) => self.inst.temp.set_max(n),
+                    (_, true) => g.max_tmp_session_space_usage.store(n, Ordering::Relaxed),
+                    (_, false) => {
+                        if let Some(t) = self.process.interrupt.temp() {
+                            t.set_max(n);
+                        }
+                    }
+                }
+                Ok(())
+            }
+            "sort_buffer_size" => {
+                // zipdb's lower bound: a smaller buffer only makes more, tinier runs.
+                let n = v.to_i64().ok_or_else(wrong)?.max(16_384) as u64;
+                if global {
+                    g.sort_buffer_size.store(n, Ordering::Relaxed);
+                } else if let Some(t) = self.process.interrupt.temp() {
+                    t.set_sort_buffer(n);
                 }
                 Ok(())
             }
@@ -378,6 +422,8 @@ const VARIABLES: &[&str] = &[
     "max_prepared_stmt_count",
     "max_session_mem_used",
     "max_statement_time",
+    "max_tmp_session_space_usage",
+    "max_tmp_total_space_usage",
     "net_buffer_length",
     "net_read_timeout",
     "net_write_timeout",
@@ -385,6 +431,7 @@ const VARIABLES: &[&str] = &[
     "profiling",
     "query_cache_size",
     "query_cache_type",
+    "sort_buffer_size",
     "sql_auto_is_null",
     "sql_big_selects",
     "sql_log_bin",
@@ -394,6 +441,7 @@ const VARIABLES: &[&str] = &[
     "sql_warnings",
     "system_time_zone",
     "time_zone",
+    "tmpdir",
     "transaction_isolation",
     "transaction_read_only",
     "tx_isolation",
@@ -478,6 +526,14 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
             sess.limits.max_statement_time_ms as f64 / 1000.0,
         )),
         "max_session_mem_used" => Some(Value::UInt(sess.limits.max_session_mem_used)),
+        "max_tmp_session_space_usage" => Some(Value::UInt(
+            sess.process.interrupt.temp().map_or(0, |t| t.max()),
+        )),
+        "max_tmp_total_space_usage" => Some(Value::UInt(inst.temp.max())),
+        "sort_buffer_size" => Some(Value::UInt(
+            sess.process.interrupt.temp().map_or(0, |t| t.sort_buffer()),
+        )),
+        "tmpdir" => st(&inst.temp.dir().display().to_string()),
         "information_schema_stats_expiry" => int(0),
         "max_execution_time" => int(sess.limits.max_execution_time_ms as i64),
         "last_insert_id" | "identity" => Some(Value::UInt(sess.last_insert_id)),

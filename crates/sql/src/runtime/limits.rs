@@ -42,9 +42,22 @@ pub struct Interrupt {
     word: AtomicU64,
     mem_used: AtomicU64,
     mem_max: AtomicU64,
+    /// The session's temporary space, where blocking operators spill past their memory
+    /// (set once when the session opens; unset for statements run outside a session).
+    temp: std::sync::OnceLock<Arc<crate::runtime::spill::SessionTemp>>,
 }
 
 impl Interrupt {
+    /// Gives the session's temporary space to its statements (the first call only counts).
+    pub(crate) fn set_temp(&self, temp: Arc<crate::runtime::spill::SessionTemp>) {
+        let _ = self.temp.set(temp);
+    }
+
+    /// The session's temporary space, if it has one.
+    pub(crate) fn temp(&self) -> Option<&crate::runtime::spill::SessionTemp> {
+        self.temp.get().map(|t| &**t)
+    }
+
     /// Whether the running statement must stop.
     pub(crate) fn is_set(&self) -> bool {
         self.word.load(Ordering::Relaxed) & REASON_MASK != 0
@@ -201,6 +214,9 @@ pub(crate) struct Globals {
     pub max_execution_time_ms: AtomicU64,
     pub max_statement_time_ms: AtomicU64,
     pub max_session_mem_used: AtomicU64,
+    /// What a new session's `max_tmp_session_space_usage` and `sort_buffer_size` start as.
+    pub max_tmp_session_space_usage: AtomicU64,
+    pub sort_buffer_size: AtomicU64,
 }
 
 /// A session's statement limits (copied from [`Globals`] at connect).

@@ -34,6 +34,18 @@ impl<'a> Reservation<'a> {
         Ok(())
     }
 
+    /// Charges `bytes` more if they fit in the budget; `false` (nothing charged) past it, for
+    /// a holder that can let go of something instead (a sort writes a run).
+    pub(crate) fn try_grow(&mut self, bytes: u64) -> bool {
+        if let Some(i) = self.intr {
+            if !i.try_charge(bytes) {
+                return false;
+            }
+        }
+        self.held += bytes;
+        true
+    }
+
     /// Gives back `bytes` of what was charged (at most what is held).
     pub(crate) fn shrink(&mut self, bytes: u64) {
         let n = bytes.min(self.held);
@@ -72,6 +84,8 @@ mod tests {
             assert_eq!(i.used(), 600);
             // Past the budget: 1290, and the failed amount is not charged.
             assert_eq!(r.grow(401).unwrap_err().code(), 1290);
+            assert_eq!((i.used(), r.held()), (600, 500));
+            assert!(!r.try_grow(401), "past the budget");
             assert_eq!((i.used(), r.held()), (600, 500));
             r.grow(400).expect("exactly the budget fits");
             r.shrink(300);

@@ -12,8 +12,9 @@
 //! in docs/FORMAT.md, "Spill runs"). A block that fails its checksum is an error naming the file
 //! and offset; nothing read back from disk is trusted to size an allocation without a bound.
 //!
-//! Nothing outside the tests uses this yet: the sort hook (E6 step 2) is its first user.
-#![cfg_attr(not(test), allow(dead_code))]
+//! The instance owns one (`<datadir>/tmp/`, or a private folder under the system's temporary
+//! one for an instance given no folder); each session a [`SessionTemp`] reached through its
+//! `Interrupt`; the external merge sort (`exec::op::sort_spill`) is its user.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +29,8 @@ use crate::error::{ErrorKind, SqlError};
 pub(crate) const SESSION_MAX_DEFAULT: u64 = 1 << 30;
 /// Default for `max_tmp_total_space_usage`.
 pub(crate) const TOTAL_MAX_DEFAULT: u64 = 16 << 30;
+/// Default for `sort_buffer_size`: MariaDB's (see `exec::op::sort_spill` for the measurement).
+pub(crate) const SORT_BUFFER_DEFAULT: u64 = 2 << 20;
 
 /// Records are gathered until a block holds at least this many bytes.
 const BLOCK_TARGET: usize = 64 << 10;
@@ -46,6 +49,8 @@ pub(crate) struct TempSpace {
     open: Box<Opener>,
     /// Whether files are real (and so must be removed from the directory when dropped).
     on_disk: bool,
+    /// A folder of this instance's own, created at the first file and removed with the space.
+    private: bool,
     next: AtomicU64,
     used: AtomicU64,
     max: AtomicU64,
@@ -75,8 +80,25 @@ impl TempSpace {
         Ok(TempSpace::with_opener(
             dir.to_path_buf(),
             true,
-            Box::new(|p: &Path| Ok(Arc::new(FileStorage::open(p, false)?) as Arc<dyn Storage>)),
+            Box::new(open_file),
         ))
+    }
+
+    /// Temp space for an instance given no folder (embedded use, tests): a folder of its own
+    /// under the system's temporary one, named after the process and a counter, created only
+    /// when a statement first spills and removed when the space is dropped. Being private,
+    /// it needs no cleanup at open (a shared folder's cleanup would delete another process's
+    /// files); a crashed process leaves it behind, as it leaves any temporary file.
+    pub(crate) fn private() -> TempSpace {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "zipdb-tmp-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let mut space = TempSpace::with_opener(dir, true, Box::new(open_file));
+        space.private = true;
+        space
     }
 
     /// Temp space whose files come from `open` (tests: `SimStorage`s they keep to inject
@@ -86,6 +108,7 @@ impl TempSpace {
             dir,
             open,
             on_disk,
+            private: false,
             next: AtomicU64::new(0),
             used: AtomicU64::new(0),
             max: AtomicU64::new(TOTAL_MAX_DEFAULT),
@@ -97,13 +120,24 @@ impl TempSpace {
         self.max.store(bytes, Ordering::Relaxed);
     }
 
+    /// `max_tmp_total_space_usage` now.
+    pub(crate) fn max(&self) -> u64 {
+        self.max.load(Ordering::Relaxed)
+    }
+
     /// Bytes all sessions keep now.
+    #[cfg(test)]
     pub(crate) fn used(&self) -> u64 {
         self.used.load(Ordering::Relaxed)
     }
 
+    /// The folder files are created in.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     fn try_charge(&self, bytes: u64) -> bool {
-        let max = self.max.load(Ordering::Relaxed);
+        let max = cap(self.max.load(Ordering::Relaxed));
         self.used
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
                 u.checked_add(bytes).filter(|&n| n <= max)
@@ -116,12 +150,38 @@ impl TempSpace {
     }
 }
 
+impl Drop for TempSpace {
+    fn drop(&mut self) {
+        if self.private {
+            // Every file is gone by now (each holds its session's space); a folder that
+            // cannot be removed is only an empty folder.
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// A cap as MariaDB reads it: 0 is no cap.
+fn cap(max: u64) -> u64 {
+    if max == 0 {
+        u64::MAX
+    } else {
+        max
+    }
+}
+
+fn open_file(p: &Path) -> Result<Arc<dyn Storage>, IoError> {
+    Ok(Arc::new(FileStorage::open(p, false)?) as Arc<dyn Storage>)
+}
+
 /// One session's share of the temp space, with its own cap.
 #[derive(Debug)]
 pub(crate) struct SessionTemp {
     space: Arc<TempSpace>,
     used: AtomicU64,
     max: AtomicU64,
+    /// The session's `sort_buffer_size`: kept here, beside the space a sort spills to, so that
+    /// an operator finds both through its statement's `Interrupt`.
+    sort_buffer: AtomicU64,
 }
 
 impl SessionTemp {
@@ -130,6 +190,7 @@ impl SessionTemp {
             space,
             used: AtomicU64::new(0),
             max: AtomicU64::new(SESSION_MAX_DEFAULT),
+            sort_buffer: AtomicU64::new(SORT_BUFFER_DEFAULT),
         }
     }
 
@@ -138,9 +199,25 @@ impl SessionTemp {
         self.max.store(bytes, Ordering::Relaxed);
     }
 
+    /// `max_tmp_session_space_usage` now.
+    pub(crate) fn max(&self) -> u64 {
+        self.max.load(Ordering::Relaxed)
+    }
+
     /// Bytes this session keeps now.
+    #[cfg(test)]
     pub(crate) fn used(&self) -> u64 {
         self.used.load(Ordering::Relaxed)
+    }
+
+    /// Bytes one sort may hold in memory before it writes a run (`sort_buffer_size`).
+    pub(crate) fn sort_buffer(&self) -> u64 {
+        self.sort_buffer.load(Ordering::Relaxed)
+    }
+
+    /// Sets `sort_buffer_size`.
+    pub(crate) fn set_sort_buffer(&self, bytes: u64) {
+        self.sort_buffer.store(bytes, Ordering::Relaxed);
     }
 
     /// A new empty file with a unique name.
@@ -150,6 +227,17 @@ impl SessionTemp {
             .space
             .dir
             .join(format!("{PREFIX}{}-{n}", std::process::id()));
+        if self.space.private {
+            std::fs::create_dir_all(&self.space.dir).map_err(|e| {
+                SqlError::of(
+                    ErrorKind::ErrorOnWrite,
+                    format!(
+                        "Error writing file '{}' (cannot create the folder: {e})",
+                        path.display()
+                    ),
+                )
+            })?;
+        }
         let storage = (self.space.open)(&path).map_err(|e| write_error(&path, e))?;
         Ok(TempFile {
             owner: self,
@@ -165,7 +253,7 @@ impl SessionTemp {
         if self
             .used
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
-                u.checked_add(bytes).filter(|&n| n <= max)
+                u.checked_add(bytes).filter(|&n| n <= cap(max))
             })
             .is_err()
         {
@@ -240,13 +328,11 @@ impl<'s> TempFile<'s> {
     }
 
     /// Reads `run` back, record by record.
+    #[cfg(test)]
     pub(crate) fn run_reader(&self, run: Run) -> RunReader<'_, 's> {
         RunReader {
             file: self,
-            next: run.start,
-            end: run.end,
-            block: Vec::new(),
-            pos: 0,
+            cursor: RunCursor::new(run),
         }
     }
 
@@ -334,8 +420,24 @@ impl RunWriter<'_, '_> {
 }
 
 /// Reads one run back, block by block, checking each block's checksum.
+#[cfg(test)]
 pub(crate) struct RunReader<'f, 's> {
     file: &'f TempFile<'s>,
+    cursor: RunCursor,
+}
+
+#[cfg(test)]
+impl RunReader<'_, '_> {
+    /// The next record, or `None` at the end of the run.
+    pub(crate) fn next_record(&mut self) -> Result<Option<&[u8]>, SqlError> {
+        self.cursor.next_record(self.file)
+    }
+}
+
+/// A read position in one run that does not borrow its file (an operator keeps cursors and
+/// their file side by side, and hands the file in at each read).
+#[derive(Debug)]
+pub(crate) struct RunCursor {
     /// Offset of the next block.
     next: u64,
     end: u64,
@@ -344,23 +446,36 @@ pub(crate) struct RunReader<'f, 's> {
     pos: usize,
 }
 
-impl RunReader<'_, '_> {
-    /// The next record, or `None` at the end of the run.
-    pub(crate) fn next_record(&mut self) -> Result<Option<&[u8]>, SqlError> {
+impl RunCursor {
+    pub(crate) fn new(run: Run) -> RunCursor {
+        RunCursor {
+            next: run.start,
+            end: run.end,
+            block: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    /// The next record of the run in `file` (the file the run was written to), or `None` at
+    /// the end of the run.
+    pub(crate) fn next_record<'c>(
+        &'c mut self,
+        file: &TempFile<'_>,
+    ) -> Result<Option<&'c [u8]>, SqlError> {
         if self.pos >= self.block.len() {
             if self.next >= self.end {
                 return Ok(None);
             }
-            self.load_block()?;
+            self.load_block(file)?;
         }
         let at = self.next_offset_of_pos();
         let Some(len) = self.block.get(self.pos..self.pos + 4) else {
-            return Err(self.corrupt(at, "a record's length is cut off"));
+            return Err(corrupt(file, at, "a record's length is cut off"));
         };
         let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
         let start = self.pos + 4;
         if len > self.block.len() - start {
-            return Err(self.corrupt(at, "a record runs past its block"));
+            return Err(corrupt(file, at, "a record runs past its block"));
         }
         self.pos = start + len;
         Ok(Some(&self.block[start..start + len]))
@@ -371,40 +486,44 @@ impl RunReader<'_, '_> {
         self.next - (self.block.len() + BLOCK_HEADER) as u64
     }
 
-    fn corrupt(&self, offset: u64, what: &str) -> SqlError {
-        read_error(
-            &self.file.path,
-            format!("corrupt temporary block at offset {offset}: {what}"),
-        )
-    }
-
-    fn load_block(&mut self) -> Result<(), SqlError> {
+    fn load_block(&mut self, file: &TempFile<'_>) -> Result<(), SqlError> {
         let at = self.next;
-        let io = |e: IoError| read_error(&self.file.path, e.to_string());
+        let io = |e: IoError| read_error(&file.path, e.to_string());
         let mut header = [0u8; BLOCK_HEADER];
         if self.end - at < BLOCK_HEADER as u64 {
-            return Err(self.corrupt(at, "the run ends inside a block header"));
+            return Err(corrupt(file, at, "the run ends inside a block header"));
         }
-        self.file.storage.read_at(&mut header, at).map_err(io)?;
+        file.storage.read_at(&mut header, at).map_err(io)?;
         let len = u32::from_le_bytes(header[0..4].try_into().expect("4 bytes")) as usize;
         let crc = u32::from_le_bytes(header[4..8].try_into().expect("4 bytes"));
         if len > BLOCK_MAX || len as u64 > self.end - at - BLOCK_HEADER as u64 {
-            return Err(self.corrupt(at, "a block's length runs past its run"));
+            return Err(corrupt(file, at, "a block's length runs past its run"));
         }
         self.block.resize(len, 0);
-        let io = |e: IoError| read_error(&self.file.path, e.to_string());
-        self.file
-            .storage
+        file.storage
             .read_at(&mut self.block, at + BLOCK_HEADER as u64)
             .map_err(io)?;
         if crc32c::crc32c(&self.block) != crc {
             self.block.clear();
-            return Err(self.corrupt(at, "checksum mismatch"));
+            return Err(corrupt(file, at, "checksum mismatch"));
         }
         self.pos = 0;
         self.next = at + (BLOCK_HEADER + len) as u64;
         Ok(())
     }
+}
+
+fn corrupt(file: &TempFile<'_>, offset: u64, what: &str) -> SqlError {
+    read_error(
+        &file.path,
+        format!("corrupt temporary block at offset {offset}: {what}"),
+    )
+}
+
+/// A corrupt record inside a block that passed its checksum (what a reader of records, such
+/// as the sort's row decoder, reports): error 1024 naming the file.
+pub(crate) fn corrupt_record(file: &TempFile<'_>, what: &str) -> SqlError {
+    read_error(&file.path, format!("corrupt temporary record: {what}"))
 }
 
 #[cfg(test)]

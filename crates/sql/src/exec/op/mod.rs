@@ -16,6 +16,7 @@ pub(crate) mod distinct;
 pub(crate) mod join;
 pub(crate) mod setop;
 pub(crate) mod sort;
+pub(crate) mod sort_spill;
 
 use crate::expr::Ctx;
 use crate::types::value::Value;

@@ -3,37 +3,42 @@
 //!
 //! Both order as `SelectPlan::run` does: by [`Value::order_cmp`] key by key, ties kept in
 //! input order (a stable sort; TopN breaks ties by arrival), so that the rows and their order
-//! are the same whichever way a statement runs.
+//! are the same whichever way a statement runs. A Sort whose rows outgrow its buffer spills
+//! sorted runs to temporary files and merges them (`sort_spill`), in the same order.
 
 use std::cmp::Ordering;
 
+use crate::exec::op::sort_spill::{by_keys, Merging, Spill};
 use crate::exec::op::{Operator, Row};
 use crate::expr::{Ctx, Expr};
 use crate::runtime::limits::row_bytes;
 use crate::runtime::memory::Reservation;
+use crate::runtime::spill::SessionTemp;
 use crate::types::value::Value;
 use crate::SqlError;
 
-/// `a` against `b` by their first `desc.len()` values, each descending where `desc` says so.
-fn by_keys(a: &[Value], b: &[Value], desc: &[bool]) -> Ordering {
-    for ((x, y), d) in a.iter().zip(b).zip(desc) {
-        let c = x.order_cmp(y);
-        if c != Ordering::Equal {
-            return if *d { c.reverse() } else { c };
-        }
-    }
-    Ordering::Equal
-}
-
 /// Every row of `child`, sorted on the keys at `keys_at..` of each row (the hidden ORDER BY
-/// outputs). The rows are held, and charged, until they are sent.
+/// outputs). Rows are held, and charged, until they are sent, up to the sort's buffer; past
+/// it they go to sorted runs in the session's temporary space.
 pub(crate) struct Sort<'a> {
     child: Box<dyn Operator + 'a>,
     keys_at: usize,
     desc: &'a [bool],
     mem: Reservation<'a>,
-    /// The sorted rows, once the input has been read.
-    sorted: Option<std::vec::IntoIter<Row>>,
+    /// Where runs go (`None`: outside a session, every row stays in memory).
+    temp: Option<&'a SessionTemp>,
+    /// Bytes of rows held before a run is written (`sort_buffer_size`).
+    buffer: u64,
+    state: State<'a>,
+}
+
+enum State<'a> {
+    /// The input has not been read.
+    Unread,
+    /// Every row fitted: the sorted rows.
+    Memory(std::vec::IntoIter<Row>),
+    /// Runs were written: their merge.
+    Merging(Merging<'a>),
 }
 
 impl<'a> Sort<'a> {
@@ -42,35 +47,76 @@ impl<'a> Sort<'a> {
         keys_at: usize,
         desc: &'a [bool],
         mem: Reservation<'a>,
+        temp: Option<&'a SessionTemp>,
     ) -> Sort<'a> {
         Sort {
             child,
             keys_at,
             desc,
             mem,
-            sorted: None,
+            temp,
+            buffer: temp.map_or(u64::MAX, SessionTemp::sort_buffer),
+            state: State::Unread,
         }
     }
 
-    fn fill(&mut self, cx: &Ctx) -> Result<std::vec::IntoIter<Row>, SqlError> {
+    /// With a buffer of `bytes` instead of the session's `sort_buffer_size` (tests).
+    #[cfg(test)]
+    pub(crate) fn with_buffer(mut self, bytes: u64) -> Sort<'a> {
+        self.buffer = bytes;
+        self
+    }
+
+    fn fill(&mut self, cx: &Ctx) -> Result<State<'a>, SqlError> {
+        let (v, desc) = (self.keys_at, self.desc);
         let mut rows: Vec<Row> = Vec::new();
+        let mut held = 0u64;
+        let mut spill = self.temp.map(Spill::new);
         let mut row = Vec::new();
         while self.child.next(cx, &mut row)? {
-            self.mem.grow(row_bytes(&row))?;
+            let bytes = row_bytes(&row);
+            // The buffer is full, or the statement's budget is: write what is held as a
+            // run and go on with an empty buffer. Without temporary space, or for a single
+            // row past the budget, the budget's error stands.
+            let full = held.saturating_add(bytes) > self.buffer || !self.mem.try_grow(bytes);
+            if full {
+                if let (Some(sp), false) = (spill.as_mut(), rows.is_empty()) {
+                    rows.sort_by(|a, b| by_keys(&a[v..], &b[v..], desc));
+                    sp.write_run(&rows, cx)?;
+                    rows.clear();
+                    self.mem.shrink(held);
+                    held = 0;
+                }
+                self.mem.grow(bytes)?;
+            }
+            held += bytes;
             rows.push(std::mem::take(&mut row));
         }
-        let (v, desc) = (self.keys_at, self.desc);
         rows.sort_by(|a, b| by_keys(&a[v..], &b[v..], desc));
-        Ok(rows.into_iter())
+        match spill {
+            Some(sp) if sp.spilled() => Ok(State::Merging(sp.merge(
+                rows,
+                v,
+                desc,
+                &mut self.mem,
+                cx,
+            )?)),
+            _ => Ok(State::Memory(rows.into_iter())),
+        }
     }
 }
 
 impl Operator for Sort<'_> {
     fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
-        if self.sorted.is_none() {
-            self.sorted = Some(self.fill(cx)?);
+        if matches!(self.state, State::Unread) {
+            self.state = self.fill(cx)?;
         }
-        let Some(r) = self.sorted.as_mut().and_then(Iterator::next) else {
+        let r = match &mut self.state {
+            State::Unread => None,
+            State::Memory(rows) => rows.next(),
+            State::Merging(m) => m.next(&mut self.mem, cx)?,
+        };
+        let Some(r) = r else {
             return Ok(false);
         };
         self.mem.shrink(row_bytes(&r));
@@ -392,7 +438,7 @@ mod tests {
         drop(top);
         assert_eq!(intr.used(), 0);
         let src = Box::new(Rows(input.into_iter()));
-        let mut sort = Sort::new(src, 0, &[false], Reservation::new(Some(&intr)));
+        let mut sort = Sort::new(src, 0, &[false], Reservation::new(Some(&intr)), None);
         assert_eq!(sort.next(&cx, &mut r).unwrap_err().code(), 1290);
     }
 }
