@@ -813,6 +813,22 @@ fn the_temporary_space_variables_are_set_and_shown_as_in_mariadb() {
         one(&mut s3, "SELECT @@sort_buffer_size").unwrap(),
         "2097152"
     );
+    // `@@global.` reads the global value, not the session's (it read the session's).
+    s3.query("SET sort_buffer_size = 65536");
+    s3.query("SET max_session_mem_used = 100000");
+    assert_eq!(
+        one(&mut s3, "SELECT @@global.sort_buffer_size").unwrap(),
+        "2097152"
+    );
+    assert_eq!(
+        one(&mut s3, "SELECT @@global.max_session_mem_used").unwrap(),
+        "1073741824"
+    );
+    assert_eq!(one(&mut s3, "SELECT @@sort_buffer_size").unwrap(), "65536");
+    assert_eq!(
+        one(&mut s3, "SELECT @@session.max_session_mem_used").unwrap(),
+        "100000"
+    );
     assert_eq!(
         one(&mut s2, "SELECT @@max_tmp_total_space_usage").unwrap(),
         "17179869184"

@@ -136,7 +136,13 @@ impl Compiler {
                 let first = &ids[0].value;
                 if first.starts_with("@@") {
                     let name = &ids[ids.len() - 1].value;
-                    Expr::Const(scope.sysvar(name)?)
+                    // `@@global.x` reads the global value where it differs from the session's.
+                    let v = if ids.len() == 2 && first.eq_ignore_ascii_case("@@global") {
+                        scope.sysvar(&format!("global.{name}"))?
+                    } else {
+                        scope.sysvar(name)?
+                    };
+                    Expr::Const(v)
                 } else {
                     let n = ids.len();
                     let q = if n >= 2 {

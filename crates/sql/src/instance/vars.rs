@@ -317,6 +317,9 @@ impl Session {
                 .unwrap_or(Value::Null));
         }
         let n = name.to_ascii_lowercase();
+        if let Some(v) = n.strip_prefix("global.").and_then(|g| self.global_limit(g)) {
+            return Ok(v);
+        }
         let n = n
             .trim_start_matches("session.")
             .trim_start_matches("global.")
@@ -329,6 +332,21 @@ impl Session {
                 ErrorKind::UnknownSystemVariable,
                 format!("Unknown system variable '{name}'"),
             )
+        })
+    }
+
+    /// `@@global.name` of a limit whose session value can differ from its global one (what
+    /// sessions that connect next start with); `None` for any other name.
+    fn global_limit(&self, name: &str) -> Option<Value> {
+        let g = &self.inst.globals;
+        let ld = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+        Some(match name {
+            "max_statement_time" => Value::Double(ld(&g.max_statement_time_ms) as f64 / 1000.0),
+            "max_execution_time" => Value::Int(ld(&g.max_execution_time_ms) as i64),
+            "max_session_mem_used" => Value::UInt(ld(&g.max_session_mem_used)),
+            "max_tmp_session_space_usage" => Value::UInt(ld(&g.max_tmp_session_space_usage)),
+            "sort_buffer_size" => Value::UInt(ld(&g.sort_buffer_size)),
+            _ => return None,
         })
     }
 
