@@ -1229,7 +1229,9 @@ fn assert_checkpoint_refused(db: &Database, ctx: &str) {
 #[test]
 fn crash_during_and_after_recovery() {
     const TEST: &str = "crash_during_and_after_recovery";
-    for seed in seeds(&[5]) {
+    // Eight seeds (a few tenths of a second each): with seed 5 alone, CI missed that a
+    // failed read of a superblock slot opened the older checkpoint (seeds 2, 4, 6, 7 caught it).
+    for seed in seeds(&[1, 2, 3, 4, 5, 6, 7, 8]) {
         let s = shape(seed);
         let steps = workload(seed, &s);
         let o = options(&s);
