@@ -526,6 +526,33 @@ pub(crate) fn corrupt_record(file: &TempFile<'_>, what: &str) -> SqlError {
     read_error(&file.path, format!("corrupt temporary record: {what}"))
 }
 
+/// Temp space on simulated disks for tests; the returned list holds every file it created, in
+/// order. With `write_fault`, each file fails its write of that number (from 0).
+#[cfg(test)]
+pub(crate) fn sim_space_with(
+    write_fault: Option<u64>,
+) -> (
+    Arc<TempSpace>,
+    Arc<parking_lot::Mutex<Vec<zipdb_engine::storage::io::SimStorage>>>,
+) {
+    use zipdb_engine::storage::io::{Fault, SimStorage};
+    let files: Arc<parking_lot::Mutex<Vec<SimStorage>>> = Arc::default();
+    let keep = files.clone();
+    let space = TempSpace::with_opener(
+        PathBuf::from("/sim/tmp"),
+        false,
+        Box::new(move |p: &Path| {
+            let s = SimStorage::new(&p.display().to_string());
+            if let Some(n) = write_fault {
+                s.fault_write_after(n, Fault::Fail);
+            }
+            keep.lock().push(s.clone());
+            Ok(Arc::new(s) as Arc<dyn Storage>)
+        }),
+    );
+    (Arc::new(space), files)
+}
+
 #[cfg(test)]
 #[path = "spill_tests.rs"]
 mod tests;

@@ -3,20 +3,8 @@ use parking_lot::Mutex;
 use proptest::prelude::*;
 use zipdb_engine::storage::io::{Fault, SimStorage};
 
-/// Temp space on simulated disks; the returned list holds every file it created, in order.
 fn sim_space() -> (Arc<TempSpace>, Arc<Mutex<Vec<SimStorage>>>) {
-    let files: Arc<Mutex<Vec<SimStorage>>> = Arc::default();
-    let keep = files.clone();
-    let space = TempSpace::with_opener(
-        PathBuf::from("/sim/tmp"),
-        false,
-        Box::new(move |p: &Path| {
-            let s = SimStorage::new(&p.display().to_string());
-            keep.lock().push(s.clone());
-            Ok(Arc::new(s) as Arc<dyn Storage>)
-        }),
-    );
-    (Arc::new(space), files)
+    sim_space_with(None)
 }
 
 fn read_all(f: &TempFile<'_>, run: Run) -> Result<Vec<Vec<u8>>, SqlError> {

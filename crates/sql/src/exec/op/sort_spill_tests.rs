@@ -1,12 +1,11 @@
 //! The spilled sort against the in-memory one, and its failures: faults, corruption, caps,
 //! kills, and the space it gives back.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 use proptest::prelude::*;
-use zipdb_engine::storage::io::{Fault, SimStorage, Storage};
+use zipdb_engine::storage::io::{SimStorage, Storage};
 
 use super::*;
 use crate::exec::op::sort::Sort;
@@ -50,24 +49,7 @@ fn sim_space() -> (Arc<TempSpace>, Arc<Mutex<Vec<SimStorage>>>) {
     sim_space_with(None)
 }
 
-/// The same, each file failing its write number `write_fault` (from 0), if given.
-fn sim_space_with(write_fault: Option<u64>) -> (Arc<TempSpace>, Arc<Mutex<Vec<SimStorage>>>) {
-    let files: Arc<Mutex<Vec<SimStorage>>> = Arc::default();
-    let keep = files.clone();
-    let space = TempSpace::with_opener(
-        PathBuf::from("/sim/tmp"),
-        false,
-        Box::new(move |p: &Path| {
-            let s = SimStorage::new(&p.display().to_string());
-            if let Some(n) = write_fault {
-                s.fault_write_after(n, Fault::Fail);
-            }
-            keep.lock().push(s.clone());
-            Ok(Arc::new(s) as Arc<dyn Storage>)
-        }),
-    );
-    (Arc::new(space), files)
-}
+use crate::runtime::spill::sim_space_with;
 
 fn ctx(intr: &Interrupt) -> Ctx<'_> {
     Ctx {
