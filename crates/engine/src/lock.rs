@@ -397,8 +397,13 @@ impl LockManager {
     /// Releases every lock in `keys`, all held by `txn` (at commit or rollback), waking the
     /// waiters. The transaction layer keeps the list, so the lock table needs no per-txn index.
     pub fn release_all(&self, txn: TxnId, keys: &[(TreeId, Vec<u8>)]) {
+        self.release_each(txn, keys.iter().map(|(t, k)| (*t, k.as_slice())));
+    }
+
+    /// [`LockManager::release_all`] over borrowed keys.
+    pub fn release_each<'a>(&self, txn: TxnId, keys: impl Iterator<Item = (TreeId, &'a [u8])>) {
         for (tree, key) in keys {
-            let released = self.release(txn, *tree, key);
+            let released = self.release(txn, tree, key);
             debug_assert!(
                 released,
                 "transaction {txn} released a lock it does not hold"

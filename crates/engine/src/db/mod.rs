@@ -58,6 +58,7 @@ use crate::replay::{Replay, ReplayCatalog};
 
 mod tree;
 mod txn;
+mod writeset;
 
 pub use self::tree::Tree;
 use self::txn::{apply_commit, lock_row};

@@ -199,7 +199,9 @@ fn delete_row(txn: &mut Transaction, t: &Table, pk: &[u8], row: &[Value]) -> Res
     txn.delete(&t.primary, pk).map_err(eng)?;
     for i in 0..t.indexes.len() {
         let k = t.index_key(i, row, pk);
-        txn.delete(&t.indexes[i], &k).map_err(eng)?;
+        // The entry ends with the row's key, whose lock the delete above took.
+        txn.delete_covered(&t.indexes[i], &k, (&t.primary, pk))
+            .map_err(eng)?;
     }
     Ok(())
 }
@@ -390,9 +392,15 @@ impl InsertPlan {
         let Some((old_pk, old_row, key_name)) = conflict else {
             txn.put(&t.primary, &pk, &encode_row(t, &row))
                 .map_err(eng)?;
+            // Index entries end with the row's key, locked by `get_for_update` above.
             for i in 0..t.indexes.len() {
-                txn.put(&t.indexes[i], &t.index_key(i, &row, &pk), b"")
-                    .map_err(eng)?;
+                txn.put_covered(
+                    &t.indexes[i],
+                    &t.index_key(i, &row, &pk),
+                    b"",
+                    (&t.primary, &pk),
+                )
+                .map_err(eng)?;
             }
             n.affected += 1;
             return Ok(1);
@@ -533,7 +541,9 @@ fn update_row(
         }
         // The row's own entry goes first: when only the primary key changed, the unique
         // check would otherwise find it (under the old key) and report a duplicate.
-        txn.delete(&t.indexes[i], &t.index_key(i, old, pk))
+        // Entries end with their row's key: the old one was locked when the row was read,
+        // the new one above (or it is the old one).
+        txn.delete_covered(&t.indexes[i], &t.index_key(i, old, pk), (&t.primary, pk))
             .map_err(eng)?;
         if t.def.indexes[i].unique {
             if let Some(_other) = unique_conflict(txn, t, i, &new, &[&new_pk])? {
@@ -543,8 +553,13 @@ fn update_row(
                 ));
             }
         }
-        txn.put(&t.indexes[i], &t.index_key(i, &new, &new_pk), b"")
-            .map_err(eng)?;
+        txn.put_covered(
+            &t.indexes[i],
+            &t.index_key(i, &new, &new_pk),
+            b"",
+            (&t.primary, &new_pk),
+        )
+        .map_err(eng)?;
     }
     txn.put(&t.primary, &new_pk, &encode_row(t, &new))
         .map_err(eng)?;
