@@ -2005,7 +2005,8 @@ fn write_set_of_runs_and_rewrites_matches_a_model() {
     for round in 0..6 {
         let mut tx = f.db.begin();
         let mut model = committed_model.clone();
-        let mut saves: Vec<(crate::Savepoint, BTreeMap<Vec<u8>, Vec<u8>>)> = Vec::new();
+        type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+        let mut saves: Vec<(crate::Savepoint, Model)> = Vec::new();
         let mut next = 0u32;
         for _ in 0..600 {
             let ascending = rng.gen_bool(0.7);
