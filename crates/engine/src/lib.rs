@@ -34,6 +34,7 @@ pub mod error;
 pub mod format;
 #[cfg(test)]
 mod format_tests;
+mod inline_key;
 pub mod lock;
 pub mod mvcc;
 pub mod redo;

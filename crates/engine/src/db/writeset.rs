@@ -12,70 +12,10 @@ use std::collections::btree_map;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
+use crate::inline_key::InlineKey as Key;
+
 /// `None`: a delete.
 pub(super) type Value = Option<Vec<u8>>;
-
-/// Bytes of a key kept inside the entry. Primary keys of integers (9 bytes) and index
-/// entries of one or two integer columns plus the row's key fit.
-const INLINE: usize = 30;
-
-/// A key, kept inline when short: a search then compares bytes already in the entry it
-/// reads, instead of following a pointer to each key (a cache miss per compare in a
-/// million-entry write set).
-#[derive(Clone)]
-enum Key {
-    Inline { len: u8, bytes: [u8; INLINE] },
-    Heap(Box<[u8]>),
-}
-
-impl Key {
-    fn new(k: Vec<u8>) -> Key {
-        if k.len() <= INLINE {
-            let mut bytes = [0u8; INLINE];
-            bytes[..k.len()].copy_from_slice(&k);
-            Key::Inline {
-                len: k.len() as u8,
-                bytes,
-            }
-        } else {
-            Key::Heap(k.into_boxed_slice())
-        }
-    }
-
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Key::Inline { len, bytes } => &bytes[..usize::from(*len)],
-            Key::Heap(b) => b,
-        }
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Key) -> bool {
-        self.as_slice() == other.as_slice()
-    }
-}
-
-impl Eq for Key {}
-
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Key) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Key {
-    fn cmp(&self, other: &Key) -> Ordering {
-        self.as_slice().cmp(other.as_slice())
-    }
-}
-
-// Same order and equality as the bytes, as `Borrow` requires.
-impl std::borrow::Borrow<[u8]> for Key {
-    fn borrow(&self) -> &[u8] {
-        self.as_slice()
-    }
-}
 
 #[derive(Default)]
 pub(super) struct WriteSet {
@@ -120,10 +60,10 @@ impl WriteSet {
                 if let Some(slot) = self.map.get_mut(key.as_slice()) {
                     return Some(std::mem::replace(slot, value));
                 }
-                self.run.push((Key::new(key), value));
+                self.run.push((Key::new(&key), value));
                 None
             }
-            Err(_) => self.map.insert(Key::new(key), value),
+            Err(_) => self.map.insert(Key::new(&key), value),
         }
     }
 
@@ -260,7 +200,7 @@ mod tests {
         )
             .prop_map(|(mut k, long)| {
                 if long {
-                    k.resize(INLINE + 3, 1);
+                    k.resize(crate::inline_key::INLINE + 3, 1);
                 }
                 k
             })
