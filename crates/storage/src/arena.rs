@@ -8,7 +8,7 @@
 //! raw pointer with the allocation's own provenance, and is cut to one frame (or a range of one
 //! frame) before it becomes a reference or a copy.
 //!
-//! Who may touch a frame is the pool's business, not the arena's (see `pool.rs`): a frame that
+//! Who may touch a frame is the pool's business, not the arena's (see `pool/`): a frame that
 //! holds a decoded page is guarded by that page's latch (shared to read, exclusive to write); a
 //! frame of a compressed log by the mutex of the log's shard; a free frame belongs to whichever
 //! thread popped it from the free queue. Every accessor here is `unsafe` with that contract, and
