@@ -2074,3 +2074,51 @@ fn write_set_of_runs_and_rewrites_matches_a_model() {
         assert_eq!(all, want, "round {round}: committed");
     }
 }
+
+/// `lock_unchanged` locks the row and says whether the snapshot's view of it is still the
+/// newest: true for an untouched row, false once another transaction committed a change after
+/// the snapshot, false for a row this transaction wrote, and false under read committed.
+#[test]
+fn lock_unchanged_says_whether_the_snapshot_row_is_current() {
+    let f = hermitage();
+    let mut tx = f.db.begin();
+    tx.set_write_conflicts(false);
+    let mut other = f.db.begin();
+    other.put(&f.t, &key(2), b"21").unwrap();
+    other.commit().unwrap();
+    assert!(
+        tx.lock_unchanged(&f.t, &key(1)).unwrap(),
+        "untouched since the snapshot"
+    );
+    assert!(
+        !tx.lock_unchanged(&f.t, &key(2)).unwrap(),
+        "changed after the snapshot"
+    );
+    assert_eq!(
+        read(&tx, &f.t, 2),
+        Some(20),
+        "the snapshot still shows the old value"
+    );
+    tx.put(&f.t, &key(3), b"30").unwrap();
+    assert!(
+        !tx.lock_unchanged(&f.t, &key(3)).unwrap(),
+        "written by this transaction"
+    );
+    // Locked: another writer waits until this transaction ends.
+    let waited = while_blocked(
+        &f.db,
+        || {
+            let mut t2 = f.db.begin();
+            t2.put(&f.t, &key(1), b"11").unwrap();
+            t2.commit()
+        },
+        || tx.rollback(),
+    );
+    waited.unwrap();
+    let mut rc = f.db.begin_with(RC);
+    assert!(
+        !rc.lock_unchanged(&f.t, &key(1)).unwrap(),
+        "no snapshot under read committed"
+    );
+    rc.rollback();
+}

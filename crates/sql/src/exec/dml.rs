@@ -639,17 +639,24 @@ fn targets(
 }
 
 /// Locks a target row and reads its newest version; `None` if it is gone or no longer matches.
+/// `seen` is the row as the statement's scan found it: when it is still the newest version
+/// (no commit changed it since the transaction's snapshot), it is used as is.
 fn lock_target(
     txn: &mut Transaction,
     t: &Table,
     pk: &[u8],
+    seen: Vec<Value>,
     filter: &Option<Expr>,
     ctx: &Ctx,
 ) -> Result<Option<Vec<Value>>, SqlError> {
-    let Some(v) = txn.get_for_update(&t.primary, pk).map_err(eng)? else {
-        return Ok(None);
+    let row = if txn.lock_unchanged(&t.primary, pk).map_err(eng)? {
+        seen
+    } else {
+        let Some(v) = txn.get_for_update(&t.primary, pk).map_err(eng)? else {
+            return Ok(None);
+        };
+        t.decode_row(&v)?
     };
-    let row = t.decode_row(&v)?;
     if let Some(f) = filter {
         if !f.test(&row, ctx)? {
             return Ok(None);
@@ -688,7 +695,7 @@ impl UpdatePlan {
             crate::types::diag::set_strict(false);
         }
         let mut n = DmlCount::default();
-        for (pk, _, rowno) in targets(
+        for (pk, seen, rowno) in targets(
             txn,
             t,
             &self.access,
@@ -697,7 +704,7 @@ impl UpdatePlan {
             &self.limit,
             ctx,
         )? {
-            let Some(old) = lock_target(txn, t, &pk, &self.filter, ctx)? else {
+            let Some(old) = lock_target(txn, t, &pk, seen, &self.filter, ctx)? else {
                 continue;
             };
             n.matched += 1;
@@ -751,7 +758,7 @@ impl DeletePlan {
         };
         let t = &*self.table;
         let mut n = DmlCount::default();
-        for (pk, _, _) in targets(
+        for (pk, seen, _) in targets(
             txn,
             t,
             &self.access,
@@ -760,7 +767,7 @@ impl DeletePlan {
             &self.limit,
             ctx,
         )? {
-            let Some(old) = lock_target(txn, t, &pk, &self.filter, ctx)? else {
+            let Some(old) = lock_target(txn, t, &pk, seen, &self.filter, ctx)? else {
                 continue;
             };
             delete_row(txn, t, &pk, &old)?;
