@@ -173,6 +173,9 @@ pub struct Transaction {
     isolation: IsolationLevel,
     /// Repeatable read: the snapshot taken at begin.
     snapshot: Option<Ts>,
+    /// Read committed: a snapshot held for one statement
+    /// ([`Transaction::hold_statement_snapshot`]).
+    statement: Option<Ts>,
     /// Repeatable read: whether writing a row changed since the snapshot fails.
     write_conflicts: bool,
     flush: FlushPolicy,
@@ -249,6 +252,7 @@ impl Transaction {
             id: TxnId(db.next_txn.fetch_add(1, Ordering::Relaxed)),
             isolation,
             snapshot,
+            statement: None,
             write_conflicts: true,
             flush: db.options.flush_policy,
             writes: BTreeMap::new(),
@@ -297,6 +301,7 @@ impl Transaction {
         if let Some(s) = self.snapshot.take() {
             self.db.mvcc.end_snapshot(s);
         }
+        self.release_statement_snapshot();
         self.writes.clear();
         self.undo.clear();
         self.savepoints_open = 0;
@@ -304,7 +309,7 @@ impl Transaction {
     }
 
     fn view(&self) -> ReadView<'_> {
-        match self.snapshot {
+        match self.snapshot.or(self.statement) {
             Some(ts) => ReadView {
                 db: &self.db,
                 ts,
@@ -375,7 +380,28 @@ impl Transaction {
         // the before-images `changed_since` reads.
         Ok(self
             .snapshot
+            .or(self.statement)
             .is_some_and(|s| !self.db.mvcc.changed_since(tree.id(), key, s)))
+    }
+
+    /// Under read committed, makes every read until [`Transaction::release_statement_snapshot`]
+    /// see one snapshot, taken now (a statement's consistent read, as InnoDB's read view per
+    /// statement), so that [`Transaction::lock_unchanged`] can tell whether a row the
+    /// statement read is still current. Repeatable read has its snapshot already: no-op.
+    /// While held, commits keep before-images for it, as for any reader.
+    pub fn hold_statement_snapshot(&mut self) {
+        if self.snapshot.is_some() {
+            return;
+        }
+        self.release_statement_snapshot();
+        self.statement = Some(self.db.mvcc.begin_snapshot());
+    }
+
+    /// Ends the snapshot [`Transaction::hold_statement_snapshot`] took (no-op without one).
+    pub fn release_statement_snapshot(&mut self) {
+        if let Some(s) = self.statement.take() {
+            self.db.mvcc.end_snapshot(s);
+        }
     }
 
     fn lock(&mut self, tree: &Tree, key: &[u8]) -> Result<()> {
@@ -661,6 +687,9 @@ impl Transaction {
         if let Some(s) = self.snapshot.take() {
             self.db.mvcc.end_snapshot(s);
         }
+        if let Some(s) = self.statement.take() {
+            self.db.mvcc.end_snapshot(s);
+        }
         let payload = enc.finish();
         apply_commit(&self.db, &payload, &ops, self.flush).map(drop)
     }
@@ -689,6 +718,9 @@ impl Transaction {
             ops.push((tree.t.clone(), w));
         }
         if let Some(s) = self.snapshot.take() {
+            self.db.mvcc.end_snapshot(s);
+        }
+        if let Some(s) = self.statement.take() {
             self.db.mvcc.end_snapshot(s);
         }
         apply_commit_checkpointed(&self.db, &ops)

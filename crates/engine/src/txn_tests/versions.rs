@@ -820,3 +820,33 @@ fn lock_unchanged_says_whether_the_snapshot_row_is_current() {
     );
     rc.rollback();
 }
+
+/// Under read committed, a held statement snapshot makes the statement's reads one
+/// consistent state and lets `lock_unchanged` judge its rows; released, reads see the newest
+/// commits again.
+#[test]
+fn statement_snapshot_under_read_committed() {
+    let f = hermitage();
+    let mut tx = f.db.begin_with(RC);
+    tx.hold_statement_snapshot();
+    let mut other = f.db.begin();
+    other.put(&f.t, &key(2), b"21").unwrap();
+    other.commit().unwrap();
+    assert_eq!(read(&tx, &f.t, 2), Some(20), "the statement's snapshot");
+    assert!(tx.lock_unchanged(&f.t, &key(1)).unwrap());
+    assert!(
+        !tx.lock_unchanged(&f.t, &key(2)).unwrap(),
+        "changed after it"
+    );
+    tx.release_statement_snapshot();
+    assert_eq!(read(&tx, &f.t, 2), Some(21), "read committed again");
+    assert!(
+        !tx.lock_unchanged(&f.t, &key(1)).unwrap(),
+        "no snapshot held"
+    );
+    // Held at commit: the commit ends it (no before-images kept for it afterwards).
+    tx.hold_statement_snapshot();
+    tx.put(&f.t, &key(1), b"11").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(f.db.stats().mvcc.snapshots, 0, "no snapshot left running");
+}

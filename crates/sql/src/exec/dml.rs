@@ -638,6 +638,16 @@ fn targets(
     Ok(out)
 }
 
+/// Runs an UPDATE or DELETE with one snapshot for all its reads: its scan, and then
+/// `lock_target`'s check that a row it found is still the newest, which spares reading the
+/// row again (autocommit statements run under read committed, with no snapshot of their own).
+fn with_statement_snapshot<R>(txn: &mut Transaction, f: impl FnOnce(&mut Transaction) -> R) -> R {
+    txn.hold_statement_snapshot();
+    let r = f(txn);
+    txn.release_statement_snapshot();
+    r
+}
+
 /// Locks a target row and reads its newest version; `None` if it is gone or no longer matches.
 /// `seen` is the row as the statement's scan found it: when it is still the newest version
 /// (no commit changed it since the transaction's snapshot), it is used as is.
@@ -667,6 +677,15 @@ fn lock_target(
 
 impl UpdatePlan {
     pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
+        with_statement_snapshot(txn, |txn| self.execute_held(txn, ctx, subs))
+    }
+
+    fn execute_held(
         &self,
         txn: &mut Transaction,
         ctx: &Ctx,
@@ -745,6 +764,15 @@ impl UpdatePlan {
 
 impl DeletePlan {
     pub fn execute(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        subs: &[Subquery],
+    ) -> Result<DmlCount, SqlError> {
+        with_statement_snapshot(txn, |txn| self.execute_held(txn, ctx, subs))
+    }
+
+    fn execute_held(
         &self,
         txn: &mut Transaction,
         ctx: &Ctx,
