@@ -14,6 +14,7 @@ pub(crate) mod hash;
 pub(crate) mod join;
 pub(crate) mod keyrange;
 pub(crate) mod load;
+pub(crate) mod lock;
 pub(crate) mod op;
 pub(crate) mod operator;
 pub(crate) mod scan;

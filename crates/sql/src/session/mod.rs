@@ -38,6 +38,8 @@ use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod lock_tests;
+#[cfg(test)]
 mod stream_tests;
 
 /// What COM_STMT_PREPARE answers.
@@ -213,6 +215,7 @@ impl Session {
     /// wait for the first row, so that an error found before it (the first rows' filter, a
     /// bad LIMIT) is answered alone, as on the buffered path. KILL is looked at every 256
     /// rows sent, besides the operators' own checks.
+    #[allow(clippy::too_many_arguments)]
     fn stream(
         &self,
         plan: &SelectPlan,
@@ -221,14 +224,15 @@ impl Session {
         ctx: &Ctx,
         head: Status,
         sink: &mut dyn ResultSink,
+        locked: &exec::lock::Locked,
     ) -> Result<(), SqlError> {
-        // Subqueries read through the transaction the operators scan with; their rows are
-        // cached per statement run by id, as on the buffered path (`SelectPlan::execute_in`).
+        // Subqueries (the plan's own, and those of the derived tables and set operands it
+        // reads) read through the transaction the operators scan with; their rows are cached
+        // per statement run by id.
         let sc;
         let with_subs;
-        let ctx = match (plan.has_sub, txn) {
-            (false, _) => ctx,
-            (true, Some(t)) => {
+        let ctx = match (txn, plan.has_sub) {
+            (Some(t), _) if !subs.is_empty() => {
                 sc = exec::subquery::SubCtx::new(subs, t);
                 with_subs = Ctx {
                     sub: Some(&sc),
@@ -236,9 +240,10 @@ impl Session {
                 };
                 &with_subs
             }
-            (true, None) => return Err(SqlError::internal("no transaction for a subquery")),
+            (None, true) => return Err(SqlError::internal("no transaction for a subquery")),
+            _ => ctx,
         };
-        let mut op = exec::operator::build(plan, txn, ctx, subs)?;
+        let mut op = exec::operator::build(plan, txn, ctx, subs, locked)?;
         let mut row = Vec::new();
         let mut more = op.next(ctx, &mut row)?;
         sink.columns(&plan.columns, head).map_err(closed)?;
@@ -490,7 +495,8 @@ impl Session {
                 // status is the same before and after the rows are computed.
                 let head = self.result_status(out.more);
                 if exec::operator::streams(s) {
-                    self.stream(s, subs, None, &ctx, head, out.sink)?;
+                    let none = exec::lock::Locked::default();
+                    self.stream(s, subs, None, &ctx, head, out.sink, &none)?;
                 } else {
                     let rows = s.execute(None, &ctx, subs)?;
                     self.send_rows(&s.columns, rows, head, out.sink)?;
@@ -553,9 +559,16 @@ impl Session {
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         // `None`: the rows went to the sink as they were produced.
         let r: Result<Option<Outcome>, SqlError> = match plan {
-            Plan::Select(s) if exec::operator::streams(s) => self
-                .stream(s, subs, Some(&open.txn), &ctx, head, out.sink)
-                .map(|()| None),
+            Plan::Select(s) if exec::operator::streams(s) => {
+                // Rows that a locking read takes are locked first, through the exclusive
+                // transaction; the tree then reads them through the shared one.
+                let mut locked = exec::lock::Locked::default();
+                exec::lock::lock_rows(s, &mut open.txn, &ctx, subs, &mut locked)
+                    .and_then(|()| {
+                        self.stream(s, subs, Some(&open.txn), &ctx, head, out.sink, &locked)
+                    })
+                    .map(|()| None)
+            }
             Plan::Select(s) => s.execute(Some(&mut open.txn), &ctx, subs).map(|rows| {
                 Some(Outcome::Rows {
                     columns: s.columns.clone(),

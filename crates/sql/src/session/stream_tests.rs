@@ -272,8 +272,38 @@ const CORPUS: &[(&str, bool)] = &[
         "SELECT id, (SELECT x FROM s WHERE s.x = t.k % 11) FROM t WHERE id < 50",
         true,
     ),
-    // Shapes that stay buffered, for comparison.
-    ("SELECT * FROM t WHERE id = 5 FOR UPDATE", false),
+    // Locking reads (E5): rows locked first, then read by the tree; LIMIT's early stop,
+    // filters that warn, joins, ordered scans, grouping, derived tables and set operands
+    // that lock. (With subqueries the buffered path refuses them: see `for_update_*`.)
+    ("SELECT * FROM t WHERE id = 5 FOR UPDATE", true),
+    ("SELECT id FROM t WHERE k = 3 FOR UPDATE", true),
+    ("SELECT id FROM t WHERE k > 90 LIMIT 3 FOR UPDATE", true),
+    (
+        "SELECT id FROM t WHERE c + 0 > 3 LIMIT 4 OFFSET 2 FOR UPDATE",
+        true,
+    ),
+    ("SELECT id, c / 0 FROM t WHERE id < 5 FOR UPDATE", true),
+    ("SELECT id FROM t ORDER BY id DESC LIMIT 3 FOR UPDATE", true),
+    (
+        "SELECT id FROM t WHERE k < 3 ORDER BY k, id LIMIT 5 FOR UPDATE",
+        true,
+    ),
+    (
+        "SELECT k, COUNT(*) FROM t WHERE id < 300 GROUP BY k LIMIT 4 FOR UPDATE",
+        true,
+    ),
+    ("SELECT DISTINCT k FROM t WHERE id < 100 FOR UPDATE", true),
+    ("SELECT * FROM t WHERE 1 = 0 FOR UPDATE", true),
+    ("SELECT * FROM t LIMIT 0 FOR UPDATE", true),
+    (
+        "SELECT t.id, s.name FROM t JOIN s ON s.id = t.k WHERE t.id < 50 LIMIT 5 FOR UPDATE",
+        true,
+    ),
+    (
+        "SELECT id FROM t WHERE id < 3 UNION ALL SELECT id FROM s WHERE id < 3 FOR UPDATE",
+        true,
+    ),
+    ("SELECT id FROM t WHERE c REGEXP '(' FOR UPDATE", true),
     // Joins (E3), every method: lookup (s.id is s's key), hash (s.x has no index), loop.
     (
         "SELECT t.id, s.name FROM t JOIN s ON s.id = t.k WHERE t.id < 50",
@@ -422,7 +452,7 @@ const CORPUS: &[(&str, bool)] = &[
     ),
     (
         "SELECT * FROM (SELECT id FROM t WHERE id < 3 FOR UPDATE) d",
-        false,
+        true,
     ),
     (
         "SELECT * FROM (SELECT id FROM t) d ORDER BY id DESC LIMIT 2",
