@@ -25,6 +25,7 @@ use crate::exec::op::aggregate::Aggregate;
 use crate::exec::op::distinct::Distinct;
 use crate::exec::op::sort::{Sort, TopN};
 use crate::exec::op::{self, setop, Cut};
+use crate::exec::subquery::SubCtx;
 use crate::exec::{fixed_terms_hold, limit_value, Txn};
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::{Access, ColBound};
@@ -530,4 +531,54 @@ impl Operator for Project<'_> {
         out.truncate(self.visible);
         Ok(true)
     }
+}
+
+/// Runs `p` through its operator tree and collects its rows, each charged to the statement's
+/// memory budget (they are held until their reader is done): a subquery's rows, a join
+/// step's derived table, an INSERT … SELECT that must read its rows before writing. Its
+/// subqueries read through `txn`, under the caller's `SubCtx` if it has one.
+pub(crate) fn collect(
+    p: &SelectPlan,
+    txn: Option<&Transaction>,
+    ctx: &Ctx,
+    subs: &[Subquery],
+    locked: &Locked,
+) -> Result<Vec<Row>, SqlError> {
+    let sc;
+    let with_subs;
+    let ctx = match txn {
+        Some(t) if ctx.sub.is_none() && !subs.is_empty() => {
+            sc = SubCtx::new(subs, t);
+            with_subs = Ctx {
+                sub: Some(&sc),
+                ..*ctx
+            };
+            &with_subs
+        }
+        _ => ctx,
+    };
+    let mut op = build(p, txn, ctx, subs, locked)?;
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    while op.next(ctx, &mut row)? {
+        ctx.charge(crate::runtime::limits::row_bytes(&row))?;
+        rows.push(std::mem::take(&mut row));
+    }
+    Ok(rows)
+}
+
+/// Whether `p` reads the table `db`.`name` anywhere: its FROM, joins, derived tables, set
+/// operands, or any subquery of the statement (`subs`, all of them: an INSERT's subqueries
+/// are its SELECT's). Recursion as deep as the query's nesting, which the parser bounds.
+pub(crate) fn reads_table(p: &SelectPlan, subs: &[Subquery], db: &str, name: &str) -> bool {
+    fn within(p: &SelectPlan, db: &str, name: &str) -> bool {
+        let named = |t: &Table| t.virt.is_none() && t.def.db == db && t.def.name == name;
+        p.table.as_deref().is_some_and(named)
+            || p.joins.iter().any(|j| {
+                named(&j.table) || j.derived.as_deref().is_some_and(|d| within(d, db, name))
+            })
+            || p.derived.as_deref().is_some_and(|d| within(d, db, name))
+            || p.union.iter().any(|(q, _)| within(q, db, name))
+    }
+    within(p, db, name) || subs.iter().any(|s| within(&s.plan, db, name))
 }

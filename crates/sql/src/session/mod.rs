@@ -38,6 +38,8 @@ use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod insert_select_tests;
+#[cfg(test)]
 mod lock_tests;
 #[cfg(test)]
 mod stream_tests;
@@ -575,9 +577,15 @@ impl Session {
                     rows,
                 })
             }),
-            Plan::Insert(p) => p
-                .execute(&mut open.txn, &ctx, subs)
-                .map(|n| Some(self.dml_outcome(n, DmlKind::Insert))),
+            Plan::Insert(p) => {
+                // An autocommit statement's transaction is fresh and read committed: another
+                // such transaction reads what it would, so INSERT … SELECT may read through it
+                // while writing through this one (rows stored as they are selected).
+                let reader = (implicit && self.autocommit && p.select.is_some())
+                    .then(|| self.inst.db.begin_with(IsolationLevel::ReadCommitted));
+                p.execute(&mut open.txn, reader.as_ref(), &ctx, subs)
+                    .map(|n| Some(self.dml_outcome(n, DmlKind::Insert)))
+            }
             Plan::Update(p) => p
                 .execute(&mut open.txn, &ctx, subs)
                 .map(|n| Some(self.dml_outcome(n, DmlKind::Update))),
