@@ -594,6 +594,22 @@ fn with_session(tag: &str, f: impl FnOnce(&mut Session)) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The buffered path's result (rows, error, SHOW WARNINGS after it) for each query of
+/// `CORPUS`, as FNV-1a digests of their printed form, written by the comparing test with
+/// `ZIPDB_BLESS_STREAM_CORPUS=1` while that path and the operators both existed and agreed.
+const DIGESTS: &str = include_str!("stream_corpus.digests");
+const DIGESTS_PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/src/session/stream_corpus.digests"
+);
+
+/// 64-bit FNV-1a: stable across Rust releases, unlike `DefaultHasher`.
+fn digest(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// The query's result and the SHOW WARNINGS after it, printed.
 fn run(s: &mut Session, sql: &str, buffered: bool) -> String {
     BUFFERED_ONLY.set(buffered);
@@ -609,6 +625,7 @@ fn streamed_and_buffered_selects_give_the_same_rows_warnings_and_errors() {
         let mut warned = 0;
         let mut shapes = std::collections::BTreeSet::new();
         let mut failed = 0;
+        let mut digests = Vec::new();
         for &(sql, streamed) in CORPUS {
             s.text = sql.to_string();
             let stmts = parse_ast(sql).expect("parses");
@@ -630,9 +647,19 @@ fn streamed_and_buffered_selects_give_the_same_rows_warnings_and_errors() {
             let a = run(s, sql, false);
             let b = run(s, sql, true);
             assert_eq!(a, b, "{sql}");
+            digests.push(format!("{:016x}\t{sql}", digest(&b)));
             warned += usize::from(a.contains("Warning"));
             failed += usize::from(a.contains("Err("));
         }
+        // The buffered path's results, pinned for when it is gone (E5 step 3).
+        let pinned = digests.join("\n") + "\n";
+        if std::env::var_os("ZIPDB_BLESS_STREAM_CORPUS").is_some() {
+            std::fs::write(DIGESTS_PATH, &pinned).expect("write the digests");
+        }
+        assert_eq!(
+            pinned, DIGESTS,
+            "the corpus's results moved from the pinned ones"
+        );
         // The corpus exercises what it means to: warnings and errors, not only rows.
         assert!(warned >= 6, "{warned}");
         assert!(failed >= 7, "{failed}");
