@@ -422,14 +422,6 @@ impl InsertPlan {
             }
             return Ok(copied);
         }
-        #[cfg(test)]
-        if operator::BUFFERED_ONLY.get() {
-            for row in p.execute(Some(&mut *txn), ctx, subs)? {
-                rowno += 1;
-                copied += self.store(txn, ctx, rowno, Source::Selected(&row), n)?;
-            }
-            return Ok(copied);
-        }
         let mut locked = Locked::default();
         crate::exec::lock::lock_rows(p, txn, ctx, subs, &mut locked)?;
         let rows = operator::collect(p, Some(&*txn), ctx, subs, &locked)?;

@@ -8,10 +8,13 @@
 //! tree was built. The join steps, the sources made of other plans and the blocking stages
 //! are in [`op`](crate::exec::op).
 //!
-//! The operators reproduce `SelectPlan::run` step for step (which rows are read, which
-//! expressions are evaluated and in what order), so that results, warnings and errors stay
-//! what the buffered path gives. One difference is deliberate: LIMIT stops a streamed derived
-//! table's query and skips later UNION ALL operands, where `run` computed them whole first.
+//! The operators reproduce the buffered executor they replaced (`SelectPlan::run`, deleted in
+//! E5; the comments here still name it) step for step: which rows are read, which expressions
+//! are evaluated and in what order, so that results, warnings and errors stayed what it gave
+//! (session/stream_tests.rs holds them to its pinned results). One difference is deliberate:
+//! LIMIT stops a streamed derived table's query and skips later UNION ALL operands, where
+//! `run` computed them whole first. Every SELECT runs here: the statement's own, its
+//! subqueries' ([`collect`]), the SELECT of INSERT … SELECT.
 
 use std::ops::Bound;
 
@@ -26,7 +29,7 @@ use crate::exec::op::distinct::Distinct;
 use crate::exec::op::sort::{Sort, TopN};
 use crate::exec::op::{self, setop, Cut};
 use crate::exec::subquery::SubCtx;
-use crate::exec::{fixed_terms_hold, limit_value, Txn};
+use crate::exec::{fixed_terms_hold, limit_value};
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan, Subquery};
@@ -36,23 +39,7 @@ use crate::SqlError;
 
 pub(crate) use crate::exec::op::{Operator, Row};
 
-/// Whether `p` runs as a pipeline of operators: every plan does, but the tests that compare
-/// the two paths can send all of them to the buffered one.
-pub(crate) fn streams(_p: &SelectPlan) -> bool {
-    #[cfg(test)]
-    if BUFFERED_ONLY.get() {
-        return false;
-    }
-    true
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Set by the tests that compare the two paths: every plan takes the buffered one.
-    pub(crate) static BUFFERED_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// The operator tree of a plan that [`streams`]. LIMIT, OFFSET, the WHERE terms that read no
+/// The operator tree of a plan. LIMIT, OFFSET, the WHERE terms that read no
 /// row and the key ranges are evaluated here, in the order `SelectPlan::run` evaluates them,
 /// so their errors and warnings come before any row.
 ///
@@ -91,7 +78,7 @@ pub(crate) fn build<'a>(
     let built = match txn {
         _ if impossible || p.joins.is_empty() => None,
         Some(t) => Some(join::build(&p.joins, t, ctx, &|d| {
-            d.execute_in(Txn::Shared(t), ctx, subs)
+            collect(d, Some(t), ctx, subs, locked)
         })?),
         None => return Err(SqlError::internal("no transaction for a join")),
     };
@@ -224,9 +211,8 @@ fn stages<'a>(
     Ok(op)
 }
 
-/// The rows of a nested plan (a derived table's query, a set operand): its own tree when it
-/// streams, else the buffered path's rows for it, through a shared transaction as `run`'s
-/// join builds read theirs. Its subqueries read through the statement's `SubCtx` in `ctx`.
+/// The rows of a nested plan (a derived table's query, a set operand): its own tree. Its
+/// subqueries read through the statement's `SubCtx` in `ctx`.
 fn nested<'a>(
     p: &'a SelectPlan,
     txn: Option<&'a Transaction>,
@@ -234,14 +220,7 @@ fn nested<'a>(
     subs: &'a [Subquery],
     locked: &'a Locked,
 ) -> Result<Box<dyn Operator + 'a>, SqlError> {
-    if streams(p) {
-        return build(p, txn, ctx, subs, locked);
-    }
-    let t = match txn {
-        Some(t) => Txn::Shared(t),
-        None => Txn::None,
-    };
-    Ok(Box::new(setop::Held::new(p.execute_in(t, ctx, subs)?)))
+    build(p, txn, ctx, subs, locked)
 }
 
 /// The scan a lookup step opens for each row of the tables before it.

@@ -10,6 +10,8 @@ use std::rc::Rc;
 use zipdb_engine::Transaction;
 
 use crate::error::{ErrorKind, SqlError};
+use crate::exec::lock::Locked;
+use crate::exec::operator::collect;
 use crate::expr::{Cmp, Ctx, Expr, SubKind, SubqueryId, SubqueryRef, SubqueryRunner};
 use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::value::Value;
@@ -109,7 +111,8 @@ pub fn prefill<'a>(
             "a correlated subquery in UPDATE/DELETE"
         );
         let inner = Ctx { sub: None, ..*ctx };
-        let rows = plan_of(subs, sub.id)?.execute_shared(txn, &inner, subs)?;
+        let none = Locked::default();
+        let rows = collect(plan_of(subs, sub.id)?, Some(txn), &inner, subs, &none)?;
         cache.insert(sub.id, Rc::new(rows));
     }
     Ok(Some(SubCtx {
@@ -149,7 +152,8 @@ fn eval_subquery(
         let txn = sc
             .txn
             .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
-        plan_of(sc.subs, sub.id)?.execute_shared(txn, &inner, sc.subs)
+        let none = Locked::default();
+        collect(plan_of(sc.subs, sub.id)?, Some(txn), &inner, sc.subs, &none)
     };
     let rows = if sub.outer_cols.is_empty() {
         let cached = sc.cache.borrow().get(&sub.id).cloned();

@@ -496,13 +496,8 @@ impl Session {
                 // Its warnings reach the session's list only after the statement, so the
                 // status is the same before and after the rows are computed.
                 let head = self.result_status(out.more);
-                if exec::operator::streams(s) {
-                    let none = exec::lock::Locked::default();
-                    self.stream(s, subs, None, &ctx, head, out.sink, &none)?;
-                } else {
-                    let rows = s.execute(None, &ctx, subs)?;
-                    self.send_rows(&s.columns, rows, head, out.sink)?;
-                }
+                let none = exec::lock::Locked::default();
+                self.stream(s, subs, None, &ctx, head, out.sink, &none)?;
                 return Ok(Reply::Sent);
             }
         }
@@ -561,7 +556,7 @@ impl Session {
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         // `None`: the rows went to the sink as they were produced.
         let r: Result<Option<Outcome>, SqlError> = match plan {
-            Plan::Select(s) if exec::operator::streams(s) => {
+            Plan::Select(s) => {
                 // Rows that a locking read takes are locked first, through the exclusive
                 // transaction; the tree then reads them through the shared one.
                 let mut locked = exec::lock::Locked::default();
@@ -571,12 +566,6 @@ impl Session {
                     })
                     .map(|()| None)
             }
-            Plan::Select(s) => s.execute(Some(&mut open.txn), &ctx, subs).map(|rows| {
-                Some(Outcome::Rows {
-                    columns: s.columns.clone(),
-                    rows,
-                })
-            }),
             Plan::Insert(p) => {
                 // An autocommit statement's transaction is fresh and read committed: another
                 // such transaction reads what it would, so INSERT … SELECT may read through it
