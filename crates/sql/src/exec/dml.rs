@@ -8,7 +8,7 @@ use zipdb_engine::Transaction;
 
 use crate::catalog::{needs_value, no_default, Table};
 use crate::error::{ErrorKind, SqlError};
-use crate::exec::lock::Locked;
+use crate::exec::locked::Locked;
 use crate::exec::operator::{self, reads_table};
 use crate::exec::scan::scan_rows;
 use crate::exec::subquery::SubCtx;
@@ -405,8 +405,9 @@ impl InsertPlan {
         let mut copied = 0u64;
         let mut rowno = 0u64;
         let own = &self.table.def;
-        let streamed = reader
-            .filter(|_| !crate::exec::lock::locks(p) && !reads_table(p, subs, &own.db, &own.name));
+        let streamed = reader.filter(|_| {
+            !crate::exec::locked::locks(p) && !reads_table(p, subs, &own.db, &own.name)
+        });
         if let Some(r) = streamed {
             let none = Locked::default();
             let sc = SubCtx::new(subs, r);
@@ -424,7 +425,14 @@ impl InsertPlan {
         }
         let mut locked = Locked::default();
         crate::exec::lock::lock_rows(p, txn, ctx, subs, &mut locked)?;
-        let rows = operator::collect(p, Some(&*txn), ctx, subs, &locked)?;
+        let rows = {
+            let sc = SubCtx::new(subs, txn);
+            let sctx = Ctx {
+                sub: Some(&sc),
+                ..*ctx
+            };
+            operator::collect(p, Some(&*txn), &sctx, subs, &locked)?
+        };
         for row in rows {
             rowno += 1;
             copied += self.store(txn, ctx, rowno, Source::Selected(&row), n)?;

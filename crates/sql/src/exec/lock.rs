@@ -1,11 +1,12 @@
-//! Locking reads (`SELECT … FOR UPDATE` / `LOCK IN SHARE MODE`) ahead of the operator tree.
+//! Locking reads (`SELECT … FOR UPDATE`) ahead of the operator tree.
 //!
 //! A locking read takes each row's lock and then reads the row's newest version, which needs
 //! the transaction exclusively; the operator tree reads through a shared borrow of it (its
 //! join lookups and subqueries scan while the first table is being read). So the rows of each
-//! plan that locks are locked and read here first, in the order `SelectPlan::run` locked
-//! them (the access path's keys, collected by one scan, then one locking get per key), and
-//! held for the tree, which reads them instead of its table ([`Locked::take`]).
+//! plan that locks are locked and read here first, in the order the buffered executor
+//! (`SelectPlan::run`, gone since) locked them (the access path's keys, collected by one
+//! scan, then one locking get per key), and held for the tree, which reads them instead of
+//! its table ([`LockedPlan::take`](crate::exec::locked::LockedPlan::take)).
 //!
 //! One case keeps `run`'s early stop: a plain single-table read under LIMIT (no join, no
 //! grouping, DISTINCT or sort, no subquery) tests its WHERE here and stops locking once
@@ -13,11 +14,9 @@
 //! a join under such a LIMIT, every row of the access path is locked (the join decides how
 //! many rows a first-table row yields, and it reads through the shared transaction).
 
-use std::cell::RefCell;
-
 use zipdb_engine::Transaction;
 
-use crate::exec::op::Row;
+use crate::exec::locked::{locks, Locked};
 use crate::exec::scan::scan_rows;
 use crate::exec::subquery::SubCtx;
 use crate::exec::{fixed_terms_hold, limit_value};
@@ -25,46 +24,6 @@ use crate::expr::Ctx;
 use crate::plan::select::{SelectPlan, Subquery};
 use crate::runtime::limits::row_bytes;
 use crate::SqlError;
-
-/// The rows locked for the plans of one statement that lock, by plan.
-#[derive(Default)]
-pub(crate) struct Locked {
-    plans: Vec<LockedPlan>,
-}
-
-/// What a locking plan's tree takes from the locking pass instead of computing it again (its
-/// LIMIT and constant WHERE terms were evaluated there, and must be evaluated once).
-pub(crate) struct LockedPlan {
-    /// Identity only (never dereferenced): the plan these rows are for.
-    plan: *const SelectPlan,
-    pub(crate) limit: Option<u64>,
-    pub(crate) offset: u64,
-    pub(crate) impossible: bool,
-    /// Whether the rows already passed the plan's WHERE (the early-stop case).
-    pub(crate) filtered: bool,
-    rows: RefCell<Vec<Row>>,
-}
-
-impl Locked {
-    /// The locked rows of `p`, if it locks.
-    pub(crate) fn of(&self, p: &SelectPlan) -> Option<&LockedPlan> {
-        self.plans.iter().find(|l| std::ptr::eq(l.plan, p))
-    }
-}
-
-impl LockedPlan {
-    /// The rows, handed over once (a plan's tree is built once per statement).
-    pub(crate) fn take(&self) -> Vec<Row> {
-        std::mem::take(&mut *self.rows.borrow_mut())
-    }
-}
-
-/// Whether `p`, a derived table's query in it or a set operand locks rows. Recursion as deep
-/// as the query's nesting of derived tables and set operations, which the parser bounds
-/// (`SELECT_NESTING_MAX`).
-pub(crate) fn locks(p: &SelectPlan) -> bool {
-    p.for_update || p.derived.as_deref().is_some_and(locks) || p.union.iter().any(|(q, _)| locks(q))
-}
 
 /// Locks and reads the rows of every plan in `p` that locks: `p` itself, and the derived
 /// tables' queries and set operands it reads (a join step's derived table is read without
@@ -155,13 +114,6 @@ pub(crate) fn lock_rows(
             }
         }
     }
-    out.plans.push(LockedPlan {
-        plan: p,
-        limit,
-        offset,
-        impossible,
-        filtered: stop_at.is_some(),
-        rows: RefCell::new(rows),
-    });
+    out.push(p, (limit, offset, impossible), stop_at.is_some(), rows);
     Ok(())
 }

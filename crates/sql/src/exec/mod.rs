@@ -15,6 +15,7 @@ pub(crate) mod join;
 pub(crate) mod keyrange;
 pub(crate) mod load;
 pub(crate) mod lock;
+pub(crate) mod locked;
 pub(crate) mod op;
 pub(crate) mod operator;
 pub(crate) mod scan;

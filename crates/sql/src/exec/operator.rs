@@ -23,12 +23,11 @@ use zipdb_engine::{Transaction, TxnScan};
 use crate::catalog::Table;
 use crate::exec::join;
 use crate::exec::keyrange::{as_ref, byte_ranges, KeyRange};
-use crate::exec::lock::{Locked, LockedPlan};
+use crate::exec::locked::{Locked, LockedPlan};
 use crate::exec::op::aggregate::Aggregate;
 use crate::exec::op::distinct::Distinct;
 use crate::exec::op::sort::{Sort, TopN};
 use crate::exec::op::{self, setop, Cut};
-use crate::exec::subquery::SubCtx;
 use crate::exec::{fixed_terms_hold, limit_value};
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::{Access, ColBound};
@@ -515,7 +514,7 @@ impl Operator for Project<'_> {
 /// Runs `p` through its operator tree and collects its rows, each charged to the statement's
 /// memory budget (they are held until their reader is done): a subquery's rows, a join
 /// step's derived table, an INSERT … SELECT that must read its rows before writing. Its
-/// subqueries read through `txn`, under the caller's `SubCtx` if it has one.
+/// subqueries read through the `SubCtx` in `ctx`, which the caller set up.
 pub(crate) fn collect(
     p: &SelectPlan,
     txn: Option<&Transaction>,
@@ -523,19 +522,6 @@ pub(crate) fn collect(
     subs: &[Subquery],
     locked: &Locked,
 ) -> Result<Vec<Row>, SqlError> {
-    let sc;
-    let with_subs;
-    let ctx = match txn {
-        Some(t) if ctx.sub.is_none() && !subs.is_empty() => {
-            sc = SubCtx::new(subs, t);
-            with_subs = Ctx {
-                sub: Some(&sc),
-                ..*ctx
-            };
-            &with_subs
-        }
-        _ => ctx,
-    };
     let mut op = build(p, txn, ctx, subs, locked)?;
     let mut rows = Vec::new();
     let mut row = Vec::new();

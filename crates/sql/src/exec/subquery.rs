@@ -10,7 +10,7 @@ use std::rc::Rc;
 use zipdb_engine::Transaction;
 
 use crate::error::{ErrorKind, SqlError};
-use crate::exec::lock::Locked;
+use crate::exec::locked::Locked;
 use crate::exec::operator::collect;
 use crate::expr::{Cmp, Ctx, Expr, SubKind, SubqueryId, SubqueryRef, SubqueryRunner};
 use crate::plan::select::{SelectPlan, Subquery};
@@ -110,7 +110,12 @@ pub fn prefill<'a>(
             sub.outer_cols.is_empty(),
             "a correlated subquery in UPDATE/DELETE"
         );
-        let inner = Ctx { sub: None, ..*ctx };
+        // Its own subqueries get a cache of their own per run.
+        let own = SubCtx::new(subs, txn);
+        let inner = Ctx {
+            sub: Some(&own),
+            ..*ctx
+        };
         let none = Locked::default();
         let rows = collect(plan_of(subs, sub.id)?, Some(txn), &inner, subs, &none)?;
         cache.insert(sub.id, Rc::new(rows));
@@ -144,14 +149,17 @@ fn eval_subquery(
     ctx: &Ctx,
 ) -> Result<Value, SqlError> {
     let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
-        let inner = Ctx {
-            outer,
-            sub: None,
-            ..*ctx
-        };
         let txn = sc
             .txn
             .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
+        // Its own subqueries get a cache of their own per run (a nested one may read this
+        // run's outer row).
+        let own = SubCtx::new(sc.subs, txn);
+        let inner = Ctx {
+            outer,
+            sub: Some(&own),
+            ..*ctx
+        };
         let none = Locked::default();
         collect(plan_of(sc.subs, sub.id)?, Some(txn), &inner, sc.subs, &none)
     };

@@ -226,7 +226,7 @@ impl Session {
         ctx: &Ctx,
         head: Status,
         sink: &mut dyn ResultSink,
-        locked: &exec::lock::Locked,
+        locked: &exec::locked::Locked,
     ) -> Result<(), SqlError> {
         // Subqueries (the plan's own, and those of the derived tables and set operands it
         // reads) read through the transaction the operators scan with; their rows are cached
@@ -496,7 +496,7 @@ impl Session {
                 // Its warnings reach the session's list only after the statement, so the
                 // status is the same before and after the rows are computed.
                 let head = self.result_status(out.more);
-                let none = exec::lock::Locked::default();
+                let none = exec::locked::Locked::default();
                 self.stream(s, subs, None, &ctx, head, out.sink, &none)?;
                 return Ok(Reply::Sent);
             }
@@ -559,7 +559,7 @@ impl Session {
             Plan::Select(s) => {
                 // Rows that a locking read takes are locked first, through the exclusive
                 // transaction; the tree then reads them through the shared one.
-                let mut locked = exec::lock::Locked::default();
+                let mut locked = exec::locked::Locked::default();
                 exec::lock::lock_rows(s, &mut open.txn, &ctx, subs, &mut locked)
                     .and_then(|()| {
                         self.stream(s, subs, Some(&open.txn), &ctx, head, out.sink, &locked)

@@ -14,7 +14,7 @@
 
 use zipdb_engine::Transaction;
 
-use crate::exec::lock::Locked;
+use crate::exec::locked::Locked;
 use crate::exec::op::{Operator, Row};
 use crate::exec::set_combine;
 use crate::expr::Ctx;
