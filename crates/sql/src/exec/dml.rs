@@ -8,11 +8,14 @@ use zipdb_engine::Transaction;
 
 use crate::catalog::{needs_value, no_default, Table};
 use crate::error::{ErrorKind, SqlError};
+use crate::exec::locked::Locked;
+use crate::exec::operator::{self, reads_table};
 use crate::exec::scan::scan_rows;
+use crate::exec::subquery::SubCtx;
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::Access;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
-use crate::plan::select::Subquery;
+use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::value::Value;
 
 // ---- Storing values --------------------------------------------------------------------------
@@ -208,6 +211,15 @@ fn delete_row(txn: &mut Transaction, t: &Table, pk: &[u8], row: &[Value]) -> Res
 
 // ---- INSERT ------------------------------------------------------------------------------
 
+/// Where an inserted row's values come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// A row of INSERT … SELECT, one value per named column.
+    Selected(&'a [Value]),
+    /// A VALUES row's expressions.
+    Exprs(&'a [Expr]),
+}
+
 /// Outcome counters of a DML statement.
 #[derive(Debug, Default, Clone)]
 pub struct DmlCount {
@@ -235,9 +247,12 @@ impl DmlCount {
 }
 
 impl InsertPlan {
+    /// `reader`: a transaction the SELECT of INSERT … SELECT may read through while rows are
+    /// written through `txn` (see [`InsertPlan::insert_selected`]).
     pub fn execute(
         &self,
         txn: &mut Transaction,
+        reader: Option<&Transaction>,
         ctx: &Ctx,
         subs: &[Subquery],
     ) -> Result<DmlCount, SqlError> {
@@ -268,35 +283,54 @@ impl InsertPlan {
                 n.warn("Warning", e.kind(), e.into_message());
             }
         }
-        let selected = match &self.select {
-            Some(p) => p.execute(Some(&mut *txn), ctx, subs)?,
-            None => Vec::new(),
-        };
-        let count = if self.select.is_some() {
-            selected.len()
-        } else {
-            self.rows.len()
-        };
         // Rows stored or changed (MariaDB's "copied"): IGNORE's Duplicates are the rest.
         let mut copied = 0u64;
-        for ri in 0..count {
-            let rowno = ri as u64 + 1;
-            let mut row: Vec<Value> = Vec::with_capacity(t.types.len());
-            for col in &t.def.columns {
-                row.push(if col.default_now {
-                    Value::DateTime(ctx.now - ctx.now.rem_euclid(1_000_000))
-                } else if needs_value(col) {
-                    crate::types::convert::store::implicit_default(col.ty)
-                } else {
-                    col.default.clone().unwrap_or(Value::Null)
-                });
+        match &self.select {
+            None => {
+                for (ri, exprs) in self.rows.iter().enumerate() {
+                    let rowno = ri as u64 + 1;
+                    copied += self.store(txn, ctx, rowno, Source::Exprs(exprs), &mut n)?;
+                }
             }
-            if let Some(vals) = selected.get(ri) {
+            Some(p) => copied += self.insert_selected(p, txn, reader, ctx, subs, &mut n)?,
+        }
+        if self.mode == InsertMode::Ignore {
+            n.duplicates = n.records - copied;
+        }
+        Ok(n)
+    }
+
+    /// Builds one row from its source (selected values, or the VALUES expressions) with the
+    /// table's defaults, AUTO_INCREMENT and coercions, and inserts it; returns how many rows
+    /// it stored or changed (0 or 1).
+    fn store(
+        &self,
+        txn: &mut Transaction,
+        ctx: &Ctx,
+        rowno: u64,
+        src: Source<'_>,
+        n: &mut DmlCount,
+    ) -> Result<u64, SqlError> {
+        let t = &*self.table;
+        let strict = self.mode != InsertMode::Ignore;
+        let mut row: Vec<Value> = Vec::with_capacity(t.types.len());
+        for col in &t.def.columns {
+            row.push(if col.default_now {
+                Value::DateTime(ctx.now - ctx.now.rem_euclid(1_000_000))
+            } else if needs_value(col) {
+                crate::types::convert::store::implicit_default(col.ty)
+            } else {
+                col.default.clone().unwrap_or(Value::Null)
+            });
+        }
+        match src {
+            Source::Selected(vals) => {
                 for (v, &c) in vals.iter().zip(&self.columns) {
                     row[c] = v.clone();
                 }
-            } else {
-                for (e, &c) in self.rows[ri].iter().zip(&self.columns) {
+            }
+            Source::Exprs(exprs) => {
+                for (e, &c) in exprs.iter().zip(&self.columns) {
                     // `DEFAULT` compiles to an argument-less COALESCE: keep the default. A
                     // column without one: 1364 (strict), or a warning for this row.
                     if matches!(e, Expr::Func(crate::expr::Func::Coalesce, a) if a.is_empty()) {
@@ -313,49 +347,99 @@ impl InsertPlan {
                     row[c] = e.eval(&[], ctx)?;
                 }
             }
-            // Strict mode: a warning the row's expressions raised fails the statement here,
-            // before the row is stored (and before a later row's error could come first).
-            crate::types::diag::check()?;
-            // AUTO_INCREMENT: NULL or 0 takes the next value.
-            if let Some(ai) = t.auto_inc {
-                let v = &row[ai];
-                let next = match v {
-                    Value::Null => true,
-                    v => v.to_i64() == Some(0),
-                };
-                if next {
-                    let id = t.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    row[ai] = Value::UInt(id);
-                    n.first_id.get_or_insert(id);
-                } else if let Some(v) = v.to_i64().filter(|v| *v > 0) {
-                    t.next_id
-                        .fetch_max(v as u64 + 1, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
-            // Stored in the order the statement names the columns (the order of MariaDB's
-            // warnings), then the rest (defaults, which fit).
-            let mut done = vec![false; t.types.len()];
-            for i in self.columns.iter().copied().chain(0..t.types.len()) {
-                if std::mem::replace(&mut done[i], true) {
-                    continue;
-                }
-                let v = std::mem::replace(&mut row[i], Value::Null);
-                row[i] = coerce(v, t, i, rowno, strict, &mut n)?;
-            }
-            let hidden = if t.def.pk.is_empty() {
-                Some(t.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-            } else {
-                None
+        }
+        // Strict mode: a warning the row's expressions raised fails the statement here,
+        // before the row is stored (and before a later row's error could come first).
+        crate::types::diag::check()?;
+        // AUTO_INCREMENT: NULL or 0 takes the next value.
+        if let Some(ai) = t.auto_inc {
+            let v = &row[ai];
+            let next = match v {
+                Value::Null => true,
+                v => v.to_i64() == Some(0),
             };
-            let pk = t.pk_key(&row, hidden);
-            n.records += 1;
-            copied += self.insert_one(txn, t, pk, row, rowno, ctx, &mut n)?;
-            ctx.check_pending(txn.pending_bytes())?;
+            if next {
+                let id = t.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                row[ai] = Value::UInt(id);
+                n.first_id.get_or_insert(id);
+            } else if let Some(v) = v.to_i64().filter(|v| *v > 0) {
+                t.next_id
+                    .fetch_max(v as u64 + 1, std::sync::atomic::Ordering::Relaxed);
+            }
         }
-        if self.mode == InsertMode::Ignore {
-            n.duplicates = n.records - copied;
+        // Stored in the order the statement names the columns (the order of MariaDB's
+        // warnings), then the rest (defaults, which fit).
+        let mut done = vec![false; t.types.len()];
+        for i in self.columns.iter().copied().chain(0..t.types.len()) {
+            if std::mem::replace(&mut done[i], true) {
+                continue;
+            }
+            let v = std::mem::replace(&mut row[i], Value::Null);
+            row[i] = coerce(v, t, i, rowno, strict, n)?;
         }
-        Ok(n)
+        let hidden = if t.def.pk.is_empty() {
+            Some(t.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+        } else {
+            None
+        };
+        let pk = t.pk_key(&row, hidden);
+        n.records += 1;
+        let copied = self.insert_one(txn, t, pk, row, rowno, ctx, n)?;
+        ctx.check_pending(txn.pending_bytes())?;
+        Ok(copied)
+    }
+
+    /// INSERT … SELECT's rows, as the SELECT's operator tree yields them. With `reader` (a
+    /// transaction that sees what this statement's own would: a fresh read-committed one, for
+    /// an autocommit statement) each row is stored as soon as it is produced, so the selected
+    /// rows are never held; unless the SELECT reads the target table or locks rows, when it
+    /// is read whole first (MySQL reads a SELECT over its own target before the first insert),
+    /// within the statement's memory budget.
+    fn insert_selected(
+        &self,
+        p: &SelectPlan,
+        txn: &mut Transaction,
+        reader: Option<&Transaction>,
+        ctx: &Ctx,
+        subs: &[Subquery],
+        n: &mut DmlCount,
+    ) -> Result<u64, SqlError> {
+        let mut copied = 0u64;
+        let mut rowno = 0u64;
+        let own = &self.table.def;
+        let streamed = reader.filter(|_| {
+            !crate::exec::locked::locks(p) && !reads_table(p, subs, &own.db, &own.name)
+        });
+        if let Some(r) = streamed {
+            let none = Locked::default();
+            let sc = SubCtx::new(subs, r);
+            let sctx = Ctx {
+                sub: Some(&sc),
+                ..*ctx
+            };
+            let mut op = operator::build(p, Some(r), &sctx, subs, &none)?;
+            let mut row = Vec::new();
+            while op.next(&sctx, &mut row)? {
+                rowno += 1;
+                copied += self.store(txn, ctx, rowno, Source::Selected(&row), n)?;
+            }
+            return Ok(copied);
+        }
+        let mut locked = Locked::default();
+        crate::exec::lock::lock_rows(p, txn, ctx, subs, &mut locked)?;
+        let rows = {
+            let sc = SubCtx::new(subs, txn);
+            let sctx = Ctx {
+                sub: Some(&sc),
+                ..*ctx
+            };
+            operator::collect(p, Some(&*txn), &sctx, subs, &locked)?
+        };
+        for row in rows {
+            rowno += 1;
+            copied += self.store(txn, ctx, rowno, Source::Selected(&row), n)?;
+        }
+        Ok(copied)
     }
 
     /// Inserts one row, or resolves its duplicate by the statement's mode; returns how many

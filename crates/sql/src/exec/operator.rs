@@ -3,15 +3,18 @@
 //! filtered, extended by its join steps, then grouped, made distinct and sorted by the
 //! blocking stages of [`crate::exec::op`], cut by LIMIT/OFFSET and projected, one row at a
 //! time. The session pulls the root and hands each row to its sink at once, so a result is
-//! never held whole (only what a blocking stage needs, under the memory budget). Plans with
-//! subqueries or FOR UPDATE still run through
-//! [`SelectPlan::execute`](crate::plan::select::SelectPlan). The join steps, the sources made
-//! of other plans and the blocking stages are in [`op`](crate::exec::op).
+//! never held whole (only what a blocking stage needs, under the memory budget). A plan that
+//! locks (FOR UPDATE) reads the rows [`lock`](crate::exec::lock) locked for it before the
+//! tree was built. The join steps, the sources made of other plans and the blocking stages
+//! are in [`op`](crate::exec::op).
 //!
-//! The operators reproduce `SelectPlan::run` step for step (which rows are read, which
-//! expressions are evaluated and in what order), so that results, warnings and errors stay
-//! what the buffered path gives. One difference is deliberate: LIMIT stops a streamed derived
-//! table's query and skips later UNION ALL operands, where `run` computed them whole first.
+//! The operators reproduce the buffered executor they replaced (`SelectPlan::run`, deleted in
+//! E5; the comments here still name it) step for step: which rows are read, which expressions
+//! are evaluated and in what order, so that results, warnings and errors stayed what it gave
+//! (session/stream_tests.rs holds them to its pinned results). One difference is deliberate:
+//! LIMIT stops a streamed derived table's query and skips later UNION ALL operands, where
+//! `run` computed them whole first. Every SELECT runs here: the statement's own, its
+//! subqueries' ([`collect`]), the SELECT of INSERT … SELECT.
 
 use std::ops::Bound;
 
@@ -20,11 +23,12 @@ use zipdb_engine::{Transaction, TxnScan};
 use crate::catalog::Table;
 use crate::exec::join;
 use crate::exec::keyrange::{as_ref, byte_ranges, KeyRange};
+use crate::exec::locked::{Locked, LockedPlan};
 use crate::exec::op::aggregate::Aggregate;
 use crate::exec::op::distinct::Distinct;
 use crate::exec::op::sort::{Sort, TopN};
 use crate::exec::op::{self, setop, Cut};
-use crate::exec::{fixed_terms_hold, limit_value, Txn};
+use crate::exec::{fixed_terms_hold, limit_value};
 use crate::expr::{Ctx, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan, Subquery};
@@ -34,62 +38,46 @@ use crate::SqlError;
 
 pub(crate) use crate::exec::op::{Operator, Row};
 
-/// Whether `p` runs as a pipeline of operators. Subqueries rule it out (they need a `SubCtx`
-/// over a shared transaction and may prefill), and so does FOR UPDATE (it locks every row
-/// before reading any). Joins, derived tables and set operations stream (what blocks in them
-/// holds its rows); grouping, DISTINCT and sorts are the blocking stages of [`op`].
-///
-/// A plan with subqueries streams too, at the top: its caller gives the operators a context
-/// whose subqueries read through the same shared transaction (`with_subqueries`), as the
-/// buffered path's `execute_in` does. Nested in a derived table or set operation, such a plan
-/// is buffered (`nested`), which sets up its subqueries itself.
-pub(crate) fn streams(p: &SelectPlan) -> bool {
-    #[cfg(test)]
-    if BUFFERED_ONLY.get() {
-        return false;
-    }
-    !locks(p)
-}
-
-/// Whether `p`, a derived table's query in it or a set operand locks rows (FOR UPDATE). The
-/// buffered path hands such a nested plan the exclusive transaction it locks through; a
-/// tree reads through a shared one. Recursion as deep as the query's nesting of derived
-/// tables and set operations, which the parser bounds (`SELECT_NESTING_MAX`).
-fn locks(p: &SelectPlan) -> bool {
-    p.for_update || p.derived.as_deref().is_some_and(locks) || p.union.iter().any(|(q, _)| locks(q))
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Set by the tests that compare the two paths: every plan takes the buffered one.
-    pub(crate) static BUFFERED_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// The operator tree of a plan that [`streams`]. LIMIT, OFFSET, the WHERE terms that read no
+/// The operator tree of a plan. LIMIT, OFFSET, the WHERE terms that read no
 /// row and the key ranges are evaluated here, in the order `SelectPlan::run` evaluates them,
 /// so their errors and warnings come before any row.
+///
+/// `locked`: the rows of the plans that lock, locked and read before the tree
+/// ([`lock_rows`](crate::exec::lock::lock_rows)); such a plan reads them instead of its table.
 pub(crate) fn build<'a>(
     p: &'a SelectPlan,
     txn: Option<&'a Transaction>,
     ctx: &Ctx<'a>,
     subs: &'a [Subquery],
+    locked: &'a Locked,
 ) -> Result<Box<dyn Operator + 'a>, SqlError> {
-    let limit = limit_value(&p.limit, ctx)?;
-    let offset = limit_value(&p.offset, ctx)?.unwrap_or(0);
+    let pre = locked.of(p);
+    let (limit, offset) = match pre {
+        Some(l) => (l.limit, l.offset),
+        None => (
+            limit_value(&p.limit, ctx)?,
+            limit_value(&p.offset, ctx)?.unwrap_or(0),
+        ),
+    };
     // A derived table's query or a set operation's operands, before the WHERE's fixed terms
     // and the joins' tables, as `SelectPlan::run` takes them; what blocks is read here.
-    let nested_rows = setop::source(p, txn, ctx, subs, nested)?;
+    let nested_rows = setop::source(p, txn, ctx, subs, locked, nested)?;
     // LIMIT 0 evaluates nothing; a false row-independent WHERE term reads no row.
-    let impossible = limit == Some(0)
-        || match &p.filter {
-            Some(f) => !fixed_terms_hold(f, ctx)?,
-            None => false,
-        };
+    let impossible = match pre {
+        Some(l) => l.impossible,
+        None => {
+            limit == Some(0)
+                || match &p.filter {
+                    Some(f) => !fixed_terms_hold(f, ctx)?,
+                    None => false,
+                }
+        }
+    };
     // The hash and loop steps' tables are read before the first table, as `run` reads them.
     let built = match txn {
         _ if impossible || p.joins.is_empty() => None,
         Some(t) => Some(join::build(&p.joins, t, ctx, &|d| {
-            d.execute_in(Txn::Shared(t), ctx, subs)
+            collect(d, Some(t), ctx, subs, locked)
         })?),
         None => return Err(SqlError::internal("no transaction for a join")),
     };
@@ -97,6 +85,9 @@ pub(crate) fn build<'a>(
         _ if impossible => Box::new(Empty),
         (_, Some(rows)) => rows,
         (None, None) => Box::new(OneRow { done: false }),
+        (Some(_), None) if pre.is_some() => Box::new(setop::Held::new(
+            pre.map(LockedPlan::take).unwrap_or_default(),
+        )),
         (Some(t), None) => match t.virt {
             Some(k) => Box::new(SystemScan {
                 rows: ctx.virtual_of(k)?,
@@ -118,7 +109,11 @@ pub(crate) fn build<'a>(
             }
         },
     };
-    if let Some(f) = &p.filter {
+    if let Some(f) = p
+        .filter
+        .as_ref()
+        .filter(|_| !pre.is_some_and(|l| l.filtered))
+    {
         op = Box::new(Filter {
             child: op,
             pred: f,
@@ -215,23 +210,16 @@ fn stages<'a>(
     Ok(op)
 }
 
-/// The rows of a nested plan (a derived table's query, a set operand): its own tree when it
-/// streams, else the buffered path's rows for it, through a shared transaction as `run`'s
-/// join builds read theirs (`streams` keeps plans that lock out of the trees).
+/// The rows of a nested plan (a derived table's query, a set operand): its own tree. Its
+/// subqueries read through the statement's `SubCtx` in `ctx`.
 fn nested<'a>(
     p: &'a SelectPlan,
     txn: Option<&'a Transaction>,
     ctx: &Ctx<'a>,
     subs: &'a [Subquery],
+    locked: &'a Locked,
 ) -> Result<Box<dyn Operator + 'a>, SqlError> {
-    if streams(p) && !p.has_sub {
-        return build(p, txn, ctx, subs);
-    }
-    let t = match txn {
-        Some(t) => Txn::Shared(t),
-        None => Txn::None,
-    };
-    Ok(Box::new(setop::Held::new(p.execute_in(t, ctx, subs)?)))
+    build(p, txn, ctx, subs, locked)
 }
 
 /// The scan a lookup step opens for each row of the tables before it.
@@ -521,4 +509,41 @@ impl Operator for Project<'_> {
         out.truncate(self.visible);
         Ok(true)
     }
+}
+
+/// Runs `p` through its operator tree and collects its rows, each charged to the statement's
+/// memory budget (they are held until their reader is done): a subquery's rows, a join
+/// step's derived table, an INSERT … SELECT that must read its rows before writing. Its
+/// subqueries read through the `SubCtx` in `ctx`, which the caller set up.
+pub(crate) fn collect(
+    p: &SelectPlan,
+    txn: Option<&Transaction>,
+    ctx: &Ctx,
+    subs: &[Subquery],
+    locked: &Locked,
+) -> Result<Vec<Row>, SqlError> {
+    let mut op = build(p, txn, ctx, subs, locked)?;
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    while op.next(ctx, &mut row)? {
+        ctx.charge(crate::runtime::limits::row_bytes(&row))?;
+        rows.push(std::mem::take(&mut row));
+    }
+    Ok(rows)
+}
+
+/// Whether `p` reads the table `db`.`name` anywhere: its FROM, joins, derived tables, set
+/// operands, or any subquery of the statement (`subs`, all of them: an INSERT's subqueries
+/// are its SELECT's). Recursion as deep as the query's nesting, which the parser bounds.
+pub(crate) fn reads_table(p: &SelectPlan, subs: &[Subquery], db: &str, name: &str) -> bool {
+    fn within(p: &SelectPlan, db: &str, name: &str) -> bool {
+        let named = |t: &Table| t.virt.is_none() && t.def.db == db && t.def.name == name;
+        p.table.as_deref().is_some_and(named)
+            || p.joins.iter().any(|j| {
+                named(&j.table) || j.derived.as_deref().is_some_and(|d| within(d, db, name))
+            })
+            || p.derived.as_deref().is_some_and(|d| within(d, db, name))
+            || p.union.iter().any(|(q, _)| within(q, db, name))
+    }
+    within(p, db, name) || subs.iter().any(|s| within(&s.plan, db, name))
 }

@@ -10,6 +10,8 @@ use std::rc::Rc;
 use zipdb_engine::Transaction;
 
 use crate::error::{ErrorKind, SqlError};
+use crate::exec::locked::Locked;
+use crate::exec::operator::collect;
 use crate::expr::{Cmp, Ctx, Expr, SubKind, SubqueryId, SubqueryRef, SubqueryRunner};
 use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::value::Value;
@@ -108,8 +110,14 @@ pub fn prefill<'a>(
             sub.outer_cols.is_empty(),
             "a correlated subquery in UPDATE/DELETE"
         );
-        let inner = Ctx { sub: None, ..*ctx };
-        let rows = plan_of(subs, sub.id)?.execute_shared(txn, &inner, subs)?;
+        // Its own subqueries get a cache of their own per run.
+        let own = SubCtx::new(subs, txn);
+        let inner = Ctx {
+            sub: Some(&own),
+            ..*ctx
+        };
+        let none = Locked::default();
+        let rows = collect(plan_of(subs, sub.id)?, Some(txn), &inner, subs, &none)?;
         cache.insert(sub.id, Rc::new(rows));
     }
     Ok(Some(SubCtx {
@@ -141,15 +149,19 @@ fn eval_subquery(
     ctx: &Ctx,
 ) -> Result<Value, SqlError> {
     let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
-        let inner = Ctx {
-            outer,
-            sub: None,
-            ..*ctx
-        };
         let txn = sc
             .txn
             .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
-        plan_of(sc.subs, sub.id)?.execute_shared(txn, &inner, sc.subs)
+        // Its own subqueries get a cache of their own per run (a nested one may read this
+        // run's outer row).
+        let own = SubCtx::new(sc.subs, txn);
+        let inner = Ctx {
+            outer,
+            sub: Some(&own),
+            ..*ctx
+        };
+        let none = Locked::default();
+        collect(plan_of(sc.subs, sub.id)?, Some(txn), &inner, sc.subs, &none)
     };
     let rows = if sub.outer_cols.is_empty() {
         let cached = sc.cache.borrow().get(&sub.id).cloned();

@@ -38,6 +38,10 @@ use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod insert_select_tests;
+#[cfg(test)]
+mod lock_tests;
+#[cfg(test)]
 mod stream_tests;
 
 /// What COM_STMT_PREPARE answers.
@@ -213,6 +217,7 @@ impl Session {
     /// wait for the first row, so that an error found before it (the first rows' filter, a
     /// bad LIMIT) is answered alone, as on the buffered path. KILL is looked at every 256
     /// rows sent, besides the operators' own checks.
+    #[allow(clippy::too_many_arguments)]
     fn stream(
         &self,
         plan: &SelectPlan,
@@ -221,14 +226,15 @@ impl Session {
         ctx: &Ctx,
         head: Status,
         sink: &mut dyn ResultSink,
+        locked: &exec::locked::Locked,
     ) -> Result<(), SqlError> {
-        // Subqueries read through the transaction the operators scan with; their rows are
-        // cached per statement run by id, as on the buffered path (`SelectPlan::execute_in`).
+        // Subqueries (the plan's own, and those of the derived tables and set operands it
+        // reads) read through the transaction the operators scan with; their rows are cached
+        // per statement run by id.
         let sc;
         let with_subs;
-        let ctx = match (plan.has_sub, txn) {
-            (false, _) => ctx,
-            (true, Some(t)) => {
+        let ctx = match (txn, plan.has_sub) {
+            (Some(t), _) if !subs.is_empty() => {
                 sc = exec::subquery::SubCtx::new(subs, t);
                 with_subs = Ctx {
                     sub: Some(&sc),
@@ -236,9 +242,10 @@ impl Session {
                 };
                 &with_subs
             }
-            (true, None) => return Err(SqlError::internal("no transaction for a subquery")),
+            (None, true) => return Err(SqlError::internal("no transaction for a subquery")),
+            _ => ctx,
         };
-        let mut op = exec::operator::build(plan, txn, ctx, subs)?;
+        let mut op = exec::operator::build(plan, txn, ctx, subs, locked)?;
         let mut row = Vec::new();
         let mut more = op.next(ctx, &mut row)?;
         sink.columns(&plan.columns, head).map_err(closed)?;
@@ -489,12 +496,8 @@ impl Session {
                 // Its warnings reach the session's list only after the statement, so the
                 // status is the same before and after the rows are computed.
                 let head = self.result_status(out.more);
-                if exec::operator::streams(s) {
-                    self.stream(s, subs, None, &ctx, head, out.sink)?;
-                } else {
-                    let rows = s.execute(None, &ctx, subs)?;
-                    self.send_rows(&s.columns, rows, head, out.sink)?;
-                }
+                let none = exec::locked::Locked::default();
+                self.stream(s, subs, None, &ctx, head, out.sink, &none)?;
                 return Ok(Reply::Sent);
             }
         }
@@ -553,18 +556,25 @@ impl Session {
         let sp = (!implicit || !self.autocommit).then(|| open.txn.savepoint());
         // `None`: the rows went to the sink as they were produced.
         let r: Result<Option<Outcome>, SqlError> = match plan {
-            Plan::Select(s) if exec::operator::streams(s) => self
-                .stream(s, subs, Some(&open.txn), &ctx, head, out.sink)
-                .map(|()| None),
-            Plan::Select(s) => s.execute(Some(&mut open.txn), &ctx, subs).map(|rows| {
-                Some(Outcome::Rows {
-                    columns: s.columns.clone(),
-                    rows,
-                })
-            }),
-            Plan::Insert(p) => p
-                .execute(&mut open.txn, &ctx, subs)
-                .map(|n| Some(self.dml_outcome(n, DmlKind::Insert))),
+            Plan::Select(s) => {
+                // Rows that a locking read takes are locked first, through the exclusive
+                // transaction; the tree then reads them through the shared one.
+                let mut locked = exec::locked::Locked::default();
+                exec::lock::lock_rows(s, &mut open.txn, &ctx, subs, &mut locked)
+                    .and_then(|()| {
+                        self.stream(s, subs, Some(&open.txn), &ctx, head, out.sink, &locked)
+                    })
+                    .map(|()| None)
+            }
+            Plan::Insert(p) => {
+                // An autocommit statement's transaction is fresh and read committed: another
+                // such transaction reads what it would, so INSERT … SELECT may read through it
+                // while writing through this one (rows stored as they are selected).
+                let reader = (implicit && self.autocommit && p.select.is_some())
+                    .then(|| self.inst.db.begin_with(IsolationLevel::ReadCommitted));
+                p.execute(&mut open.txn, reader.as_ref(), &ctx, subs)
+                    .map(|n| Some(self.dml_outcome(n, DmlKind::Insert)))
+            }
             Plan::Update(p) => p
                 .execute(&mut open.txn, &ctx, subs)
                 .map(|n| Some(self.dml_outcome(n, DmlKind::Update))),

@@ -14,6 +14,7 @@
 
 use zipdb_engine::Transaction;
 
+use crate::exec::locked::Locked;
 use crate::exec::op::{Operator, Row};
 use crate::exec::set_combine;
 use crate::expr::Ctx;
@@ -28,6 +29,7 @@ pub(crate) type Nested<'a> = fn(
     Option<&'a Transaction>,
     &Ctx<'a>,
     &'a [Subquery],
+    &'a Locked,
 ) -> Result<Box<dyn Operator + 'a>, SqlError>;
 
 /// The source of `p` when it reads a derived table or combines set operands; `None` when its
@@ -37,10 +39,11 @@ pub(crate) fn source<'a>(
     txn: Option<&'a Transaction>,
     ctx: &Ctx<'a>,
     subs: &'a [Subquery],
+    locked: &'a Locked,
     nested: Nested<'a>,
 ) -> Result<Option<Box<dyn Operator + 'a>>, SqlError> {
     if let Some(d) = &p.derived {
-        return Ok(Some(nested(d, txn, ctx, subs)?));
+        return Ok(Some(nested(d, txn, ctx, subs, locked)?));
     }
     if p.union.is_empty() {
         return Ok(None);
@@ -54,7 +57,7 @@ pub(crate) fn source<'a>(
             let mut acc: Vec<Row> = Vec::new();
             for (q, op) in &p.union[..=last] {
                 let mut rows = Vec::new();
-                let mut src = nested(q, txn, ctx, subs)?;
+                let mut src = nested(q, txn, ctx, subs, locked)?;
                 let mut r = Vec::new();
                 while src.next(ctx, &mut r)? {
                     // Held until the statement ends, as the buffered path holds them.
@@ -74,6 +77,7 @@ pub(crate) fn source<'a>(
         txn,
         ctx: *ctx,
         subs,
+        locked,
         nested,
         scanned: 0,
     })))
@@ -116,6 +120,7 @@ struct UnionAll<'a> {
     /// `information_schema` table borrows its rows from it).
     ctx: Ctx<'a>,
     subs: &'a [Subquery],
+    locked: &'a Locked,
     nested: Nested<'a>,
     scanned: u32,
 }
@@ -137,7 +142,13 @@ impl Operator for UnionAll<'_> {
                 return Ok(false);
             };
             self.rest = rest;
-            self.cur = Some((self.nested)(q, self.txn, &self.ctx, self.subs)?);
+            self.cur = Some((self.nested)(
+                q,
+                self.txn,
+                &self.ctx,
+                self.subs,
+                self.locked,
+            )?);
         }
     }
 }
