@@ -28,5 +28,8 @@ sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=$PORT --mysql-use
   oltp_read_write prepare > $W/sb.out 2>&1 || { cat $W/sb.out; exit 1; }
 t1=$(date +%s.%N)
 if [ -n "${PERF:-}" ]; then kill -INT $PP; wait $PP || true; fi
-echo "$NAME $(python3 -c "print(f'{$t1-$t0:.2f}')") s"
+# The server's CPU seconds (user + system) as well: on a shared machine they vary less than
+# the wall time does.
+cpu=$(awk -v t=$(getconf CLK_TCK) '{printf "%.2f", ($14+$15)/t}' /proc/$PID/stat 2>/dev/null || echo "?")
+echo "$NAME $(python3 -c "print(f'{$t1-$t0:.2f}')") s (server cpu $cpu s)"
 if [ -n "${DUMP:-}" ]; then mariadb-dump -h127.0.0.1 -P$PORT -uroot sbtest > $DUMP; fi

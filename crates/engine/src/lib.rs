@@ -16,6 +16,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(test)]
+mod append_tests;
 mod apply;
 #[cfg(test)]
 mod apply_tests;

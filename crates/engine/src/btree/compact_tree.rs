@@ -92,13 +92,13 @@ pub(super) struct Encoded<'a> {
 }
 
 /// Bytes for slots and cells of a compact leaf with `fences` in a page of `page` bytes.
-fn room(page: usize, f: Fences<'_>) -> usize {
+pub(super) fn room(page: usize, f: Fences<'_>) -> usize {
     page - FENCES_START - f.lower.map_or(0, <[u8]>::len) - f.upper.map_or(0, <[u8]>::len)
 }
 
 /// How [`split_entries`] picks the split point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SplitAt {
+pub(super) enum SplitAt {
     /// Both sides about equal in bytes.
     Balanced,
     /// The entry that did not fit is the last one (an ascending load): the left leaf keeps as
@@ -117,7 +117,7 @@ enum SplitAt {
 /// Both searches are binary: as `m` grows the separator grows, so the left side's prefix
 /// (common prefix of `lower` and the separator) can only shrink and its size only grow, and
 /// symmetrically the right side only shrinks.
-fn split_entries(
+pub(super) fn split_entries(
     id: PageId,
     page: usize,
     f: Fences<'_>,
@@ -727,7 +727,7 @@ impl BTree {
 
     /// Inserts the separator cell of a split child (at `level`) into its latched parent, the
     /// last entry of `path`, splitting the parent (classic inner node) if it is full.
-    fn push_up<'a>(
+    pub(super) fn push_up<'a>(
         &'a self,
         mut path: Path<'a>,
         child: PageId,

@@ -40,6 +40,7 @@
 
 /// Compact leaf nodes (issue 19); public so that the `compact_leaf` fuzz target reaches them.
 /// Trees whose format has `nodes = Compact` use them for every leaf ([`compact_tree`]).
+mod append;
 pub mod compact;
 mod compact_tree;
 pub mod cursor;
@@ -122,6 +123,10 @@ enum DelOutcome {
 }
 
 type Path<'a> = Vec<(PageWriteGuard<'a>, usize)>;
+
+/// Writes in one sorted batch from which [`BTree::apply_sorted`] tries appending a leaf at a
+/// time (append.rs).
+const APPEND_BATCH_MIN: usize = 64;
 
 fn chain_of(v: LeafValue<'_>) -> Option<PageId> {
     match v {
@@ -449,7 +454,12 @@ impl BTree {
                 && value.is_none_or(|v| self.inline_value(key.len(), v.len()))
         };
         let mut chains = Vec::new();
-        let mut i = 0;
+        // A batch long enough to be a load may append at the right edge, a leaf at a time;
+        // short ones (most commits) are not worth the exclusive descent that finds out.
+        let mut i = match writes.len() >= APPEND_BATCH_MIN {
+            true => self.c_append_sorted(writes, live)?,
+            false => 0,
+        };
         while i < writes.len() {
             let (key, value) = writes[i];
             let mut j = i;

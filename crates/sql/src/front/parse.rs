@@ -67,13 +67,22 @@ fn parse_stack_bytes(len: usize) -> usize {
 /// is parsed on a stack of its own, reserved for its size and only touched as deep as used.
 fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
     let run = || {
-        let mut v = match crate::front::values::literal_insert(sql, parse_mysql) {
-            Some(v) => v,
-            None => parse_mysql(sql).map_err(|e| match e {
-                ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
-                e => syntax_error(sql, &e),
-            })?,
+        // Only the head of a literal INSERT is shaped: its rows are literals, at most two
+        // levels deep (`-1`), and walking a bulk INSERT's thousands of them cost a few per
+        // cent of a load. A head that fails either step declines the fast path, and the
+        // whole text is parsed and shaped below, which reports the error.
+        let head = |h: &str| -> Result<Vec<sqlparser::ast::Statement>, ()> {
+            let mut v = parse_mysql(h).map_err(|_| ())?;
+            crate::front::depth::shape(&mut v).map_err(|_| ())?;
+            Ok(v)
         };
+        if let Some(v) = crate::front::values::literal_insert(sql, head) {
+            return Ok(v);
+        }
+        let mut v = parse_mysql(sql).map_err(|e| match e {
+            ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
+            e => syntax_error(sql, &e),
+        })?;
         crate::front::depth::shape(&mut v)?;
         Ok(v)
     };
