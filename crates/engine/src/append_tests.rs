@@ -7,18 +7,13 @@
 use std::collections::BTreeMap;
 
 use proptest::prelude::*;
-use zipdb_storage::Codec;
 
 use crate::format::TreeFormat;
-use crate::tests::{opts, Disks};
+use crate::tests::Disks;
 use crate::{Database, Tree};
 
 fn db(page: usize) -> (Disks, Database) {
-    let disks = Disks::new();
-    let mut o = opts(page, Codec::None);
-    o.pool_bytes = 4096 * page;
-    let db = disks.open(o).unwrap();
-    (disks, db)
+    crate::tests::db_4k_pages(page)
 }
 
 fn index_tree(db: &Database, name: &str) -> Tree {

@@ -17,11 +17,7 @@ use crate::{Database, Error, Tree};
 const PAGE: usize = 16384;
 
 fn db(page: usize) -> (Disks, Database) {
-    let disks = Disks::new();
-    let mut o = opts(page, Codec::None);
-    o.pool_bytes = 4096 * page;
-    let db = disks.open(o).unwrap();
-    (disks, db)
+    crate::tests::db_4k_pages(page)
 }
 
 /// The storage bench's sbtest row: 8-byte big-endian id, 184-byte value.

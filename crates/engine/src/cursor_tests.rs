@@ -10,17 +10,13 @@ use rand::{Rng, SeedableRng};
 use zipdb_storage::Codec;
 
 use crate::format::{RecordCodec, TreeFormat};
-use crate::tests::{opts, Disks};
+use crate::tests::Disks;
 use crate::{Database, Tree};
 
 const FORMATS: [&str; 3] = ["classic", "compact", "fsst"];
 
 fn db(page: usize) -> (Disks, Database) {
-    let disks = Disks::new();
-    let mut o = opts(page, Codec::None);
-    o.pool_bytes = 4096 * page;
-    let db = disks.open(o).unwrap();
-    (disks, db)
+    crate::tests::db_4k_pages(page)
 }
 
 fn tree(db: &Database, format: &str) -> Tree {

@@ -24,6 +24,15 @@ pub(crate) fn opts(page_size: usize, codec: Codec) -> Options {
     }
 }
 
+/// A database on simulated disks with `page`-byte pages and a pool of 4,096 pages.
+pub(crate) fn db_4k_pages(page: usize) -> (Disks, Database) {
+    let disks = Disks::new();
+    let mut o = opts(page, Codec::None);
+    o.pool_bytes = 4096 * page;
+    let db = disks.open(o).unwrap();
+    (disks, db)
+}
+
 /// The data file and the WAL of one database, on simulated disks.
 #[derive(Clone)]
 pub(crate) struct Disks {
