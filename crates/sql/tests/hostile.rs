@@ -947,13 +947,24 @@ fn a_spilling_group_by_or_distinct_gives_the_in_memory_rows() {
         s.query("SET sort_buffer_size = DEFAULT");
         let in_memory = all(&mut s, sql);
         assert!(in_memory.len() > 20, "{sql}");
-        for (table, buffer) in [(0, 16384), (16384, 65536)] {
+        // Past the table size, and (the table unbounded) past a statement budget far below
+        // the groups.
+        for (table, buffer, mem) in [
+            ("0", "16384", "DEFAULT"),
+            ("16384", "65536", "DEFAULT"),
+            ("1073741824", "DEFAULT", "300000"),
+        ] {
             s.query(&format!("SET tmp_memory_table_size = {table}"));
             s.query(&format!("SET sort_buffer_size = {buffer}"));
+            s.query(&format!("SET max_session_mem_used = {mem}"));
             let spilled = all(&mut s, sql);
-            assert!(spilled == in_memory, "{sql}: spilled at {table} differs");
+            assert!(
+                spilled == in_memory,
+                "{sql}: spilled at {table}/{mem} differs"
+            );
             assert_eq!(spill_files(&mut s), Vec::<String>::new());
         }
+        s.query("SET max_session_mem_used = DEFAULT");
         // It did spill: with no room for a run it stops at the cap.
         s.query("SET max_tmp_session_space_usage = 65536");
         s.query("SET tmp_memory_table_size = 0");

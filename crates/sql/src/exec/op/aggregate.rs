@@ -3,8 +3,8 @@
 //! the order MariaDB's implicit GROUP BY sort gives), each as its key values followed by its
 //! aggregates' results, the row HAVING and the select list read.
 //!
-//! The map holds groups up to `tmp_memory_table_size` (or until the statement's budget is
-//! full). Past that no group is added: rows of groups already held still fold in memory, and
+//! The map holds groups up to `tmp_memory_table_size`, or while the statement's budget keeps
+//! `SPILL_ROOM` free besides (for the spill's own buffer). Past that no group is added: rows of groups already held still fold in memory, and
 //! the rows of any other group go, as its key values and its aggregates' evaluated
 //! arguments, to an external sort (`sort_spill::Sorter`) on the key. At the end the sorted
 //! rows come back group by group (each group's rows together, in arrival order, since the
@@ -15,7 +15,7 @@
 use std::collections::btree_map::{self, BTreeMap};
 use std::iter::Peekable;
 
-use crate::exec::op::sort_spill::{Sorted, Sorter};
+use crate::exec::op::sort_spill::{Sorted, Sorter, SPILL_ROOM};
 use crate::exec::op::{Operator, Row};
 use crate::exec::{AggState, GroupKey, KeyRef};
 use crate::expr::{Ctx, Expr};
@@ -119,7 +119,11 @@ impl<'a> Aggregate<'a> {
             let temp = match self.temp {
                 // Without GROUP BY there is one group: nothing to gain by spilling it.
                 Some(t) if spill.is_none() && !self.keys.is_empty() => {
-                    if table.saturating_add(bytes) <= self.table && self.mem.try_grow(bytes) {
+                    // Room is left in the budget for the spill's own buffer.
+                    if table.saturating_add(bytes) <= self.table
+                        && self.mem.try_grow(bytes + SPILL_ROOM)
+                    {
+                        self.mem.shrink(SPILL_ROOM);
                         None
                     } else {
                         Some(t)

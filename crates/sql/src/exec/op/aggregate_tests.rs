@@ -289,3 +289,37 @@ fn a_statement_stopped_mid_spill_gives_back_its_memory_and_files() {
     drop(agg);
     assert_eq!((intr.used(), temp.used(), space.used()), (0, 0, 0));
 }
+
+#[test]
+fn the_statement_budget_makes_a_group_by_spill_instead_of_failing() {
+    let input = many();
+    let keys = [Expr::Col(0), Expr::Col(1)];
+    let aggs = every_aggregate();
+    let (want, _) = group(&input, &keys, None);
+    let (space, files) = sim_space_with(None);
+    let temp = SessionTemp::new(space.clone());
+    let intr = Interrupt::default();
+    // About a third of the groups' size (1,000 groups of about 1 KB), no table size of its own.
+    intr.begin_statement(300_000);
+    let cx = ctx(&intr);
+    let run = |temp: Option<&SessionTemp>| {
+        let src = Box::new(Rows(input.iter().cloned()));
+        let mut agg = Aggregate::new(src, &keys, &aggs, Reservation::new(Some(&intr)), temp)
+            .with_sizes(u64::MAX, u64::MAX);
+        let mut got = Vec::new();
+        let mut r = Vec::new();
+        loop {
+            match agg.next(&cx, &mut r) {
+                Ok(true) => got.push(std::mem::take(&mut r)),
+                Ok(false) => return Ok(got),
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let got = run(Some(&temp)).expect("spills");
+    assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    assert!(!files.lock().is_empty());
+    assert_eq!((intr.used(), temp.used(), space.used()), (0, 0, 0));
+    // Without temporary space it fails as before.
+    assert_eq!(run(None).unwrap_err().code(), 1290);
+}

@@ -2,8 +2,8 @@
 //! input order; the later ones are dropped as they come. What it holds is one key per
 //! distinct row sent.
 //!
-//! The keys are held up to `tmp_memory_table_size` (or until the statement's budget is full).
-//! Past that, rows whose key is held are still dropped as they come, and every other row goes,
+//! The keys are held up to `tmp_memory_table_size`, or while the statement's budget keeps
+//! `SPILL_ROOM` free besides (for the spill's own buffer). Past that, rows whose key is held are still dropped as they come, and every other row goes,
 //! numbered by arrival, to an external sort on its key (`sort_spill::Sorter`). At the end of
 //! the input the first row of each key there (the sort is stable) goes to a second sort, on
 //! the arrival number, and those rows are sent after the ones already sent. Every key first
@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::exec::op::sort_spill::{Sorted, Sorter};
+use crate::exec::op::sort_spill::{Sorted, Sorter, SPILL_ROOM};
 use crate::exec::op::{Operator, Row};
 use crate::exec::{GroupKey, KeyRef};
 use crate::expr::Ctx;
@@ -88,13 +88,15 @@ impl<'a> Distinct<'a> {
         if self.spill.is_none() {
             let bytes = row_bytes(&row[..n]);
             match self.temp {
+                // Room is left in the budget for the spill's own buffer.
                 Some(t)
                     if self.held.saturating_add(bytes) > self.table
-                        || !self.mem.try_grow(bytes) =>
+                        || !self.mem.try_grow(bytes + SPILL_ROOM) =>
                 {
                     self.spill = Some(Sorter::new(Some(t), self.buffer, 0, &vec![false; n]));
                 }
                 Some(_) => {
+                    self.mem.shrink(SPILL_ROOM);
                     self.held += bytes;
                     self.seen.insert(GroupKey(row[..n].to_vec()));
                     return Ok(true);

@@ -137,6 +137,44 @@ fn many_keys_spill_and_come_back_in_arrival_order() {
 }
 
 #[test]
+fn the_statement_budget_makes_a_distinct_spill_instead_of_failing() {
+    let input: Vec<Row> = (0..6000i64)
+        .map(|i| {
+            vec![
+                Value::Str(format!("{:0>60}", (i * 7919) % 2000)),
+                Value::Int(i),
+            ]
+        })
+        .collect();
+    let (want, _) = distinct(&input, 1, None);
+    let (space, files) = sim_space_with(None);
+    let temp = SessionTemp::new(space.clone());
+    let intr = Interrupt::default();
+    // Below the keys' size (2,000 keys of about 100 bytes), no table size of its own.
+    intr.begin_statement(120_000);
+    let cx = ctx(&intr);
+    let run = |temp: Option<&SessionTemp>| {
+        let src = Box::new(Rows(input.iter().cloned()));
+        let mut d = Distinct::new(src, 1, Reservation::new(Some(&intr)), temp)
+            .with_sizes(u64::MAX, u64::MAX);
+        let mut got = Vec::new();
+        let mut r = Vec::new();
+        loop {
+            match d.next(&cx, &mut r) {
+                Ok(true) => got.push(std::mem::take(&mut r)),
+                Ok(false) => return Ok(got),
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let got = run(Some(&temp)).expect("spills");
+    assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    assert!(!files.lock().is_empty());
+    assert_eq!((intr.used(), temp.used(), space.used()), (0, 0, 0));
+    assert_eq!(run(None).unwrap_err().code(), 1290);
+}
+
+#[test]
 fn the_space_cap_and_a_kill_stop_a_spilling_distinct_and_give_everything_back() {
     let (space, _) = sim_space_with(None);
     let temp = SessionTemp::new(space.clone());

@@ -34,6 +34,11 @@ use crate::SqlError;
 
 /// Runs merged at once: each holds a block buffer (64 KiB) and a decoded row.
 pub(crate) const FAN_IN: usize = 16;
+/// Bytes of the statement's budget a spilling operator leaves free when it decides whether
+/// to hold one more row or group: once a GROUP BY or DISTINCT table stops growing, its
+/// spilled rows' sort needs a buffer of at least a row; a merge needs a row per run read, and
+/// DISTINCT's second sort runs while the first one's merge still reads.
+pub(crate) const SPILL_ROOM: u64 = 64 << 10;
 /// Rows written or merged between two looks at the statement's stop signal.
 const POLL: u32 = 256;
 
@@ -191,10 +196,11 @@ impl<'a> Sorter<'a> {
         cx: &Ctx,
     ) -> Result<(), SqlError> {
         let bytes = row_bytes(&row);
-        // The buffer is full, or the statement's budget is: write what is held as a run
-        // and go on with an empty buffer. Without temporary space, or for a single row
+        // The buffer is full, or the statement's budget is (less `SPILL_ROOM`, kept for the
+        // merge's rows and for another sort of the same operator): write what is held as a
+        // run and go on with an empty buffer. Without temporary space, or for a single row
         // past the budget, the budget's error stands.
-        let full = self.held.saturating_add(bytes) > self.buffer || !mem.try_grow(bytes);
+        let full = self.held.saturating_add(bytes) > self.buffer || !self.try_room(bytes, mem);
         if full {
             if let (Some(sp), false) = (self.spill.as_mut(), self.rows.is_empty()) {
                 let (v, desc) = (self.keys_at, &self.desc);
@@ -209,6 +215,19 @@ impl<'a> Sorter<'a> {
         self.held += bytes;
         self.rows.push(row);
         Ok(())
+    }
+
+    /// Charges `bytes` if the budget has `SPILL_ROOM` left besides (only `bytes` without
+    /// temporary space, where nothing else would use the room).
+    fn try_room(&self, bytes: u64, mem: &mut Reservation<'_>) -> bool {
+        if self.spill.is_none() {
+            return mem.try_grow(bytes);
+        }
+        if !mem.try_grow(bytes.saturating_add(SPILL_ROOM)) {
+            return false;
+        }
+        mem.shrink(SPILL_ROOM);
+        true
     }
 
     /// Every row pushed, in order.
