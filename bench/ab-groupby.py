@@ -8,7 +8,7 @@ after one untimed warm-up each, and prints the median and min seconds and the ra
 two results are compared first, so a fast wrong answer cannot count. Both servers stop at the
 end, whatever happens.
 
-usage: bench/ab-groupby.py A B [--rows 200000] [--repeat 7]
+usage: bench/ab-groupby.py A B [--rows 200000] [--repeat 7] [--large]
 """
 import argparse
 import os
@@ -33,6 +33,13 @@ QUERIES = [
     ("COUNT(DISTINCT k % 1000) no GROUP BY",
      "SELECT COUNT(DISTINCT k % 1000), SUM(k) FROM sbtest"),
 ]
+# With --large: groups past the default tmp_memory_table_size (16 MiB), which spill since E7.
+LARGE = [
+    ("GROUP BY id (every row a group)",
+     "SELECT id, COUNT(*), SUM(k), MAX(c) FROM sbtest GROUP BY id"),
+    ("DISTINCT c (every row a key)",
+     "SELECT COUNT(*) FROM (SELECT DISTINCT c FROM sbtest) t"),
+]
 
 
 def main():
@@ -41,6 +48,8 @@ def main():
     ap.add_argument("b")
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--large", action="store_true",
+                    help="also time GROUP BY/DISTINCT past 16 MiB of groups")
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="ab-groupby-", dir="/dev/shm")
     rng = random.Random(7)
@@ -71,7 +80,7 @@ def main():
                 for i in range(start + 1, min(start + 2000, args.rows) + 1))
             for c in conns.values():
                 c.cursor().execute(f"INSERT INTO sbtest VALUES {vals}")
-        for name, sql in QUERIES:
+        for name, sql in QUERIES + (LARGE if args.large else []):
             times = {"A": [], "B": []}
             results = {}
             for label, c in conns.items():
