@@ -300,13 +300,13 @@ fn a_statement_that_would_hold_too_many_rows_fails_with_1290() {
         ),
         5
     );
-    // GROUP BY groups count too.
+    // GROUP BY groups count too: past the budget they spill (E7), to the same cap.
     assert_eq!(
         code(one(
             &mut s,
             "SELECT a.id, b.id, COUNT(*) FROM t a, t b GROUP BY a.id, b.id"
         )),
-        1290
+        4198
     );
     // A small statement still runs.
     assert_eq!(rows_of(&mut s, "SELECT * FROM t ORDER BY v LIMIT 5"), 5);
@@ -842,4 +842,170 @@ fn the_temporary_space_variables_are_set_and_shown_as_in_mariadb() {
         Outcome::Rows { rows, .. } => assert_eq!(rows.len(), 2),
         other => panic!("{other:?}"),
     }
+}
+
+/// Issue 20 E7: GROUP BY and DISTINCT over a 3 x 2000-row cross join (8e9 groups) spill past
+/// `tmp_memory_table_size` and stop cleanly at the temporary-space caps (4198, 4199), a time
+/// limit or KILL, leaving no file behind and the session usable.
+#[test]
+fn a_group_by_or_distinct_of_a_3_x_2000_cross_join_spills_then_stops_cleanly() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    for chunk in (0..2000).collect::<Vec<i32>>().chunks(500) {
+        let values: Vec<String> = chunk.iter().map(|i| format!("({i}, 'x{i}')")).collect();
+        let sql = format!("REPLACE INTO t VALUES {}", values.join(","));
+        assert!(s.query(&sql).pop().unwrap().is_ok());
+    }
+    let grouped = "SELECT a.id, b.id, c.v, COUNT(*), SUM(a.id) FROM t a, t b, t c \
+                   GROUP BY a.id, b.id, c.v";
+    let distinct = "SELECT DISTINCT c.v, b.id, a.id FROM t a, t b, t c";
+    s.query("SET tmp_memory_table_size = 1048576");
+    s.query("SET sort_buffer_size = 1048576");
+    for sql in [grouped, distinct] {
+        // The session's cap: 4198.
+        s.query("SET max_tmp_session_space_usage = 16777216");
+        let t0 = std::time::Instant::now();
+        assert_eq!(code(one(&mut s, sql)), 4198, "{sql}");
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert_eq!(spill_files(&mut s), Vec::<String>::new());
+        // The instance's cap, over every session: 4199.
+        s.query("SET max_tmp_session_space_usage = 0");
+        s.query("SET GLOBAL max_tmp_total_space_usage = 8388608");
+        assert_eq!(code(one(&mut s, sql)), 4199, "{sql}");
+        assert_eq!(spill_files(&mut s), Vec::<String>::new());
+        s.query("SET GLOBAL max_tmp_total_space_usage = 1073741824");
+        // A time limit stops it while it spills.
+        s.query("SET max_tmp_session_space_usage = 268435456");
+        s.query("SET max_statement_time = 0.5");
+        assert_eq!(code(one(&mut s, sql)), 1969, "{sql}");
+        s.query("SET max_statement_time = 0");
+        assert_eq!(spill_files(&mut s), Vec::<String>::new());
+        assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "2000");
+    }
+
+    // KILL QUERY from another session stops it too.
+    let inst = f.inst.clone();
+    let runner = std::thread::spawn(move || {
+        let mut s = inst.session("root", 7);
+        s.use_db("d").expect("use d");
+        s.query("SET tmp_table_size = 1048576");
+        s.query("SET max_tmp_session_space_usage = 268435456");
+        let e = code(one(&mut s, grouped));
+        (
+            e,
+            spill_files(&mut s),
+            one(&mut s, "SELECT COUNT(*) FROM t").unwrap(),
+        )
+    });
+    let mut killer = f.inst.session("root", 8);
+    while !runner.is_finished() {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        match killer.query("KILL QUERY 7").pop().unwrap() {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.code(), 1094, "{e}"),
+        }
+    }
+    let (e, left, count) = runner.join().expect("runner");
+    assert_eq!((e, left, count.as_str()), (1317, vec![], "2000"));
+}
+
+/// GROUP BY and DISTINCT over a cross join that spill give the groups and rows, in the order,
+/// of the same statements in memory: collation ties in the keys, every aggregate kind.
+#[test]
+fn a_spilling_group_by_or_distinct_gives_the_in_memory_rows() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    let values: Vec<String> = (0..600)
+        .map(|i| match i % 11 {
+            3 => format!("({i}, NULL)"),
+            _ => format!("({i}, '{}')", ["b", "A", "a", "B ", "c", "é", "E"][i % 7]),
+        })
+        .collect();
+    let sql = format!("REPLACE INTO t VALUES {}", values.join(","));
+    assert!(s.query(&sql).pop().unwrap().is_ok());
+    let statements = [
+        "SELECT b.v, a.id % 97, COUNT(*), COUNT(b.v), COUNT(DISTINCT a.v), SUM(a.id), \
+         SUM(DISTINCT b.id % 5), AVG(b.id), MIN(a.v), MAX(b.v), MIN(a.id * 0.5), MAX(b.id), \
+         a.v FROM t a, t b GROUP BY b.v, a.id % 97",
+        "SELECT a.id % 13 AS k, b.v, COUNT(*) FROM t a, t b GROUP BY b.v, k HAVING COUNT(*) > 10 \
+         ORDER BY COUNT(*) DESC, k",
+        "SELECT DISTINCT b.v, a.id % 89, a.v FROM t a, t b",
+        "SELECT DISTINCT a.id % 31, b.v FROM t a, t b ORDER BY 1 DESC LIMIT 50",
+    ];
+    let all = |s: &mut Session, sql: &str| -> Vec<String> {
+        match s.query(sql).pop().expect("a result") {
+            Ok(Outcome::Rows { rows, .. }) => rows.iter().map(|r| format!("{r:?}")).collect(),
+            other => panic!("{other:?}"),
+        }
+    };
+    for sql in statements {
+        s.query("SET tmp_memory_table_size = DEFAULT");
+        s.query("SET sort_buffer_size = DEFAULT");
+        let in_memory = all(&mut s, sql);
+        assert!(in_memory.len() > 20, "{sql}");
+        // Past the table size, and (the table unbounded) past a statement budget far below
+        // the groups.
+        for (table, buffer, mem) in [
+            ("0", "16384", "DEFAULT"),
+            ("16384", "65536", "DEFAULT"),
+            ("1073741824", "DEFAULT", "300000"),
+        ] {
+            s.query(&format!("SET tmp_memory_table_size = {table}"));
+            s.query(&format!("SET sort_buffer_size = {buffer}"));
+            s.query(&format!("SET max_session_mem_used = {mem}"));
+            let spilled = all(&mut s, sql);
+            assert!(
+                spilled == in_memory,
+                "{sql}: spilled at {table}/{mem} differs"
+            );
+            assert_eq!(spill_files(&mut s), Vec::<String>::new());
+        }
+        s.query("SET max_session_mem_used = DEFAULT");
+        // It did spill: with no room for a run it stops at the cap.
+        s.query("SET max_tmp_session_space_usage = 65536");
+        s.query("SET tmp_memory_table_size = 0");
+        assert_eq!(code(one(&mut s, sql)), 4198, "{sql}");
+        s.query("SET max_tmp_session_space_usage = DEFAULT");
+    }
+}
+
+/// `tmp_memory_table_size` and its alias `tmp_table_size`, as MariaDB 10.11 takes them.
+#[test]
+fn tmp_memory_table_size_is_one_variable_under_two_names() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    for name in ["tmp_memory_table_size", "tmp_table_size"] {
+        assert_eq!(
+            one(&mut s, &format!("SELECT @@{name}")).unwrap(),
+            "16777216"
+        );
+    }
+    // Blocks of 16 KiB, rounded down; set under either name, read under both.
+    s.query("SET tmp_table_size = 100000");
+    assert_eq!(
+        one(&mut s, "SELECT @@tmp_memory_table_size").unwrap(),
+        "98304"
+    );
+    s.query("SET tmp_memory_table_size = 0");
+    assert_eq!(one(&mut s, "SELECT @@tmp_table_size").unwrap(), "0");
+    // GLOBAL: for sessions that connect afterwards; DEFAULT takes it back.
+    s.query("SET GLOBAL tmp_memory_table_size = 32768");
+    assert_eq!(one(&mut s, "SELECT @@tmp_table_size").unwrap(), "0");
+    assert_eq!(
+        one(&mut s, "SELECT @@global.tmp_table_size").unwrap(),
+        "32768"
+    );
+    let mut s2 = session(&f.inst);
+    assert_eq!(one(&mut s2, "SELECT @@tmp_table_size").unwrap(), "32768");
+    s2.query("SET GLOBAL tmp_table_size = DEFAULT");
+    s2.query("SET tmp_table_size = DEFAULT");
+    assert_eq!(
+        one(&mut s2, "SELECT @@tmp_memory_table_size").unwrap(),
+        "16777216"
+    );
+    assert_eq!(code(one(&mut s2, "SET tmp_table_size = 'big'")), 1232);
 }

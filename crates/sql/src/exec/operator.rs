@@ -172,7 +172,8 @@ fn stages<'a>(
         }
     }
     if let Some((keys, aggs)) = &p.group_by {
-        op = Box::new(Aggregate::new(op, keys, aggs, mem()));
+        let temp = ctx.killed.and_then(|i| i.temp());
+        op = Box::new(Aggregate::new(op, keys, aggs, mem(), temp));
         if let Some(h) = &p.having {
             op = Box::new(Filter {
                 child: op,
@@ -190,7 +191,8 @@ fn stages<'a>(
         src: Vec::new(),
     });
     if p.distinct {
-        op = Box::new(Distinct::new(op, p.visible, mem()));
+        let temp = ctx.killed.and_then(|i| i.temp());
+        op = Box::new(Distinct::new(op, p.visible, mem(), temp));
     }
     if sorts {
         let temp = ctx.killed.and_then(|i| i.temp());

@@ -61,6 +61,10 @@ pub struct InstanceOptions {
     /// Bytes of rows one sort holds in memory before it writes a sorted run to a temporary
     /// file (`sort_buffer_size`).
     pub sort_buffer_size: u64,
+    /// Bytes of groups (GROUP BY) or distinct keys (DISTINCT) one operator holds in memory
+    /// before new ones go to a temporary file (`tmp_memory_table_size`, alias
+    /// `tmp_table_size`).
+    pub tmp_memory_table_size: u64,
     /// Read-only variables the embedding server reports under MySQL/MariaDB names (its port,
     /// `thread_handling`, the `thread_pool_*` settings): shown by SHOW VARIABLES and
     /// `@@name`; SET of them fails with 1238, they are chosen at start.
@@ -92,6 +96,7 @@ impl Default for InstanceOptions {
             max_tmp_session_space_usage: crate::runtime::spill::SESSION_MAX_DEFAULT,
             max_tmp_total_space_usage: crate::runtime::spill::TOTAL_MAX_DEFAULT,
             sort_buffer_size: crate::runtime::spill::SORT_BUFFER_DEFAULT,
+            tmp_memory_table_size: crate::runtime::spill::TMP_TABLE_DEFAULT,
             server_variables: Vec::new(),
         }
     }
@@ -225,6 +230,7 @@ impl Instance {
             max_session_mem_used: AtomicU64::new(options.max_session_mem_used),
             max_tmp_session_space_usage: AtomicU64::new(options.max_tmp_session_space_usage),
             sort_buffer_size: AtomicU64::new(options.sort_buffer_size),
+            tmp_memory_table_size: AtomicU64::new(options.tmp_memory_table_size),
         };
         let temp = match &options.tmpdir {
             Some(dir) => crate::runtime::spill::TempSpace::open_dir(dir).map_err(|e| {

@@ -143,6 +143,7 @@ impl Instance {
                 .load(Ordering::Relaxed),
         );
         temp.set_sort_buffer(self.globals.sort_buffer_size.load(Ordering::Relaxed));
+        temp.set_tmp_table(self.globals.tmp_memory_table_size.load(Ordering::Relaxed));
         process.interrupt.set_temp(Arc::new(temp));
         self.processes.lock().insert(conn_id, process.clone());
         Session {

@@ -137,6 +137,10 @@ impl Session {
             | "max_tmp_session_space_usage"
             | "max_tmp_total_space_usage"
             | "sort_buffer_size" => self.set_limit(&name, &v, global)?,
+            // One variable under two names, as in MariaDB.
+            "tmp_memory_table_size" | "tmp_table_size" => {
+                self.set_limit("tmp_memory_table_size", &v, global)?
+            }
             "innodb_flush_log_at_trx_commit" => {
                 return Err(SqlError::read_only_var(
                     &name,
@@ -180,8 +184,8 @@ impl Session {
 
     /// `SET [GLOBAL] max_execution_time | max_statement_time | max_session_mem_used |
     /// max_prepared_stmt_count | max_tmp_session_space_usage | max_tmp_total_space_usage |
-    /// sort_buffer_size` (`max_prepared_stmt_count` and `max_tmp_total_space_usage` are global
-    /// only, as in MariaDB).
+    /// sort_buffer_size | tmp_memory_table_size` (`max_prepared_stmt_count` and
+    /// `max_tmp_total_space_usage` are global only, as in MariaDB).
     pub(crate) fn set_limit(
         &mut self,
         name: &str,
@@ -223,6 +227,8 @@ impl Session {
                     }
                     ("sort_buffer_size", true) => Value::UInt(o.sort_buffer_size),
                     ("sort_buffer_size", false) => Value::UInt(ms(&g.sort_buffer_size)),
+                    ("tmp_memory_table_size", true) => Value::UInt(o.tmp_memory_table_size),
+                    ("tmp_memory_table_size", false) => Value::UInt(ms(&g.tmp_memory_table_size)),
                     (_, true) => Value::UInt(o.max_session_mem_used),
                     (_, false) => Value::UInt(ms(&g.max_session_mem_used)),
                 };
@@ -279,6 +285,18 @@ impl Session {
                     g.sort_buffer_size.store(n, Ordering::Relaxed);
                 } else if let Some(t) = self.process.interrupt.temp() {
                     t.set_sort_buffer(n);
+                }
+                Ok(())
+            }
+            "tmp_memory_table_size" => {
+                // Rounded down to 16 KiB blocks, as MariaDB 10.11 takes it; 0 keeps no group
+                // in memory (every one spills).
+                let n = u64::try_from(v.to_i64().ok_or_else(wrong)?.max(0)).unwrap_or(0);
+                let n = n & !0x3fff;
+                if global {
+                    g.tmp_memory_table_size.store(n, Ordering::Relaxed);
+                } else if let Some(t) = self.process.interrupt.temp() {
+                    t.set_tmp_table(n);
                 }
                 Ok(())
             }
@@ -346,6 +364,7 @@ impl Session {
             "max_session_mem_used" => Value::UInt(ld(&g.max_session_mem_used)),
             "max_tmp_session_space_usage" => Value::UInt(ld(&g.max_tmp_session_space_usage)),
             "sort_buffer_size" => Value::UInt(ld(&g.sort_buffer_size)),
+            "tmp_memory_table_size" | "tmp_table_size" => Value::UInt(ld(&g.tmp_memory_table_size)),
             _ => return None,
         })
     }
@@ -459,6 +478,8 @@ const VARIABLES: &[&str] = &[
     "sql_warnings",
     "system_time_zone",
     "time_zone",
+    "tmp_memory_table_size",
+    "tmp_table_size",
     "tmpdir",
     "transaction_isolation",
     "transaction_read_only",
@@ -550,6 +571,9 @@ pub fn sysvar_default(sess: &Session, n: &str) -> Option<Value> {
         "max_tmp_total_space_usage" => Some(Value::UInt(inst.temp.max())),
         "sort_buffer_size" => Some(Value::UInt(
             sess.process.interrupt.temp().map_or(0, |t| t.sort_buffer()),
+        )),
+        "tmp_memory_table_size" | "tmp_table_size" => Some(Value::UInt(
+            sess.process.interrupt.temp().map_or(0, |t| t.tmp_table()),
         )),
         "tmpdir" => st(&inst.temp.dir().display().to_string()),
         "information_schema_stats_expiry" => int(0),

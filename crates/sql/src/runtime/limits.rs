@@ -217,6 +217,8 @@ pub(crate) struct Globals {
     /// What a new session's `max_tmp_session_space_usage` and `sort_buffer_size` start as.
     pub max_tmp_session_space_usage: AtomicU64,
     pub sort_buffer_size: AtomicU64,
+    /// `tmp_memory_table_size` (alias `tmp_table_size`).
+    pub tmp_memory_table_size: AtomicU64,
 }
 
 /// A session's statement limits (copied from [`Globals`] at connect).

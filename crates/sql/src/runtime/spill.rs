@@ -31,6 +31,8 @@ pub(crate) const SESSION_MAX_DEFAULT: u64 = 1 << 30;
 pub(crate) const TOTAL_MAX_DEFAULT: u64 = 16 << 30;
 /// Default for `sort_buffer_size`: MariaDB's (see `exec::op::sort_spill` for the measurement).
 pub(crate) const SORT_BUFFER_DEFAULT: u64 = 2 << 20;
+/// Default for `tmp_memory_table_size` (alias `tmp_table_size`): MariaDB's.
+pub(crate) const TMP_TABLE_DEFAULT: u64 = 16 << 20;
 
 /// Records are gathered until a block holds at least this many bytes.
 const BLOCK_TARGET: usize = 64 << 10;
@@ -182,6 +184,9 @@ pub(crate) struct SessionTemp {
     /// The session's `sort_buffer_size`: kept here, beside the space a sort spills to, so that
     /// an operator finds both through its statement's `Interrupt`.
     sort_buffer: AtomicU64,
+    /// The session's `tmp_memory_table_size`: bytes of groups (GROUP BY) or keys (DISTINCT)
+    /// held in memory before new ones go to temporary files.
+    tmp_table: AtomicU64,
 }
 
 impl SessionTemp {
@@ -191,6 +196,7 @@ impl SessionTemp {
             used: AtomicU64::new(0),
             max: AtomicU64::new(SESSION_MAX_DEFAULT),
             sort_buffer: AtomicU64::new(SORT_BUFFER_DEFAULT),
+            tmp_table: AtomicU64::new(TMP_TABLE_DEFAULT),
         }
     }
 
@@ -218,6 +224,16 @@ impl SessionTemp {
     /// Sets `sort_buffer_size`.
     pub(crate) fn set_sort_buffer(&self, bytes: u64) {
         self.sort_buffer.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Bytes of groups or distinct keys held in memory (`tmp_memory_table_size`).
+    pub(crate) fn tmp_table(&self) -> u64 {
+        self.tmp_table.load(Ordering::Relaxed)
+    }
+
+    /// Sets `tmp_memory_table_size`.
+    pub(crate) fn set_tmp_table(&self, bytes: u64) {
+        self.tmp_table.store(bytes, Ordering::Relaxed);
     }
 
     /// A new empty file with a unique name.

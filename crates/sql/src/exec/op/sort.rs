@@ -8,7 +8,7 @@
 
 use std::cmp::Ordering;
 
-use crate::exec::op::sort_spill::{by_keys, Merging, Spill};
+use crate::exec::op::sort_spill::{by_keys, Sorted, Sorter};
 use crate::exec::op::{Operator, Row};
 use crate::expr::{Ctx, Expr};
 use crate::runtime::limits::row_bytes;
@@ -29,16 +29,8 @@ pub(crate) struct Sort<'a> {
     temp: Option<&'a SessionTemp>,
     /// Bytes of rows held before a run is written (`sort_buffer_size`).
     buffer: u64,
-    state: State<'a>,
-}
-
-enum State<'a> {
-    /// The input has not been read.
-    Unread,
-    /// Every row fitted: the sorted rows.
-    Memory(std::vec::IntoIter<Row>),
-    /// Runs were written: their merge.
-    Merging(Merging<'a>),
+    /// `None` until the input has been read.
+    sorted: Option<Sorted<'a>>,
 }
 
 impl<'a> Sort<'a> {
@@ -56,7 +48,7 @@ impl<'a> Sort<'a> {
             mem,
             temp,
             buffer: temp.map_or(u64::MAX, SessionTemp::sort_buffer),
-            state: State::Unread,
+            sorted: None,
         }
     }
 
@@ -67,56 +59,27 @@ impl<'a> Sort<'a> {
         self
     }
 
-    fn fill(&mut self, cx: &Ctx) -> Result<State<'a>, SqlError> {
-        let (v, desc) = (self.keys_at, self.desc);
-        let mut rows: Vec<Row> = Vec::new();
-        let mut held = 0u64;
-        let mut spill = self.temp.map(Spill::new);
+    fn fill(&mut self, cx: &Ctx) -> Result<Sorted<'a>, SqlError> {
+        let mut sorter = Sorter::new(self.temp, self.buffer, self.keys_at, self.desc);
         let mut row = Vec::new();
         while self.child.next(cx, &mut row)? {
-            let bytes = row_bytes(&row);
-            // The buffer is full, or the statement's budget is: write what is held as a
-            // run and go on with an empty buffer. Without temporary space, or for a single
-            // row past the budget, the budget's error stands.
-            let full = held.saturating_add(bytes) > self.buffer || !self.mem.try_grow(bytes);
-            if full {
-                if let (Some(sp), false) = (spill.as_mut(), rows.is_empty()) {
-                    rows.sort_by(|a, b| by_keys(&a[v..], &b[v..], desc));
-                    sp.write_run(&rows, cx)?;
-                    rows.clear();
-                    self.mem.shrink(held);
-                    held = 0;
-                }
-                self.mem.grow(bytes)?;
-            }
-            held += bytes;
-            rows.push(std::mem::take(&mut row));
+            sorter.push(std::mem::take(&mut row), &mut self.mem, cx)?;
         }
-        rows.sort_by(|a, b| by_keys(&a[v..], &b[v..], desc));
-        match spill {
-            Some(sp) if sp.spilled() => Ok(State::Merging(sp.merge(
-                rows,
-                v,
-                desc,
-                &mut self.mem,
-                cx,
-            )?)),
-            _ => Ok(State::Memory(rows.into_iter())),
-        }
+        sorter.finish(&mut self.mem, cx)
     }
 }
 
 impl Operator for Sort<'_> {
     fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
-        if matches!(self.state, State::Unread) {
-            self.state = self.fill(cx)?;
+        if self.sorted.is_none() {
+            self.sorted = Some(self.fill(cx)?);
         }
-        let r = match &mut self.state {
-            State::Unread => None,
-            State::Memory(rows) => rows.next(),
-            State::Merging(m) => m.next(&mut self.mem, cx)?,
-        };
-        let Some(r) = r else {
+        let Some(r) = self
+            .sorted
+            .as_mut()
+            .expect("filled")
+            .next(&mut self.mem, cx)?
+        else {
             return Ok(false);
         };
         self.mem.shrink(row_bytes(&r));

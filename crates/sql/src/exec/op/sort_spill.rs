@@ -34,6 +34,11 @@ use crate::SqlError;
 
 /// Runs merged at once: each holds a block buffer (64 KiB) and a decoded row.
 pub(crate) const FAN_IN: usize = 16;
+/// Bytes of the statement's budget a spilling operator leaves free when it decides whether
+/// to hold one more row or group: once a GROUP BY or DISTINCT table stops growing, its
+/// spilled rows' sort needs a buffer of at least a row; a merge needs a row per run read, and
+/// DISTINCT's second sort runs while the first one's merge still reads.
+pub(crate) const SPILL_ROOM: u64 = 64 << 10;
 /// Rows written or merged between two looks at the statement's stop signal.
 const POLL: u32 = 256;
 
@@ -144,6 +149,123 @@ pub(crate) fn decode_row(mut b: &[u8], out: &mut Row) -> Result<(), &'static str
     Ok(())
 }
 
+/// Rows sorted on their keys at `keys_at..` (each descending where `desc` says), stably:
+/// held up to a buffer, then written as sorted runs and merged at the end. Used by
+/// [`Sort`](super::sort::Sort), and by GROUP BY and DISTINCT for what does not fit their tables.
+pub(crate) struct Sorter<'a> {
+    rows: Vec<Row>,
+    /// Bytes of `rows`, charged to the caller's reservation.
+    held: u64,
+    /// Bytes held before a run is written.
+    buffer: u64,
+    keys_at: usize,
+    desc: Vec<bool>,
+    /// `None`: outside a session every row stays in memory (past the statement's budget,
+    /// its error).
+    spill: Option<Spill<'a>>,
+}
+
+/// A [`Sorter`]'s rows in order.
+pub(crate) enum Sorted<'a> {
+    Memory(std::vec::IntoIter<Row>),
+    Merging(Merging<'a>),
+}
+
+impl<'a> Sorter<'a> {
+    pub(crate) fn new(
+        temp: Option<&'a SessionTemp>,
+        buffer: u64,
+        keys_at: usize,
+        desc: &[bool],
+    ) -> Sorter<'a> {
+        Sorter {
+            rows: Vec::new(),
+            held: 0,
+            buffer,
+            keys_at,
+            desc: desc.to_vec(),
+            spill: temp.map(Spill::new),
+        }
+    }
+
+    /// Adds a row, charged to `mem` until it leaves [`Sorted::next`].
+    pub(crate) fn push(
+        &mut self,
+        row: Row,
+        mem: &mut Reservation<'_>,
+        cx: &Ctx,
+    ) -> Result<(), SqlError> {
+        let bytes = row_bytes(&row);
+        // The buffer is full, or the statement's budget is (less `SPILL_ROOM`, kept for the
+        // merge's rows and for another sort of the same operator): write what is held as a
+        // run and go on with an empty buffer. Without temporary space, or for a single row
+        // past the budget, the budget's error stands.
+        let full = self.held.saturating_add(bytes) > self.buffer || !self.try_room(bytes, mem);
+        if full {
+            if let (Some(sp), false) = (self.spill.as_mut(), self.rows.is_empty()) {
+                let (v, desc) = (self.keys_at, &self.desc);
+                self.rows.sort_by(|a, b| by_keys(&a[v..], &b[v..], desc));
+                sp.write_run(&self.rows, cx)?;
+                self.rows.clear();
+                mem.shrink(self.held);
+                self.held = 0;
+            }
+            mem.grow(bytes)?;
+        }
+        self.held += bytes;
+        self.rows.push(row);
+        Ok(())
+    }
+
+    /// Charges `bytes` if the budget has `SPILL_ROOM` left besides (only `bytes` without
+    /// temporary space, where nothing else would use the room).
+    fn try_room(&self, bytes: u64, mem: &mut Reservation<'_>) -> bool {
+        if self.spill.is_none() {
+            return mem.try_grow(bytes);
+        }
+        if !mem.try_grow(bytes.saturating_add(SPILL_ROOM)) {
+            return false;
+        }
+        mem.shrink(SPILL_ROOM);
+        true
+    }
+
+    /// Every row pushed, in order.
+    pub(crate) fn finish(
+        mut self,
+        mem: &mut Reservation<'_>,
+        cx: &Ctx,
+    ) -> Result<Sorted<'a>, SqlError> {
+        let (v, desc) = (self.keys_at, &self.desc);
+        self.rows.sort_by(|a, b| by_keys(&a[v..], &b[v..], desc));
+        match self.spill {
+            Some(sp) if sp.spilled() => Ok(Sorted::Merging(sp.merge(
+                self.rows,
+                self.keys_at,
+                &self.desc,
+                mem,
+                cx,
+            )?)),
+            _ => Ok(Sorted::Memory(self.rows.into_iter())),
+        }
+    }
+}
+
+impl Sorted<'_> {
+    /// The next row in order, still charged to `mem` (`row_bytes` of it: the caller gives it
+    /// back), or `None`.
+    pub(crate) fn next(
+        &mut self,
+        mem: &mut Reservation<'_>,
+        cx: &Ctx,
+    ) -> Result<Option<Row>, SqlError> {
+        match self {
+            Sorted::Memory(rows) => Ok(rows.next()),
+            Sorted::Merging(m) => m.next(mem, cx),
+        }
+    }
+}
+
 /// The runs one sort has written: its file (made at the first run) and where each run lies,
 /// oldest first.
 pub(crate) struct Spill<'a> {
@@ -197,7 +319,7 @@ impl<'a> Spill<'a> {
         mut self,
         tail: Vec<Row>,
         keys_at: usize,
-        desc: &'a [bool],
+        desc: &[bool],
         mem: &mut Reservation<'_>,
         cx: &Ctx,
     ) -> Result<Merging<'a>, SqlError> {
@@ -237,7 +359,7 @@ impl<'a> Spill<'a> {
 /// The last merge: its sources and the file their runs are in.
 pub(crate) struct Merging<'a> {
     file: Option<TempFile<'a>>,
-    merger: Merger<'a>,
+    merger: Merger,
 }
 
 impl Merging<'_> {
@@ -259,25 +381,25 @@ enum Source {
 
 /// A k-way merge: each source's first row (its head) and a binary min-heap of the sources
 /// that have one, ordered by head and then by source (the older run first).
-struct Merger<'a> {
+struct Merger {
     sources: Vec<Source>,
     heads: Vec<Option<Row>>,
     heap: Vec<usize>,
     keys_at: usize,
-    desc: &'a [bool],
+    desc: Vec<bool>,
     started: bool,
     polled: u32,
 }
 
-impl<'a> Merger<'a> {
-    fn new(sources: Vec<Source>, keys_at: usize, desc: &'a [bool]) -> Merger<'a> {
+impl Merger {
+    fn new(sources: Vec<Source>, keys_at: usize, desc: &[bool]) -> Merger {
         let n = sources.len();
         Merger {
             sources,
             heads: (0..n).map(|_| None).collect(),
             heap: Vec::with_capacity(n),
             keys_at,
-            desc,
+            desc: desc.to_vec(),
             started: false,
             polled: 0,
         }
@@ -316,7 +438,7 @@ impl<'a> Merger<'a> {
             self.heads[a].as_deref().expect("a head"),
             self.heads[b].as_deref().expect("a head"),
         );
-        by_keys(&x[self.keys_at..], &y[self.keys_at..], self.desc)
+        by_keys(&x[self.keys_at..], &y[self.keys_at..], &self.desc)
             .then(a.cmp(&b))
             .is_lt()
     }
