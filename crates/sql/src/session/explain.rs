@@ -101,7 +101,7 @@ impl super::Session {
             .into_inner()
             .ok_or_else(|| SqlError::internal("EXPLAIN FORMAT=TREE: no plan was bound"))?;
         // The tree after the passes, as lowering read it (`lower` runs them on its own copy).
-        let plan = crate::plan::rules::optimize(plan)?;
+        let plan = crate::plan::rules::pipeline::optimize(plan)?;
         let subqueries = c
             .take_subqueries()
             .into_iter()
@@ -290,7 +290,7 @@ fn covered(filter: &Expr, t: Option<&Table>, access: &Access) -> bool {
     }
     let bound = &cols[..b.len().min(cols.len())];
     let mut terms = Vec::new();
-    crate::plan::rules::access_path::conjuncts(filter, &mut terms);
+    crate::plan::rules::shape::conjuncts(filter, &mut terms);
     terms.iter().all(|e| match e {
         Expr::Cmp(Cmp::Eq, a, b) => match (&**a, &**b) {
             (Expr::Col(c), k) | (k, Expr::Col(c)) => bound.contains(c) && k.is_constant(),

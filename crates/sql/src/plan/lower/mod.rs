@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::error::SqlError;
 use crate::expr::Expr;
 use crate::plan::logical::node::{BlockMeta, LogicalPlan, SetKind};
-use crate::plan::rules::optimize;
+use crate::plan::rules::pipeline::optimize;
 use crate::plan::select::{SelectPlan, SetOp};
 use crate::types::result::ColumnMeta;
 

@@ -5,18 +5,7 @@ use crate::expr::eval::columns_of;
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::{block, is_leaf};
-
-/// Splits a WHERE clause into its top-level AND terms.
-pub fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
-    }
-}
+use crate::plan::rules::shape::{block, conjuncts, is_leaf};
 
 /// The bounds the WHERE terms put on column `col`. `known` says whether an expression's value
 /// is known before the table is read (constants and parameters; in a join, also columns of

@@ -5,7 +5,7 @@ use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::join::KeyClass;
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::{and_all, block, terms_of};
+use crate::plan::rules::shape::{and_all, block, terms_of};
 use crate::plan::select::JoinMethod;
 use crate::types::sqltype::SqlType;
 

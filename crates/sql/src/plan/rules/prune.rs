@@ -3,7 +3,7 @@
 use crate::expr::eval::mark_columns;
 use crate::expr::Expr;
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::block;
+use crate::plan::rules::shape::block;
 
 /// Decides the columns each Scan and Derived of a block reads (their `columns`): those its
 /// WHERE terms, ON clauses and the select list and ORDER BY keys read, or under GROUP BY the

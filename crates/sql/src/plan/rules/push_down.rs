@@ -5,7 +5,7 @@ use crate::error::SqlError;
 use crate::expr::eval::columns_of;
 use crate::expr::Expr;
 use crate::plan::logical::node::{JoinKind, LogicalPlan};
-use crate::plan::rules::{and_all, block, is_leaf, terms_of};
+use crate::plan::rules::shape::{and_all, block, is_leaf, terms_of};
 
 /// Places a joined block's WHERE terms as early as they can be checked: a term goes to the
 /// last table it reads (a constant one to the first). The first table's terms become a

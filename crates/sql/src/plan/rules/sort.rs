@@ -3,7 +3,7 @@
 use crate::expr::Expr;
 use crate::plan::access::Access;
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::{block, first_table};
+use crate::plan::rules::shape::{block, first_table};
 
 /// Marks a block's Sort as satisfied by the scan (`by_scan`) when the rows already come in
 /// its order: a full or primary-key scan yields them in primary-key order (forward or

@@ -13,7 +13,7 @@ use crate::plan::access::{Access, ColBound};
 use crate::plan::logical::node::{JoinKind, LogicalPlan, SortKey};
 use crate::plan::logical::root::LogicalRoot;
 use crate::plan::rules::{
-    access_path::choose_access_paths, join_method::choose_join_methods, optimize,
+    access_path::choose_access_paths, join_method::choose_join_methods, pipeline::optimize,
     prune::prune_columns, push_down::push_down_filters, sort::eliminate_sort,
     zero_dates::zero_dates_are_null,
 };

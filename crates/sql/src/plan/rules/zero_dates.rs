@@ -6,7 +6,7 @@
 use crate::catalog::ColumnDef;
 use crate::expr::{Cmp, Expr, Func};
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::block;
+use crate::plan::rules::shape::block;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
 
