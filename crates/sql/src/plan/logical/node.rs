@@ -151,7 +151,8 @@ pub enum LogicalPlan {
         on: Option<Expr>,
         /// How the right input's rows are matched: `None` until `rules::choose_join_methods`,
         /// which moves the ON terms that read only the right input into its build filter.
-        method: Option<JoinMethod>,
+        /// Boxed: a hash join's keys would make every node as large.
+        method: Option<Box<JoinMethod>>,
         schema: Schema,
     },
     /// Yields the group's values then the aggregates' (what `AggScope` compiles HAVING,

@@ -195,7 +195,7 @@ fn label(p: &LogicalPlan, n: Names) -> String {
         } => {
             // A cross join whose terms the method took is still an inner join.
             let keyed = matches!(
-                method,
+                method.as_deref(),
                 Some(JoinMethod::Hash { .. } | JoinMethod::Lookup(_))
             );
             let mut s = match (kind, on) {

@@ -33,7 +33,7 @@ struct Leaf {
     on: Option<Expr>,
     /// The WHERE terms checked after its LEFT JOIN's NULL extension.
     after: Option<Expr>,
-    method: Option<JoinMethod>,
+    method: Option<Box<JoinMethod>>,
 }
 
 type LowerDerived<'a> = dyn Fn(LogicalPlan, Option<BlockMeta>) -> Result<SelectPlan, SqlError> + 'a;
@@ -80,7 +80,7 @@ pub(super) fn lower_from(node: LogicalPlan, derived: &LowerDerived) -> Result<Lo
         let wanted = wanted_of(&l);
         let w = l.table.types.len();
         joins.push(JoinStep {
-            method: l.method.ok_or_else(|| cannot("a join without a method"))?,
+            method: *l.method.ok_or_else(|| cannot("a join without a method"))?,
             derived: l.derived,
             table: l.table,
             offset,

@@ -49,11 +49,11 @@ fn methods_in(node: &mut LogicalPlan, types: &mut Vec<SqlType>) {
             }
             let width = types.len();
             let mut terms = on.as_ref().map(terms_of).unwrap_or_default();
-            *method = Some(if reads_outer_row(&access, width) {
+            *method = Some(Box::new(if reads_outer_row(&access, width) {
                 JoinMethod::Lookup(access)
             } else {
                 build_method(access, &mut terms, types, offset)
-            });
+            }));
             *on = and_all(terms);
         }
         LogicalPlan::Scan { table, .. } | LogicalPlan::Derived { table, .. } => {

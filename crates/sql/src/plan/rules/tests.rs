@@ -409,9 +409,9 @@ fn joined(f: &Fixture, on: Expr) -> LogicalPlan {
     p
 }
 
-fn method(p: &LogicalPlan) -> (&Option<JoinMethod>, &Option<Expr>) {
+fn method(p: &LogicalPlan) -> (Option<&JoinMethod>, &Option<Expr>) {
     match from_side(p) {
-        LogicalPlan::Join { method, on, .. } => (method, on),
+        LogicalPlan::Join { method, on, .. } => (method.as_deref(), on),
         other => panic!("{other:?}"),
     }
 }
