@@ -1,11 +1,11 @@
 //! From a query block's [`LogicalPlan`] to the [`SelectPlan`] that runs it (issue 20, D1b,
-//! D1c, D2): [`lower`] runs the optimizer's passes (`plan::rules::optimize`), which decide
-//! the WHERE split over joined tables, the columns each table reads, access paths, join
-//! methods and whether the scan order already is the ORDER BY's, then translates the plan
-//! as they left it. Lowers the shape the binder builds (block.rs in bind/select): Limit? →
-//! Sort? → Distinct? → Project → [Filter (HAVING)] → [Aggregate] → the FROM side (from.rs)
-//! with its Filters, or a set operation's operands. Any other shape is a bug: an internal
-//! error.
+//! D1c, D2): [`lower`] runs the optimizer's passes (`plan::rules::pipeline::optimize`),
+//! which decide the WHERE split over joined tables, the columns each table reads, access
+//! paths, join methods and whether the scan order already is the ORDER BY's, then
+//! translates the plan as they left it. Lowers the shape the binder builds (block.rs in
+//! bind/select): Limit? → Sort? → Distinct? → Project → [Filter (HAVING)] → [Aggregate] →
+//! the FROM side (from.rs) with its Filters, or a set operation's operands. Any other shape
+//! is a bug: an internal error.
 
 use std::sync::Arc;
 
