@@ -232,6 +232,53 @@ fn tree_form_prints_the_logical_plan() {
     );
 }
 
+/// The tree is printed after the optimizer's passes: their decisions show.
+#[test]
+fn tree_form_shows_the_passes_decisions() {
+    let f = fixture("explain-tree-passes");
+    let mut s = session(&f);
+    let tree =
+        |s: &mut Session, sql: &str| q(s, &format!("EXPLAIN FORMAT=TREE {sql}"))[0][0].clone();
+    let t = tree(
+        &mut s,
+        "SELECT t.id, u.id FROM t JOIN u ON u.t_id = t.id WHERE t.id > 1 AND u.id < 9 \
+         ORDER BY t.id",
+    );
+    let lines: Vec<&str> = t.lines().map(str::trim).collect();
+    let depth = |needle: &str| {
+        let l = t.lines().find(|l| l.contains(needle)).expect(needle);
+        l.len() - l.trim_start().len()
+    };
+    // The sort is the primary-key scan's order; the WHERE term on t went below the join
+    // (with t's access path), the one on u into the ON, looked up through u's index.
+    assert_eq!(
+        lines[0], "-> Sort: order key 1 (by the scan's key order)",
+        "{t}"
+    );
+    assert!(
+        t.contains("-> Inner join on (u.t_id = t.id) AND (u.id < 9) (lookup per row)"),
+        "{t}"
+    );
+    assert!(t.contains("-> Filter: t.id > 1"), "{t}");
+    assert!(depth("-> Filter: t.id > 1") > depth("Inner join"), "{t}");
+    assert!(t.contains("Scan: x.t (id) using range PRIMARY"), "{t}");
+    assert!(t.contains("Scan: x.u (id, t_id) using ref t_id"), "{t}");
+    // A LEFT JOIN keeps the WHERE term on its nullable side above it.
+    let t = tree(
+        &mut s,
+        "SELECT t.id FROM t LEFT JOIN u ON u.id = t.k WHERE u.t_id IS NULL",
+    );
+    assert!(
+        depth_of(&t, "-> Filter: u.t_id IS NULL") < depth_of(&t, "Left join"),
+        "{t}"
+    );
+}
+
+fn depth_of(tree: &str, needle: &str) -> usize {
+    let l = tree.lines().find(|l| l.contains(needle)).expect(needle);
+    l.len() - l.trim_start().len()
+}
+
 #[test]
 fn other_formats_are_refused_as_mariadb_does() {
     let f = fixture("explain-formats");

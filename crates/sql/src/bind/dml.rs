@@ -276,7 +276,7 @@ fn compile_where_order_limit(
         None => None,
         Some(w) => {
             let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
-            crate::plan::rules::zero_dates::zero_dates_are_null(&mut f, &t.def.columns);
+            crate::plan::rules::zero_dates::zero_dates_are_null_in(&mut f, &t.def.columns);
             Some(f)
         }
     };

@@ -76,8 +76,8 @@ impl super::Session {
         }
     }
 
-    /// The logical plan of a SELECT as it is just before lowering (access paths and join
-    /// methods chosen). Its subqueries print as the compiled queries they are.
+    /// The logical plan of a SELECT after the optimizer's passes (pushed filters, pruned
+    /// columns, access paths, join methods, sorts the scan satisfies). Its subqueries print as the compiled queries they are.
     fn explain_tree(&mut self, stmt: &sqlparser::ast::Statement) -> Result<String, SqlError> {
         let sqlparser::ast::Statement::Query(q) = stmt else {
             return Err(SqlError::unsupported(
@@ -100,6 +100,8 @@ impl super::Session {
         let plan = captured
             .into_inner()
             .ok_or_else(|| SqlError::internal("EXPLAIN FORMAT=TREE: no plan was bound"))?;
+        // The tree after the passes, as lowering read it (`lower` runs them on its own copy).
+        let plan = crate::plan::rules::pipeline::optimize(plan)?;
         let subqueries = c
             .take_subqueries()
             .into_iter()
@@ -288,7 +290,7 @@ fn covered(filter: &Expr, t: Option<&Table>, access: &Access) -> bool {
     }
     let bound = &cols[..b.len().min(cols.len())];
     let mut terms = Vec::new();
-    crate::plan::rules::access_path::conjuncts(filter, &mut terms);
+    crate::plan::rules::shape::conjuncts(filter, &mut terms);
     terms.iter().all(|e| match e {
         Expr::Cmp(Cmp::Eq, a, b) => match (&**a, &**b) {
             (Expr::Col(c), k) | (k, Expr::Col(c)) => bound.contains(c) && k.is_constant(),

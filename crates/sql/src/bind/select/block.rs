@@ -14,7 +14,6 @@ use sqlparser::ast;
 
 use crate::bind::compile::Compiler;
 use crate::bind::env::{Env, FromItem};
-use crate::expr::eval::mark_columns;
 use crate::expr::Expr;
 use crate::plan::logical::node::{Field, JoinKind, LogicalPlan, SortKey};
 use crate::plan::lower::lower;
@@ -75,24 +74,21 @@ pub(super) fn plan_block(
     drop(items);
     let distinct = matches!(sel.distinct, Some(ast::Distinct::Distinct));
     let has_sub = b.has_sub;
-    let (plan, metas) = build(from, width, b, distinct, for_update)?;
+    let (plan, metas) = build(from, b, distinct, for_update)?;
     Ok((plan, Arc::new(metas), has_sub))
 }
 
 /// The FROM side: each table a Scan (or a Derived over its query's plan), joined left-deep
 /// in FROM order with its ON; the joined row is the tables' rows one after another.
+/// Every Scan and Derived reads all its columns until `rules::prune_columns` decides.
 fn from_side(
     from: Vec<FromTable>,
-    wanted: &[bool],
     ons: &mut [Option<Expr>],
     for_update: bool,
 ) -> Result<LogicalPlan, SqlError> {
     let mut plan: Option<LogicalPlan> = None;
-    let mut offset = 0;
     for (k, f) in from.into_iter().enumerate() {
-        let w = f.table.types.len();
-        let read: Vec<usize> = (0..w).filter(|&i| wanted[offset + i]).collect();
-        offset += w;
+        let read: Vec<usize> = (0..f.table.types.len()).collect();
         let leaf = match f.derived {
             Some(Query::Lowered(p)) => {
                 LogicalPlan::derived(LogicalPlan::compiled(*p), f.table, read, None)?
@@ -126,13 +122,11 @@ fn from_side(
 
 fn build(
     from: Vec<FromTable>,
-    width: usize,
     mut b: Bound,
     distinct: bool,
     for_update: bool,
 ) -> Result<(LogicalPlan, Vec<ColumnMeta>), SqlError> {
-    let wanted = columns_read(width, &b);
-    let mut plan = from_side(from, &wanted, &mut b.ons, for_update)?;
+    let mut plan = from_side(from, &mut b.ons, for_update)?;
     if let Some(w) = b.filter {
         plan = LogicalPlan::filter(plan, w)?;
     }
@@ -202,25 +196,4 @@ fn build(
         plan = LogicalPlan::limit(plan, b.offset, b.limit)?;
     }
     Ok((plan, b.metas))
-}
-
-/// The joined row's columns the block reads (today's `wanted`; D2a makes it
-/// `prune_columns`): those of WHERE and the ON clauses, and of the select list and ORDER BY,
-/// or with GROUP BY of the group keys and the aggregates' arguments (the select list then
-/// reads the group row).
-fn columns_read(width: usize, b: &Bound) -> Vec<bool> {
-    let mut wanted = vec![false; width];
-    for e in b.filter.iter().chain(b.ons.iter().flatten()) {
-        mark_columns(e, &mut wanted);
-    }
-    match &b.group_by {
-        None => b.outputs.iter().for_each(|e| mark_columns(e, &mut wanted)),
-        Some((g, aggs)) => {
-            g.iter().for_each(|e| mark_columns(e, &mut wanted));
-            aggs.iter()
-                .filter_map(|a| a.arg.as_ref())
-                .for_each(|e| mark_columns(e, &mut wanted));
-        }
-    }
-    wanted
 }

@@ -159,18 +159,8 @@ pub(super) fn bind_clauses(
     // WHERE, over the joined row.
     let filter = match &sel.selection {
         None => None,
-        Some(w) => {
-            let mut f = c.compile(w, &mut scope("where clause", all))?;
-            // A NOT NULL DATE's zero date IS NULL here (see the function); one table only, as
-            // an outer join's NULLs would otherwise match too.
-            if let [only] = items {
-                crate::plan::rules::zero_dates::zero_dates_are_null(
-                    &mut f,
-                    &only.table.def.columns,
-                );
-            }
-            Some(f)
-        }
+        // A NOT NULL DATE's zero date IS NULL in it: the plan pass `zero_dates_are_null`.
+        Some(w) => Some(c.compile(w, &mut scope("where clause", all))?),
     };
     // ON clauses, each over the tables joined so far.
     let mut ons: Vec<Option<Expr>> = Vec::with_capacity(from.len());

@@ -15,7 +15,7 @@ use crate::error::SqlError;
 use crate::expr::Expr;
 use crate::plan::access::Access;
 use crate::plan::dml::InsertMode;
-use crate::plan::select::{AggFn, AggSpec, SelectPlan};
+use crate::plan::select::{AggFn, AggSpec, JoinMethod, SelectPlan};
 use crate::types::result::ColumnMeta;
 use crate::types::sqltype::SqlType;
 
@@ -97,7 +97,8 @@ pub enum LogicalPlan {
         table: Arc<Table>,
         alias: Option<String>,
         columns: Vec<usize>,
-        /// How the rows are found: `Full` until D2b's `choose_access_paths`.
+        /// How the rows are found: `Full` until `rules::choose_access_paths` decides (for a
+        /// join's right input its bounds may read the outer row: then it is looked up).
         access: Access,
         for_update: bool,
         schema: Schema,
@@ -140,12 +141,18 @@ pub enum LogicalPlan {
         visible: usize,
         schema: Schema,
     },
-    /// Yields left ++ right; `on` reads that joined row.
+    /// Yields left ++ right; `on` reads that joined row. A Filter directly above a Join,
+    /// after `rules::push_down_filters`, holds the WHERE terms checked after a LEFT JOIN's
+    /// NULL extension.
     Join {
         left: Box<LogicalPlan>,
         right: Box<LogicalPlan>,
         kind: JoinKind,
         on: Option<Expr>,
+        /// How the right input's rows are matched: `None` until `rules::choose_join_methods`,
+        /// which moves the ON terms that read only the right input into its build filter.
+        /// Boxed: a hash join's keys would make every node as large.
+        method: Option<Box<JoinMethod>>,
         schema: Schema,
     },
     /// Yields the group's values then the aggregates' (what `AggScope` compiles HAVING,
@@ -165,6 +172,9 @@ pub enum LogicalPlan {
     Sort {
         input: Box<LogicalPlan>,
         keys: Vec<SortKey>,
+        /// `Some(desc)`: the block's first table is scanned in key order (reversed when
+        /// `desc`), which is already this order, so no sort runs (`rules::eliminate_sort`).
+        by_scan: Option<bool>,
     },
     /// Expressions, not numbers: `LIMIT ?` is known at execution only.
     Limit {
@@ -409,6 +419,7 @@ impl LogicalPlan {
             right: Box::new(right),
             kind,
             on,
+            method: None,
             schema: Schema { fields },
         })
     }
@@ -471,6 +482,7 @@ impl LogicalPlan {
         Ok(LogicalPlan::Sort {
             input: Box::new(input),
             keys,
+            by_scan: None,
         })
     }
 

@@ -11,7 +11,7 @@ use crate::plan::access::Access;
 use crate::plan::dml::InsertMode;
 use crate::plan::logical::node::{Field, JoinKind, LogicalPlan, Schema, SetKind};
 use crate::plan::logical::root::{subqueries_of, LogicalRoot};
-use crate::plan::select::{AggFn, AggSpec};
+use crate::plan::select::{AggFn, AggSpec, JoinMethod};
 use crate::types::value::Value;
 
 impl LogicalRoot {
@@ -186,12 +186,30 @@ fn label(p: &LogicalPlan, n: Names) -> String {
             }
             s
         }
-        LogicalPlan::Join { kind, on, .. } => match (kind, on) {
-            (JoinKind::Inner, None) => "Cross join".into(),
-            (JoinKind::Inner, Some(on)) => format!("Inner join on {}", x(on)),
-            (JoinKind::Left, None) => "Left join".into(),
-            (JoinKind::Left, Some(on)) => format!("Left join on {}", x(on)),
-        },
+        LogicalPlan::Join {
+            kind,
+            on,
+            method,
+            right,
+            ..
+        } => {
+            // A cross join whose terms the method took is still an inner join.
+            let keyed = matches!(
+                method.as_deref(),
+                Some(JoinMethod::Hash { .. } | JoinMethod::Lookup(_))
+            );
+            let mut s = match (kind, on) {
+                (JoinKind::Inner, None) if !keyed => "Cross join".into(),
+                (JoinKind::Inner, None) => "Inner join".into(),
+                (JoinKind::Inner, Some(on)) => format!("Inner join on {}", x(on)),
+                (JoinKind::Left, None) => "Left join".into(),
+                (JoinKind::Left, Some(on)) => format!("Left join on {}", x(on)),
+            };
+            if let Some(m) = method {
+                let _ = write!(s, " ({})", join_method(m, right.schema(), n));
+            }
+            s
+        }
         LogicalPlan::Aggregate { group, aggs, .. } => {
             let mut parts = Vec::new();
             if !group.is_empty() {
@@ -209,14 +227,22 @@ fn label(p: &LogicalPlan, n: Names) -> String {
                 "Distinct".into()
             }
         }
-        LogicalPlan::Sort { keys, .. } => format!(
-            "Sort: {}",
-            list(keys, |k| format!(
-                "{}{}",
-                x(&k.expr),
-                if k.desc { " DESC" } else { "" }
-            ))
-        ),
+        LogicalPlan::Sort { keys, by_scan, .. } => {
+            let mut s = format!(
+                "Sort: {}",
+                list(keys, |k| format!(
+                    "{}{}",
+                    x(&k.expr),
+                    if k.desc { " DESC" } else { "" }
+                ))
+            );
+            match by_scan {
+                Some(false) => s.push_str(" (by the scan's key order)"),
+                Some(true) => s.push_str(" (by the scan's reverse key order)"),
+                None => {}
+            }
+            s
+        }
         LogicalPlan::Limit { offset, fetch, .. } => {
             let mut s = String::from("Limit:");
             if let Some(f) = fetch {
@@ -270,6 +296,30 @@ fn label(p: &LogicalPlan, n: Names) -> String {
             if *ignore { " ignore" } else { "" }
         ),
         LogicalPlan::Delete { table, .. } => format!("Delete: {}", table_name(table)),
+    }
+}
+
+/// A join's method; the build side's expressions read the joined table's own row (`own`).
+fn join_method(m: &JoinMethod, own: &Schema, n: Names) -> String {
+    let b = |e: &Expr| expr(e, Names { row: own, ..n });
+    let filter = |f: &Option<Expr>| match f {
+        Some(f) => format!(", build filter {}", b(f)),
+        None => String::new(),
+    };
+    match m {
+        JoinMethod::Lookup(_) => "lookup per row".into(),
+        JoinMethod::Loop { build_filter, .. } => format!("loop{}", filter(build_filter)),
+        JoinMethod::Hash {
+            build_filter,
+            build_keys,
+            probe_keys,
+            ..
+        } => format!(
+            "hash {} = {}{}",
+            list(probe_keys, |e| expr(e, n)),
+            list(build_keys, b),
+            filter(build_filter)
+        ),
     }
 }
 

@@ -1,16 +1,18 @@
 //! From a query block's [`LogicalPlan`] to the [`SelectPlan`] that runs it (issue 20, D1b,
-//! D1c): the physical decisions that `compile_select` made at its end are made here, over the
-//! plan (from.rs: the WHERE split over joined tables, join methods, access paths, the columns
-//! each table fetches, and whether the scan's order already is the ORDER BY's). Lowers the
-//! shape the binder builds (block.rs in bind/select): Limit? → Sort? → Distinct? → Project →
-//! [Filter (HAVING)] → [Aggregate] → Filter? → OneRow, or a left-deep tree of Joins over
-//! Scans and Deriveds. Any other shape is a binder bug: an internal error.
+//! D1c, D2): [`lower`] runs the optimizer's passes (`plan::rules::pipeline::optimize`),
+//! which decide the WHERE split over joined tables, the columns each table reads, access
+//! paths, join methods and whether the scan order already is the ORDER BY's, then
+//! translates the plan as they left it. Lowers the shape the binder builds (block.rs in
+//! bind/select): Limit? → Sort? → Distinct? → Project → [Filter (HAVING)] → [Aggregate] →
+//! the FROM side (from.rs) with its Filters, or a set operation's operands. Any other shape
+//! is a bug: an internal error.
 
 use std::sync::Arc;
 
 use crate::error::SqlError;
 use crate::expr::Expr;
 use crate::plan::logical::node::{BlockMeta, LogicalPlan, SetKind};
+use crate::plan::rules::pipeline::optimize;
 use crate::plan::select::{SelectPlan, SetOp};
 use crate::types::result::ColumnMeta;
 
@@ -21,6 +23,15 @@ use self::from::cannot;
 /// `columns`: the result's metadata (the wire's column definitions, which the plan's fields
 /// do not carry); `has_sub`: some expression of the block runs a subquery.
 pub(crate) fn lower(
+    plan: LogicalPlan,
+    columns: Arc<Vec<ColumnMeta>>,
+    has_sub: bool,
+) -> Result<SelectPlan, SqlError> {
+    lower_block(optimize(plan)?, columns, has_sub)
+}
+
+/// A block the passes have run over (its derived tables' blocks too).
+fn lower_block(
     plan: LogicalPlan,
     columns: Arc<Vec<ColumnMeta>>,
     has_sub: bool,
@@ -37,8 +48,15 @@ pub(crate) fn lower(
         node = *input;
     }
     let mut keys = Vec::new();
-    if let LogicalPlan::Sort { input, keys: k } = node {
+    let mut ordered_scan = None;
+    if let LogicalPlan::Sort {
+        input,
+        keys: k,
+        by_scan,
+    } = node
+    {
         keys = k;
+        ordered_scan = by_scan;
         node = *input;
     }
     let mut distinct = None;
@@ -85,11 +103,6 @@ pub(crate) fn lower(
         group_by = Some((group, aggs));
         node = *input;
     }
-    let mut filter = None;
-    if let LogicalPlan::Filter { input, predicate } = node {
-        filter = Some(predicate);
-        node = *input;
-    }
     // A set operation's operands are the rows of a plan without a table.
     let (node, union) = match node {
         LogicalPlan::SetOp { .. } | LogicalPlan::Compiled { .. } => {
@@ -99,16 +112,8 @@ pub(crate) fn lower(
         }
         other => (other, Vec::new()),
     };
-    let leaves = from::leaves(node, &lower_derived)?;
+    let from = from::lower_from(node, &lower_derived)?;
     let order: Vec<bool> = keys.iter().map(|k| k.desc).collect();
-    let from = from::lower_from(
-        leaves,
-        filter,
-        group_by.is_some(),
-        &outputs,
-        visible,
-        &order,
-    )?;
     Ok(SelectPlan {
         table: from.table,
         access: from.access,
@@ -122,7 +127,7 @@ pub(crate) fn lower(
         distinct: distinct.is_some(),
         limit,
         offset,
-        ordered_scan: from.ordered_scan,
+        ordered_scan,
         columns,
         for_update: from.for_update,
         joins: from.joins,
@@ -170,7 +175,7 @@ fn set_operands(node: LogicalPlan, out: &mut Vec<(SelectPlan, SetOp)>) -> Result
 fn lower_derived(input: LogicalPlan, meta: Option<BlockMeta>) -> Result<SelectPlan, SqlError> {
     match (input, meta) {
         (LogicalPlan::Compiled { plan, .. }, _) => Ok(*plan),
-        (block, Some(m)) => lower(block, m.columns, m.has_sub),
+        (block, Some(m)) => lower_block(block, m.columns, m.has_sub),
         (_, None) => Err(cannot("a derived table's block without its metadata")),
     }
 }

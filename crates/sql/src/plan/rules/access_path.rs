@@ -1,19 +1,11 @@
-//! Choosing a table's access path from the WHERE terms.
+//! `choose_access_paths`: a table's access path from the terms it is read with.
 
 use crate::catalog::Table;
+use crate::expr::eval::columns_of;
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
-
-/// Splits a WHERE clause into its top-level AND terms.
-pub fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
-    }
-}
+use crate::plan::logical::node::LogicalPlan;
+use crate::plan::rules::shape::{block, conjuncts, is_leaf};
 
 /// The bounds the WHERE terms put on column `col`. `known` says whether an expression's value
 /// is known before the table is read (constants and parameters; in a join, also columns of
@@ -130,4 +122,67 @@ pub fn choose_access_at(
         }
     }
     best
+}
+
+/// Decides how each table of a block is read (each Scan's `access`): the first table through
+/// the key its Filter (WHERE terms, after push-down) bounds best; a joined table through the
+/// key its join's ON terms bound best, where the values may come from the tables before it
+/// (then it is looked up per outer row, see `choose_join_methods`). A primary key beats a
+/// secondary one on a tie; equalities on a whole unique key beat everything. Information
+/// schema tables and derived tables have no trees: they are read in full.
+pub(crate) fn choose_access_paths(plan: &mut LogicalPlan) {
+    let Some(b) = block(plan) else {
+        return;
+    };
+    let mut offset = 0;
+    access_in(b.from, None, &mut offset);
+}
+
+/// `on`: the ON of the join whose right input `node` is.
+fn access_in(node: &mut LogicalPlan, on: Option<&Expr>, offset: &mut usize) {
+    match node {
+        LogicalPlan::Filter { input, predicate } if is_leaf(input) && *offset == 0 => {
+            if let LogicalPlan::Scan { table, access, .. } = &mut **input {
+                if table.virt.is_none() {
+                    *access = choose_access(table, Some(predicate));
+                }
+            }
+            *offset += input.schema().width();
+        }
+        LogicalPlan::Filter { input, .. } => access_in(input, None, offset),
+        LogicalPlan::Join {
+            left, right, on, ..
+        } => {
+            access_in(left, None, offset);
+            access_in(right, on.as_ref(), offset);
+        }
+        LogicalPlan::Scan {
+            table,
+            access,
+            schema,
+            ..
+        } => {
+            let base = *offset;
+            *offset += schema.width();
+            if table.virt.is_some() {
+                return;
+            }
+            *access = match (base, on) {
+                (0, _) | (_, None) => Access::Full,
+                (_, Some(on)) => {
+                    let mut terms = Vec::new();
+                    conjuncts(on, &mut terms);
+                    // The ON reads no column past this table's.
+                    let end = *offset;
+                    // Terms with subqueries cannot bound a key: their outer references are
+                    // positions in the joined row, not values known before the lookup.
+                    let known = |x: &Expr| {
+                        !x.has_subquery() && columns_of(x, end).iter().all(|&c| c < base)
+                    };
+                    choose_access_at(table, &terms, base, &known)
+                }
+            };
+        }
+        other => *offset += other.schema().width(),
+    }
 }
