@@ -10,8 +10,12 @@
 set -euo pipefail
 A=$1; B=$2; SECS=${SECS:-30}; ROUNDS=${ROUNDS:-3}
 ENGINE=${ENGINE:-innodb ROW_FORMAT=COMPRESSED}
-W=/dev/shm/ab; rm -rf $W; mkdir -p $W
-declare -A PORT=([base]=3401 [new]=3402) BIN=([base]=$A [new]=$B) ARGS=([base]=${ARGS_BASE:-} [new]=${ARGS_NEW:-})
+# A private folder and two free ports, so that two A/B runs on one machine do not collide.
+W=$(mktemp -d /dev/shm/ab.XXXXXX)
+free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+declare -A PORT=([base]=$(free_port) [new]=$(free_port))
+while [ "${PORT[base]}" = "${PORT[new]}" ]; do PORT[new]=$(free_port); done
+declare -A BIN=([base]=$A [new]=$B) ARGS=([base]=${ARGS_BASE:-} [new]=${ARGS_NEW:-})
 # 512 clients need 512 sockets each side, and more.
 ulimit -n "$(ulimit -Hn)"
 PIDS=()
@@ -20,7 +24,7 @@ for n in base new; do
   "${BIN[$n]}" serve --data-dir $W/$n --port ${PORT[$n]} --pool-mb 128 ${ARGS[$n]} > $W/$n.log 2>&1 &
   PIDS+=($!)
 done
-trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
+trap 'kill "${PIDS[@]}" 2>/dev/null || true; wait 2>/dev/null; rm -rf "$W"' EXIT
 sleep 3
 sb() { sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port=${PORT[$1]} --mysql-user=root --mysql-db=sbtest --tables=16 --table-size=10000 --mysql_storage_engine="$ENGINE" "${@:2}"; }
 for n in base new; do
