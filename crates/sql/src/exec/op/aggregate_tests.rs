@@ -4,33 +4,12 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::exec::op::testing::{ctx, Rows};
 use crate::plan::select::AggFn;
 use crate::runtime::limits::Interrupt;
 use crate::runtime::spill::sim_space_with;
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
-
-/// Rows handed out in order.
-struct Rows<I>(I);
-
-impl<I: Iterator<Item = Row>> Operator for Rows<I> {
-    fn next(&mut self, _: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
-        match self.0.next() {
-            Some(r) => {
-                *out = r;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-}
-
-fn ctx(intr: &Interrupt) -> Ctx<'_> {
-    Ctx {
-        killed: Some(intr),
-        ..Ctx::detached()
-    }
-}
 
 /// Columns of the input rows: `KEYS` group keys, then an integer, a string and a double, the
 /// aggregates' arguments.

@@ -4,30 +4,9 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::exec::op::testing::{ctx, Rows};
 use crate::runtime::limits::Interrupt;
 use crate::runtime::spill::sim_space_with;
-
-/// Rows handed out in order.
-struct Rows<I>(I);
-
-impl<I: Iterator<Item = Row>> Operator for Rows<I> {
-    fn next(&mut self, _: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
-        match self.0.next() {
-            Some(r) => {
-                *out = r;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-}
-
-fn ctx(intr: &Interrupt) -> Ctx<'_> {
-    Ctx {
-        killed: Some(intr),
-        ..Ctx::detached()
-    }
-}
 
 /// DISTINCT on the first `visible` columns of `input`: the rows, and the temporary files
 /// made. `sizes`: (table, sort buffer) with temporary space; `None`: in memory only.

@@ -17,6 +17,8 @@ pub(crate) mod join;
 pub(crate) mod setop;
 pub(crate) mod sort;
 pub(crate) mod sort_spill;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use crate::expr::Ctx;
 use crate::types::value::Value;

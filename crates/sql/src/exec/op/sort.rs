@@ -284,29 +284,8 @@ impl Operator for TopN<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::op::testing::{ctx, Rows};
     use crate::runtime::limits::Interrupt;
-
-    /// Rows handed out in order.
-    struct Rows(std::vec::IntoIter<Row>);
-
-    impl Operator for Rows {
-        fn next(&mut self, _: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
-            match self.0.next() {
-                Some(r) => {
-                    *out = r;
-                    Ok(true)
-                }
-                None => Ok(false),
-            }
-        }
-    }
-
-    fn ctx(intr: &Interrupt) -> Ctx<'_> {
-        Ctx {
-            killed: Some(intr),
-            ..Ctx::detached()
-        }
-    }
 
     #[test]
     fn top_n_is_the_stable_sort_cut_whatever_the_limit_and_offset() {
