@@ -147,6 +147,37 @@ impl LeafView {
         LeafView { data, rows }
     }
 
+    /// Applies `changes` where the rows lie when every one rewrites a row of the view with a
+    /// value of the same length (an update that keeps the row's size, as most sysbench writes
+    /// do); otherwise changes nothing and returns false (the caller copies with
+    /// [`Self::apply`]). In order, so the last change to a key wins.
+    fn apply_in_place(&mut self, changes: &[Change]) -> bool {
+        // Only the last change to a key counts (a delete and an insert of one key is a
+        // rewrite); at most `CHANGES_MAX` changes, so the quadratic scan is short.
+        let last = |i: usize| !changes[i + 1..].iter().any(|c| c.key == changes[i].key);
+        let same_place = |c: &Change| match (&c.value, self.search(&c.key)) {
+            (Some(v), Ok(i)) => {
+                let (s, k, e) = self.rows[i];
+                (e - s - k) as usize == v.len()
+            }
+            _ => false,
+        };
+        if !(0..changes.len()).all(|i| !last(i) || same_place(&changes[i])) {
+            return false;
+        }
+        for (i, c) in changes.iter().enumerate() {
+            if !last(i) {
+                continue;
+            }
+            let (Some(v), Ok(at)) = (&c.value, self.search(&c.key)) else {
+                unreachable!("checked above");
+            };
+            let (s, k, e) = self.rows[at];
+            self.data[(s + k) as usize..e as usize].copy_from_slice(v);
+        }
+        true
+    }
+
     fn bytes(&self) -> usize {
         self.data.capacity() + self.rows.capacity() * std::mem::size_of::<(u32, u32, u32)>()
     }
@@ -207,8 +238,13 @@ impl BTree {
                 debug_assert_eq!(v.count(), l.count());
                 return Ok(Some(v));
             }
-            ViewLookup::Changed(old, changes) => {
-                let view = Arc::new(old.apply(&changes));
+            ViewLookup::Changed(mut old, changes) => {
+                let in_place = Arc::get_mut(&mut old).is_some_and(|v| v.apply_in_place(&changes));
+                let view = if in_place {
+                    old
+                } else {
+                    Arc::new(old.apply(&changes))
+                };
                 #[cfg(debug_assertions)]
                 self.check_applied(g.id(), l, &view)?;
                 let bytes = view.bytes();
@@ -252,5 +288,61 @@ impl BTree {
         // Not kept when another thread took the room meanwhile; this scan uses it anyway.
         self.pool.put_view(g, view.clone(), bytes);
         Ok(Some(view))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(rows: &[(&[u8], &[u8])]) -> LeafView {
+        let (mut data, mut r) = (Vec::new(), Vec::new());
+        for (k, v) in rows {
+            let s = data.len() as u32;
+            data.extend_from_slice(k);
+            data.extend_from_slice(v);
+            r.push((s, k.len() as u32, data.len() as u32));
+        }
+        LeafView { data, rows: r }
+    }
+
+    fn change(k: &[u8], v: Option<&[u8]>) -> Change {
+        Change {
+            key: k.into(),
+            value: v.map(Into::into),
+        }
+    }
+
+    fn rows(v: &LeafView) -> Vec<Vec<u8>> {
+        (0..v.count()).map(|i| v.entry(i).0.to_vec()).collect()
+    }
+
+    #[test]
+    fn in_place_only_when_every_last_change_keeps_the_row_size() {
+        let base = [(&b"a"[..], &b"111"[..]), (b"b", b"222"), (b"c", b"333")];
+        // Rewrites of equal length, a delete then an insert of one key, the last change
+        // winning: in place, and the same rows the copying apply gives.
+        let ch = [
+            change(b"b", Some(b"xxx")),
+            change(b"c", None),
+            change(b"c", Some(b"yyy")),
+            change(b"b", Some(b"zzz")),
+        ];
+        let mut v = view(&base);
+        let copied = v.apply(&ch);
+        assert!(v.apply_in_place(&ch));
+        assert_eq!(rows(&v), rows(&copied));
+        assert_eq!(rows(&v)[1], b"bzzz");
+        // Anything that moves rows is refused, and leaves the view as it was.
+        for ch in [
+            vec![change(b"a", Some(b"1111"))],
+            vec![change(b"b", None)],
+            vec![change(b"bb", Some(b"444"))],
+            vec![change(b"a", Some(b"999")), change(b"c", Some(b"33"))],
+        ] {
+            let mut v = view(&base);
+            assert!(!v.apply_in_place(&ch), "{ch:?}");
+            assert_eq!(rows(&v), rows(&view(&base)));
+        }
     }
 }

@@ -453,7 +453,9 @@ fn with_scratch<R>(
 /// What [`BufferPool::view`] found for a page.
 pub enum ViewLookup<T> {
     Hit(Arc<T>),
-    /// A view of an older version of the page, and the changes since, in order.
+    /// A view of an older version of the page, and the changes since, in order. The view is
+    /// no longer kept: the caller applies the changes and puts the result back
+    /// ([`BufferPool::put_view`]), in place when its reference is the only one.
     Changed(Arc<T>, Vec<Change>),
     /// None kept; building one is advised.
     Build,
