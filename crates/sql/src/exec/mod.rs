@@ -105,6 +105,13 @@ impl AggState {
                         }
                         _ => Value::Decimal(v.to_decimal().unwrap_or(Decimal::from_i64(0))),
                     },
+                    // An integer into an integer sum (SUM of an INT column): no conversion.
+                    (Some(Value::Decimal(s)), Value::Int(i)) if s.scale == 0 => {
+                        match s.mant.checked_add(i128::from(*i)) {
+                            Some(mant) => Value::Decimal(Decimal { mant, scale: 0 }),
+                            None => Value::Double(s.to_f64() + *i as f64),
+                        }
+                    }
                     (Some(Value::Decimal(s)), x) if !matches!(x, Value::Double(_)) => {
                         match x.to_decimal().and_then(|d| s.add(d)) {
                             Some(d) => Value::Decimal(d),

@@ -39,6 +39,18 @@ fn exact(v: &Value) -> bool {
     matches!(v, Value::Int(_) | Value::UInt(_) | Value::Decimal(_))
 }
 
+/// `x / y` and `x % y` (truncating, `y != 0`) in 64 bits where both fit, which is nearly
+/// always: a 128-bit division is a library call several times slower (`k % 100` over a
+/// million rows spent 2% of a GROUP BY in it).
+#[inline]
+fn div_rem(x: i128, y: i128) -> (i128, i128) {
+    match (i64::try_from(x), i64::try_from(y)) {
+        // `i64::MIN / -1` overflows 64 bits; its 128-bit quotient is right.
+        (Ok(a), Ok(b)) if !(a == i64::MIN && b == -1) => (i128::from(a / b), i128::from(a % b)),
+        _ => (x / y, x % y),
+    }
+}
+
 pub(crate) fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
@@ -68,14 +80,14 @@ pub(crate) fn arith(op: Arith, a: Value, b: Value) -> Result<Value, SqlError> {
                 if y == 0 {
                     Ok(division_by_zero())
                 } else {
-                    typed(Some(x / y))
+                    typed(Some(div_rem(x, y).0))
                 }
             }
             Arith::Mod => {
                 if y == 0 {
                     Ok(division_by_zero())
                 } else {
-                    int_result(x % y)
+                    int_result(div_rem(x, y).1)
                 }
             }
             Arith::Div => {
@@ -295,6 +307,35 @@ mod tests {
                 .unwrap()
                 .to_i64(),
             Some(-1)
+        );
+    }
+
+    /// The 64-bit fast path of DIV and % agrees with 128-bit arithmetic at the edges.
+    #[test]
+    fn integer_div_and_mod_at_the_edges() {
+        let int = |op, a: i64, b: i64| arith(op, Value::Int(a), Value::Int(b));
+        assert_eq!(int(Arith::Mod, i64::MIN, -1).unwrap().to_i64(), Some(0));
+        assert_eq!(int(Arith::Mod, i64::MIN, 7).unwrap().to_i64(), Some(-1));
+        assert_eq!(int(Arith::Mod, 7, -3).unwrap().to_i64(), Some(1));
+        assert_eq!(int(Arith::IntDiv, -7, 2).unwrap().to_i64(), Some(-3));
+        assert_eq!(
+            int(Arith::IntDiv, i64::MIN, 1).unwrap().to_i64(),
+            Some(i64::MIN)
+        );
+        // 2^63 is no BIGINT: out of range, as in MariaDB.
+        assert_eq!(int(Arith::IntDiv, i64::MIN, -1).unwrap_err().code(), 1690);
+        let big = Value::UInt(u64::MAX);
+        assert_eq!(
+            arith(Arith::Mod, big.clone(), Value::Int(10))
+                .unwrap()
+                .to_i64(),
+            Some(5)
+        );
+        assert_eq!(
+            arith(Arith::IntDiv, big, Value::Int(-1))
+                .unwrap_err()
+                .code(),
+            1690
         );
     }
 }

@@ -29,7 +29,11 @@ impl Decimal {
     /// The same value at another scale (rounding half away from zero when it shrinks);
     /// `None` on overflow.
     pub fn rescale(self, scale: u8) -> Option<Decimal> {
-        if scale >= self.scale {
+        if scale == self.scale {
+            // Every sum and comparison of two values at one scale comes here.
+            return Some(self);
+        }
+        if scale > self.scale {
             let f = 10i128.checked_pow(u32::from(scale - self.scale))?;
             Some(Decimal {
                 mant: self.mant.checked_mul(f)?,
