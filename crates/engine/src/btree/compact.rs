@@ -1052,7 +1052,7 @@ pub fn compact(id: PageId, p: &mut [u8]) -> Result<()> {
     let mut cells: Vec<(usize, usize, usize)> = (0..leaf.count())
         .map(|i| leaf.cell(i).map(|c| (c.off, c.len, i)))
         .collect::<Result<_>>()?;
-    cells.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    cells.sort_unstable_by_key(|&(off, _, _)| std::cmp::Reverse(off));
     let mut top = p.len();
     for &(off, len, _) in &cells {
         // Cells of a corrupt page may overlap; moving them would overwrite one with another.
