@@ -197,6 +197,25 @@ impl<'t> Cursor<'t> {
         bound(&self.hi, &self.b.hi)
     }
 
+    /// The key [`Self::next_ref`] returns next, without moving past it (its leaf is read if
+    /// the rows buffered are used up, as `next_ref` would read it).
+    pub fn peek_key(&mut self) -> Option<Result<&[u8]>> {
+        if self.left == 0 {
+            return None;
+        }
+        if self.pos == self.b.rows.len() {
+            if let Err(e) = self.fill() {
+                self.fail();
+                return Some(Err(e));
+            }
+            if self.pos == self.b.rows.len() {
+                return None;
+            }
+        }
+        let r = self.b.rows[self.pos];
+        Some(Ok(&self.b.arena[r.start..r.start + r.klen]))
+    }
+
     /// The next row, borrowed from the cursor until the next call: no allocation once the
     /// cursor's buffers have grown to a leaf's worth of rows (they are reused from cursor to
     /// cursor on a thread). No latch is held when it returns.

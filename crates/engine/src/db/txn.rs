@@ -633,7 +633,7 @@ impl Transaction {
         let snap = SnapshotScan {
             mvcc: &self.db.mvcc,
             tree: bt.tree_id(),
-            cursor: cursor.peekable(),
+            cursor,
             lo: own(lo),
             hi: own(hi),
             reverse,
@@ -645,7 +645,10 @@ impl Transaction {
             looked_at: None,
         };
         Ok(TxnScan {
-            snap: snap.peekable(),
+            snap,
+            ahead: Ahead::Nothing,
+            ahead_key: Vec::new(),
+            ahead_value: Vec::new(),
             overlay: overlay.peekable(),
             reverse,
         })
@@ -753,7 +756,7 @@ fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 struct SnapshotScan<'a> {
     mvcc: &'a Mvcc,
     tree: TreeId,
-    cursor: std::iter::Peekable<Cursor<'a>>,
+    cursor: Cursor<'a>,
     lo: Bound<Vec<u8>>,
     hi: Bound<Vec<u8>>,
     reverse: bool,
@@ -790,19 +793,27 @@ fn refresh_versions(
     *looked_at = Some(added);
 }
 
-impl Iterator for SnapshotScan<'_> {
-    type Item = Result<(Vec<u8>, Vec<u8>)>;
+/// `k` and `v` into the reused buffers `ko` and `vo`.
+fn put_row(ko: &mut Vec<u8>, vo: &mut Vec<u8>, k: &[u8], v: &[u8]) {
+    ko.clear();
+    ko.extend_from_slice(k);
+    vo.clear();
+    vo.extend_from_slice(v);
+}
 
-    fn next(&mut self) -> Option<Self::Item> {
+impl SnapshotScan<'_> {
+    /// The next row into `ko` and `vo` (their buffers reused: no allocation per row once they
+    /// have grown, where handing out owned rows cost two allocations and two frees per row).
+    fn next_into(&mut self, ko: &mut Vec<u8>, vo: &mut Vec<u8>) -> Option<Result<()>> {
         if self.empty {
             return None;
         }
         loop {
             // The tree's next key (read first: see the ordering rule in mvcc.rs).
-            let next_tree: Option<&[u8]> = match self.cursor.peek() {
+            let next_tree: Option<&[u8]> = match self.cursor.peek_key() {
                 None => None,
-                Some(Err(_)) => return self.cursor.next(),
-                Some(Ok((k, _))) => Some(k),
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(k)) => Some(k),
             };
             // A row the snapshot sees that is no longer in the tree, before that key?
             refresh_versions(
@@ -816,7 +827,7 @@ impl Iterator for SnapshotScan<'_> {
                     Some(k) => Bound::Excluded(k),
                     None => as_ref(if self.reverse { &self.hi } else { &self.lo }),
                 };
-                let until: Bound<&[u8]> = match &next_tree {
+                let until: Bound<&[u8]> = match next_tree {
                     Some(k) => Bound::Excluded(k),
                     None => as_ref(if self.reverse { &self.lo } else { &self.hi }),
                 };
@@ -829,17 +840,20 @@ impl Iterator for SnapshotScan<'_> {
                     if let Some((k, v)) = tv.next_old(lo, hi, self.reverse, self.ts) {
                         set_last(&mut self.last, &k);
                         match v {
-                            Some(v) => return Some(Ok((k, v))),
+                            Some(v) => {
+                                put_row(ko, vo, &k, &v);
+                                return Some(Ok(()));
+                            }
                             None => continue,
                         }
                     }
                 }
             }
-            let (k, v) = match self.cursor.next()? {
+            let (k, v) = match self.cursor.next_ref()? {
                 Ok(kv) => kv,
                 Err(e) => return Some(Err(e)),
             };
-            set_last(&mut self.last, &k);
+            set_last(&mut self.last, k);
             refresh_versions(
                 self.mvcc,
                 self.tree,
@@ -847,14 +861,15 @@ impl Iterator for SnapshotScan<'_> {
                 &mut self.looked_at,
             );
             let seen = match self.versions.as_deref() {
-                Some(tv) => tv.visible(&k, self.ts),
+                Some(tv) => tv.visible(k, self.ts),
                 None => Visible::Tree,
             };
             match seen {
-                Visible::Tree => return Some(Ok((k, v))),
-                Visible::Old(Some(old)) => return Some(Ok((k, old))),
+                Visible::Tree => put_row(ko, vo, k, v),
+                Visible::Old(Some(old)) => put_row(ko, vo, k, &old),
                 Visible::Old(None) => continue,
             }
+            return Some(Ok(()));
         }
     }
 }
@@ -880,39 +895,80 @@ fn valid_range(lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> bool {
 
 /// A transaction's scan: its snapshot of the tree merged with the transaction's own writes.
 pub struct TxnScan<'a> {
-    snap: std::iter::Peekable<SnapshotScan<'a>>,
+    snap: SnapshotScan<'a>,
+    /// The snapshot's next row, read ahead to be merged with the transaction's writes.
+    ahead: Ahead,
+    ahead_key: Vec<u8>,
+    ahead_value: Vec<u8>,
     overlay: std::iter::Peekable<OverlayIter<'a>>,
     reverse: bool,
+}
+
+/// What [`TxnScan`] holds of the snapshot's rows beyond those it returned.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ahead {
+    Nothing,
+    /// A row, in `ahead_key` and `ahead_value`.
+    Row,
+    /// The snapshot has no more rows.
+    Done,
+}
+
+impl TxnScan<'_> {
+    /// The next row into `k` and `v`, whose buffers are reused: a scan that goes through this
+    /// allocates nothing per row. The rows are those the `Iterator` gives.
+    pub fn next_into(&mut self, k: &mut Vec<u8>, v: &mut Vec<u8>) -> Option<Result<()>> {
+        loop {
+            if self.ahead == Ahead::Nothing {
+                if self.overlay.peek().is_none() {
+                    // No write of this transaction left in the range: the snapshot's rows as
+                    // they come (every scan of a transaction that has not written the tree).
+                    return self.snap.next_into(k, v);
+                }
+                self.ahead = match self
+                    .snap
+                    .next_into(&mut self.ahead_key, &mut self.ahead_value)
+                {
+                    None => Ahead::Done,
+                    Some(Ok(())) => Ahead::Row,
+                    Some(Err(e)) => return Some(Err(e)),
+                };
+            }
+            let from_tree = match (self.ahead, self.overlay.peek()) {
+                (Ahead::Row, None) => true,
+                (_, None) => return None,
+                (Ahead::Row, Some((ok, _))) => {
+                    let ord = self.ahead_key.as_slice().cmp(ok);
+                    if ord == std::cmp::Ordering::Equal {
+                        // The transaction's write shadows the tree's entry.
+                        self.ahead = Ahead::Nothing;
+                        false
+                    } else {
+                        (ord == std::cmp::Ordering::Less) != self.reverse
+                    }
+                }
+                (_, Some(_)) => false,
+            };
+            if from_tree {
+                std::mem::swap(k, &mut self.ahead_key);
+                std::mem::swap(v, &mut self.ahead_value);
+                self.ahead = Ahead::Nothing;
+                return Some(Ok(()));
+            }
+            let (ok, ov) = self.overlay.next()?;
+            if let Some(ov) = ov {
+                put_row(k, v, ok, ov);
+                return Some(Ok(()));
+            }
+        }
+    }
 }
 
 impl Iterator for TxnScan<'_> {
     type Item = Result<(Vec<u8>, Vec<u8>)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            let from_tree = match (self.snap.peek(), self.overlay.peek()) {
-                (None, None) => return None,
-                (Some(Err(_)), _) => true,
-                (Some(Ok(_)), None) => true,
-                (None, Some(_)) => false,
-                (Some(Ok((tk, _))), Some((ok, _))) => {
-                    let ord = tk.as_slice().cmp(ok);
-                    if ord == std::cmp::Ordering::Equal {
-                        // The transaction's write shadows the tree's entry.
-                        self.snap.next();
-                        false
-                    } else {
-                        (ord == std::cmp::Ordering::Less) != self.reverse
-                    }
-                }
-            };
-            if from_tree {
-                return self.snap.next();
-            }
-            let (k, v) = self.overlay.next()?;
-            if let Some(v) = v {
-                return Some(Ok((k.to_vec(), v.clone())));
-            }
-        }
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        Some(self.next_into(&mut k, &mut v)?.map(|()| (k, v)))
     }
 }

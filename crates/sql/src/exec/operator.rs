@@ -313,6 +313,9 @@ struct TableScan<'a> {
     next_range: usize,
     it: Option<TxnScan<'a>>,
     scanned: u32,
+    /// The row the scan read last, its buffers reused for the next (no allocation per row).
+    key: Vec<u8>,
+    value: Vec<u8>,
 }
 
 impl<'a> TableScan<'a> {
@@ -360,6 +363,8 @@ impl<'a> TableScan<'a> {
             next_range: 0,
             it: None,
             scanned: 0,
+            key: Vec::new(),
+            value: Vec::new(),
         })
     }
 
@@ -382,15 +387,19 @@ impl Operator for TableScan<'_> {
         let eng = SqlError::engine;
         loop {
             if let Some(it) = &mut self.it {
-                match it.next() {
-                    Some(kv) => {
-                        let (k, v) = kv.map_err(eng)?;
+                match it.next_into(&mut self.key, &mut self.value) {
+                    Some(r) => {
+                        r.map_err(eng)?;
+                        let fetched;
                         let v = match self.keys {
-                            Keys::Index(i) => self.fetch(i, &k)?,
-                            Keys::Points | Keys::Primary => v,
+                            Keys::Index(i) => {
+                                fetched = self.fetch(i, &self.key)?;
+                                &fetched
+                            }
+                            Keys::Points | Keys::Primary => &self.value,
                         };
                         tick(&mut self.scanned, cx)?;
-                        self.t.decode_some_into(&v, self.wanted, out)?;
+                        self.t.decode_some_into(v, self.wanted, out)?;
                         return Ok(true);
                     }
                     None => self.it = None,

@@ -70,13 +70,14 @@ pub fn scan_rows_from(
                     }
                 }
                 let r = (as_ref(lo), as_ref(hi));
-                let it = if reverse {
+                let mut it = if reverse {
                     txn.scan_rev(&t.primary, r).map_err(eng)?
                 } else {
                     txn.scan(&t.primary, r).map_err(eng)?
                 };
-                for kv in it {
-                    let (k, v) = kv.map_err(eng)?;
+                let (mut k, mut v) = (Vec::new(), Vec::new());
+                while let Some(r) = it.next_into(&mut k, &mut v) {
+                    r.map_err(eng)?;
                     if !f(&k, decode(&v)?)? {
                         return Ok(());
                     }
@@ -95,13 +96,14 @@ pub fn scan_rows_from(
             }
             for (lo, hi) in &ranges {
                 let r = (as_ref(lo), as_ref(hi));
-                let it = if reverse {
+                let mut it = if reverse {
                     txn.scan_rev(tree, r).map_err(eng)?
                 } else {
                     txn.scan(tree, r).map_err(eng)?
                 };
-                for kv in it {
-                    let (k, _) = kv.map_err(eng)?;
+                let (mut k, mut entry_value) = (Vec::new(), Vec::new());
+                while let Some(r) = it.next_into(&mut k, &mut entry_value) {
+                    r.map_err(eng)?;
                     let n = t.index_prefix_len(*i, &k)?;
                     let pk = &k[n..];
                     match txn.get(&t.primary, pk).map_err(eng)? {
