@@ -874,7 +874,7 @@ fn next_into_with_reused_buffers_reads_what_the_iterator_reads() {
     other.commit().unwrap();
     // The transaction's own writes: inserts between tree rows, rewrites, deletes (not of the
     // rows the other transaction changed: those would be write conflicts).
-    let mine = |i: &u32| i % 14 != 0;
+    let mine = |i: &u32| !i.is_multiple_of(14);
     for i in (1..400u32).step_by(9).filter(mine) {
         tx.put(&f.t, &k4(i), b"mine").unwrap();
         model.insert(k4(i), b"mine".to_vec());
