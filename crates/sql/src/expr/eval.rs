@@ -306,16 +306,28 @@ impl Expr {
                 })
             }
             Expr::Like(x, p, esc, neg) => {
-                let (v, pat) = (x.eval(row, ctx)?, p.eval(row, ctx)?);
+                // A column and a constant pattern (the usual case) are read where they lie:
+                // no copy of either per row.
+                let (xv, pv);
+                let v = match &**x {
+                    Expr::Col(i) if *i < row.len() => &row[*i],
+                    e => {
+                        xv = e.eval(row, ctx)?;
+                        &xv
+                    }
+                };
+                let pat = match &**p {
+                    Expr::Const(c) => c,
+                    e => {
+                        pv = e.eval(row, ctx)?;
+                        &pv
+                    }
+                };
                 if v.is_null() || pat.is_null() {
                     return Ok(Value::Null);
                 }
                 let ci = !matches!(v, Value::Bytes(_)) && !matches!(pat, Value::Bytes(_));
-                let (s, ps) = (
-                    v.to_string_lossy().unwrap_or_default(),
-                    pat.to_string_lossy().unwrap_or_default(),
-                );
-                bool_val(Some(like(&s, &ps, *esc, ci) != *neg))
+                bool_val(Some(like(&text_of(v), &text_of(pat), *esc, ci) != *neg))
             }
             Expr::Case(op, whens, els) => {
                 let subject = match op {
@@ -355,6 +367,16 @@ impl Expr {
     /// WHERE semantics: only TRUE passes.
     pub fn test(&self, row: &[Value], ctx: &Ctx) -> Result<bool, SqlError> {
         Ok(self.eval(row, ctx)?.truth() == Some(true))
+    }
+}
+
+/// A value as text for LIKE, borrowed when it is text already (as `to_string_lossy` reads
+/// it otherwise).
+fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v {
+        Value::Str(s) => std::borrow::Cow::Borrowed(s),
+        Value::Bytes(b) => String::from_utf8_lossy(b),
+        other => std::borrow::Cow::Owned(other.to_string_lossy().unwrap_or_default()),
     }
 }
 
