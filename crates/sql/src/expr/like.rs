@@ -33,7 +33,7 @@ fn like_ascii(text: &str, pat: &str, esc: Option<u8>, ci: bool) -> bool {
             return text.contains(lit);
         }
     }
-    let eq = |a: u8, b: u8| a == b || (ci && a.to_ascii_uppercase() == b.to_ascii_uppercase());
+    let eq = |a: u8, b: u8| a == b || (ci && a.eq_ignore_ascii_case(&b));
     let (mut ti, mut pi) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
