@@ -29,14 +29,16 @@ use std::collections::HashMap;
 use zipdb_engine::Transaction;
 
 use crate::exec::hash::{hash_key, HashPart};
+use crate::exec::op::join_spill::{Collect, Collected, Spilled};
 use crate::exec::scan::scan_rows_from;
 use crate::expr::{Ctx, Expr};
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
+use crate::runtime::memory::Reservation;
 use crate::types::value::Value;
 use crate::SqlError;
 
 /// A step's table as read once for the hash and loop methods.
-pub enum Built {
+pub enum Built<'a> {
     /// Lookup steps read per outer row.
     None,
     Rows(Vec<Vec<Value>>),
@@ -45,17 +47,21 @@ pub enum Built {
         buckets: HashMap<Vec<HashPart>, Vec<usize>>,
         /// Rows whose key could not be hashed: tried by every probe.
         wild: Vec<usize>,
+        /// What `rows` are charged, given back when the step is dropped.
+        _mem: Reservation<'a>,
     },
+    /// A hash step's table past its memory, in partitions (`op::join_spill`).
+    Spilled(Box<Spilled<'a>>),
 }
 
 /// Reads the tables of the hash and loop steps (once per execution).
 /// `run_derived` runs a derived table's query (through the statement's transaction).
-pub fn build(
+pub fn build<'a>(
     steps: &[JoinStep],
     txn: &Transaction,
-    ctx: &Ctx,
+    ctx: &Ctx<'a>,
     run_derived: &dyn Fn(&SelectPlan) -> Result<Vec<Vec<Value>>, SqlError>,
-) -> Result<Vec<Built>, SqlError> {
+) -> Result<Vec<Built<'a>>, SqlError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
         let (access, filter) = match &s.method {
@@ -74,13 +80,28 @@ pub fn build(
             } => (build_access, build_filter),
         };
         let mut rows = Vec::new();
+        // A hash step's rows are held under a reservation and go to partitions past it; a
+        // loop step's are charged to the statement (1290 past its budget).
+        let mut collect = match &s.method {
+            JoinMethod::Hash {
+                build_keys,
+                classes,
+                ..
+            } => Some((Collect::new(ctx), build_keys, classes)),
+            _ => None,
+        };
         let mut keep = |r: Vec<Value>| -> Result<bool, SqlError> {
             if match filter {
                 Some(f) => f.test(&r, ctx)?,
                 None => true,
             } {
-                ctx.charge(crate::runtime::limits::row_bytes(&r))?;
-                rows.push(r);
+                match &mut collect {
+                    Some((c, keys, classes)) => c.push(r, keys, classes, ctx)?,
+                    None => {
+                        ctx.charge(crate::runtime::limits::row_bytes(&r))?;
+                        rows.push(r);
+                    }
+                }
             }
             Ok(true)
         };
@@ -107,12 +128,22 @@ pub fn build(
                 )?,
             }
         }
-        out.push(match &s.method {
-            JoinMethod::Hash {
-                build_keys,
-                classes,
-                ..
-            } => {
+        out.push(match (&s.method, collect) {
+            (
+                JoinMethod::Hash {
+                    build_keys,
+                    classes,
+                    ..
+                },
+                Some((c, ..)),
+            ) => {
+                let (rows, mem) = match c.finish()? {
+                    Collected::Memory(rows, mem) => (rows, mem),
+                    Collected::Spilled(sp) => {
+                        out.push(Built::Spilled(sp));
+                        continue;
+                    }
+                };
                 let mut buckets: HashMap<Vec<HashPart>, Vec<usize>> = HashMap::new();
                 let mut wild = Vec::new();
                 for (i, r) in rows.iter().enumerate() {
@@ -127,6 +158,7 @@ pub fn build(
                     rows,
                     buckets,
                     wild,
+                    _mem: mem,
                 }
             }
             _ => Built::Rows(rows),

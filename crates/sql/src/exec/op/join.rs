@@ -17,6 +17,7 @@
 
 use crate::exec::hash::{hash_key, HashPart};
 use crate::exec::join::{merge_next, passes, Built};
+use crate::exec::op::join_spill::Grace;
 use crate::exec::op::{Operator, Row};
 use crate::expr::Ctx;
 use crate::plan::select::{JoinMethod, JoinStep};
@@ -33,10 +34,17 @@ pub(crate) type OpenLookup<'a> =
 pub(crate) fn steps<'a>(
     mut child: Box<dyn Operator + 'a>,
     steps: &'a [JoinStep],
-    built: Vec<Built>,
+    built: Vec<Built<'a>>,
     open: &dyn Fn(&'a JoinStep) -> OpenLookup<'a>,
 ) -> Box<dyn Operator + 'a> {
     for (step, built) in steps.iter().zip(built) {
+        let built = match built {
+            Built::Spilled(parts) => {
+                child = Box::new(Grace::new(child, step, parts));
+                continue;
+            }
+            b => b,
+        };
         let open = matches!(step.method, JoinMethod::Lookup(_)).then(|| open(step));
         child = Box::new(Join {
             child,
@@ -73,7 +81,7 @@ enum Cands<'a> {
 struct Join<'a> {
     child: Box<dyn Operator + 'a>,
     step: &'a JoinStep,
-    built: Built,
+    built: Built<'a>,
     open: Option<OpenLookup<'a>>,
     /// The row of the tables before this step being extended.
     outer: Row,
@@ -143,6 +151,7 @@ impl Operator for Join<'_> {
                         rows,
                         buckets,
                         wild,
+                        ..
                     } => {
                         let hits = buckets.get(key).map(Vec::as_slice).unwrap_or(&[]);
                         match merge_next(hits, wild, i, j) {
@@ -164,7 +173,9 @@ impl Operator for Join<'_> {
                         }
                         None => false,
                     },
-                    Built::None => return Err(SqlError::internal("join step was not built")),
+                    Built::None | Built::Spilled(_) => {
+                        return Err(SqlError::internal("join step was not built"))
+                    }
                 },
             };
             if found {
