@@ -30,8 +30,10 @@ use zipdb_engine::Transaction;
 
 use crate::exec::hash::{hash_key, HashPart};
 use crate::exec::op::join_spill::{Collect, Collected, Spilled};
+use crate::exec::op::materialize::Materialized;
+use crate::exec::op::Operator;
 use crate::exec::scan::scan_rows_from;
-use crate::expr::{Ctx, Expr};
+use crate::expr::Ctx;
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
 use crate::runtime::memory::Reservation;
 use crate::types::value::Value;
@@ -41,7 +43,8 @@ use crate::SqlError;
 pub enum Built<'a> {
     /// Lookup steps read per outer row.
     None,
-    Rows(Vec<Vec<Value>>),
+    /// A loop step's rows (in memory, or in a temporary file read once per outer row).
+    Rows(Materialized<'a>),
     Hash {
         rows: Vec<Vec<Value>>,
         buckets: HashMap<Vec<HashPart>, Vec<usize>>,
@@ -55,12 +58,13 @@ pub enum Built<'a> {
 }
 
 /// Reads the tables of the hash and loop steps (once per execution).
-/// `run_derived` runs a derived table's query (through the statement's transaction).
-pub fn build<'a>(
-    steps: &[JoinStep],
+/// `run_derived` builds a derived table's query (through the statement's transaction), whose
+/// rows stream into the step's table (so they are held once, and spill with it).
+pub(crate) fn build<'a>(
+    steps: &'a [JoinStep],
     txn: &Transaction,
     ctx: &Ctx<'a>,
-    run_derived: &dyn Fn(&SelectPlan) -> Result<Vec<Vec<Value>>, SqlError>,
+    run_derived: &dyn Fn(&'a SelectPlan) -> Result<Box<dyn Operator + 'a>, SqlError>,
 ) -> Result<Vec<Built<'a>>, SqlError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
@@ -79,9 +83,9 @@ pub fn build<'a>(
                 build_filter,
             } => (build_access, build_filter),
         };
-        let mut rows = Vec::new();
-        // A hash step's rows are held under a reservation and go to partitions past it; a
-        // loop step's are charged to the statement (1290 past its budget).
+        let mut rows = Materialized::new(ctx);
+        // A hash step's rows go to partitions past its memory; a loop step's to one file,
+        // read again for each outer row.
         let mut collect = match &s.method {
             JoinMethod::Hash {
                 build_keys,
@@ -97,17 +101,16 @@ pub fn build<'a>(
             } {
                 match &mut collect {
                     Some((c, keys, classes)) => c.push(r, keys, classes, ctx)?,
-                    None => {
-                        ctx.charge(crate::runtime::limits::row_bytes(&r))?;
-                        rows.push(r);
-                    }
+                    None => rows.push(r)?,
                 }
             }
             Ok(true)
         };
         if let Some(p) = &s.derived {
-            for r in run_derived(p)? {
-                keep(r)?;
+            let mut src = run_derived(p)?;
+            let mut r = Vec::new();
+            while src.next(ctx, &mut r)? {
+                keep(std::mem::take(&mut r))?;
             }
         } else {
             match s.table.virt {
@@ -161,42 +164,11 @@ pub fn build<'a>(
                     _mem: mem,
                 }
             }
-            _ => Built::Rows(rows),
+            _ => {
+                rows.finish()?;
+                Built::Rows(rows)
+            }
         });
     }
     Ok(out)
-}
-
-pub(crate) fn passes(e: &Option<Expr>, row: &[Value], ctx: &Ctx) -> Result<bool, SqlError> {
-    match e {
-        Some(e) => e.test(row, ctx),
-        None => Ok(true),
-    }
-}
-
-/// The next candidate of a hash probe: positions from the key's bucket (`hits`) and the rows
-/// that could not be hashed (`wild`), `i` and `j` into each. Both lists are in table order;
-/// merging keeps the output in it.
-pub(crate) fn merge_next(
-    hits: &[usize],
-    wild: &[usize],
-    i: &mut usize,
-    j: &mut usize,
-) -> Option<usize> {
-    let next = match (hits.get(*i), wild.get(*j)) {
-        (Some(&a), Some(&b)) if a < b => {
-            *i += 1;
-            a
-        }
-        (Some(_), Some(&b)) | (None, Some(&b)) => {
-            *j += 1;
-            b
-        }
-        (Some(&a), None) => {
-            *i += 1;
-            a
-        }
-        (None, None) => return None,
-    };
-    Some(next)
 }

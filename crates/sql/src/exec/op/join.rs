@@ -16,8 +16,9 @@
 //! did: as deep as the FROM clause has tables.
 
 use crate::exec::hash::{hash_key, HashPart};
-use crate::exec::join::{merge_next, passes, Built};
-use crate::exec::op::join_spill::Grace;
+use crate::exec::join::Built;
+use crate::exec::op::join_spill::{merge_next, passes, Grace};
+use crate::exec::op::materialize::Reader;
 use crate::exec::op::{Operator, Row};
 use crate::expr::Ctx;
 use crate::plan::select::{JoinMethod, JoinStep};
@@ -74,6 +75,8 @@ enum Cands<'a> {
     },
     /// Every held row from position `at` (loop, or a probe key that could not be hashed).
     All(usize),
+    /// A loop step's rows in a temporary file: one read pass per outer row.
+    Pass(Reader),
     /// A NULL probe key: it equals nothing.
     None,
 }
@@ -112,6 +115,7 @@ impl<'a> Join<'a> {
                 Ok(Some(key)) => Cands::Hits { key, i: 0, j: 0 },
                 Err(()) => Cands::All(0),
             },
+            (JoinMethod::Loop { .. }, Built::Rows(m)) if m.spilled() => Cands::Pass(m.reader()),
             (JoinMethod::Loop { .. }, Built::Rows(_)) => Cands::All(0),
             _ => return Err(SqlError::internal("join step was not built")),
         })
@@ -164,8 +168,26 @@ impl Operator for Join<'_> {
                     }
                     _ => return Err(SqlError::internal("hash step without its table")),
                 },
+                Cands::Pass(rd) => match &self.built {
+                    Built::Rows(m) => {
+                        let more = m.next(rd, &mut self.cand)?;
+                        if more {
+                            joined(out, &self.outer, &self.cand);
+                        }
+                        more
+                    }
+                    _ => return Err(SqlError::internal("a loop step without its table")),
+                },
                 Cands::All(at) => match &self.built {
-                    Built::Rows(rows) | Built::Hash { rows, .. } => match rows.get(*at) {
+                    Built::Rows(m) => match m.in_memory().get(*at) {
+                        Some(r) => {
+                            *at += 1;
+                            joined(out, &self.outer, r);
+                            true
+                        }
+                        None => false,
+                    },
+                    Built::Hash { rows, .. } => match rows.get(*at) {
                         Some(r) => {
                             *at += 1;
                             joined(out, &self.outer, r);

@@ -31,7 +31,6 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use crate::exec::hash::{hash_key, HashPart};
-use crate::exec::join::{merge_next, passes};
 use crate::exec::op::sort_spill::{decode_row, encode_row, Sorted, Sorter, SPILL_ROOM};
 use crate::exec::op::{Operator, Row};
 use crate::expr::{Ctx, Expr};
@@ -651,4 +650,39 @@ impl Operator for Grace<'_> {
             }
         }
     }
+}
+
+/// Whether an optional condition holds for `row` (none: it does).
+pub(crate) fn passes(e: &Option<Expr>, row: &[Value], ctx: &Ctx) -> Result<bool, SqlError> {
+    match e {
+        Some(e) => e.test(row, ctx),
+        None => Ok(true),
+    }
+}
+
+/// The next candidate of a hash probe: positions from the key's bucket (`hits`) and the rows
+/// that could not be hashed (`wild`), `i` and `j` into each. Both lists are in table order;
+/// merging keeps the output in it.
+pub(crate) fn merge_next(
+    hits: &[usize],
+    wild: &[usize],
+    i: &mut usize,
+    j: &mut usize,
+) -> Option<usize> {
+    let next = match (hits.get(*i), wild.get(*j)) {
+        (Some(&a), Some(&b)) if a < b => {
+            *i += 1;
+            a
+        }
+        (Some(_), Some(&b)) | (None, Some(&b)) => {
+            *j += 1;
+            b
+        }
+        (Some(&a), None) => {
+            *i += 1;
+            a
+        }
+        (None, None) => return None,
+    };
+    Some(next)
 }
