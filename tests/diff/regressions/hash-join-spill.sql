@@ -15,6 +15,8 @@ SELECT a.id, b.id FROM j a LEFT JOIN j b ON b.s = a.s AND b.id % 3 = 0 ORDER BY 
 SELECT a.id, b.id FROM j a LEFT JOIN j b ON b.k = a.k WHERE b.id IS NULL ORDER BY a.id;
 SELECT a.id, b.id FROM j a LEFT JOIN j b ON b.k = a.k AND b.id > 50 WHERE b.id < 90 OR b.id IS NULL ORDER BY a.id, b.id;
 SELECT a.id, b.id FROM j a JOIN j b ON b.m = a.k WHERE b.id % 2 = 1 ORDER BY a.id, b.id;
+SELECT a.id, b.id FROM j a JOIN j b ON b.k = a.m ORDER BY a.id, b.id;
+SELECT a.id, b.id, b.k FROM j a LEFT JOIN j b ON b.k = a.m AND b.id % 4 = 0 ORDER BY a.id, b.id;
 SELECT a.id, b.id, c.id FROM j a JOIN j b ON b.k = a.k LEFT JOIN j c ON c.s = b.s AND c.id < 20 ORDER BY a.id, b.id, c.id;
 SELECT COUNT(*), SUM(a.id * b.id), SUM(c.id) FROM j a JOIN j b ON b.k = a.k JOIN j c ON c.k = b.k;
 SELECT a.id, d.n FROM j a JOIN (SELECT k, COUNT(*) AS n FROM j GROUP BY k) d ON d.k = a.k ORDER BY a.id;
