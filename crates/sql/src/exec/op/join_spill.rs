@@ -18,11 +18,14 @@
 //! its candidates, and a "matched" record before it when any candidate passed ON; at the end
 //! an outer row without a "matched" record gets its NULL-extended row, if `after` holds.
 //!
-//! Rows whose key cannot be hashed (`hash_key` gives `Err`, tried by every probe in memory)
-//! and NULL keys keep their meaning: a build row that cannot be hashed is copied into every
-//! partition, a probe row that cannot be hashed too; such a probe tries each build row in
-//! the one partition that is its "home" (one copy of each row is marked so), which is every
-//! row once. A NULL probe key matches nothing (only its null extension is written).
+//! Rows whose key cannot be hashed (`hash_key` gives `Err`; in memory such a build row is tried
+//! by every probe, such a probe tries every build row) are kept out of the partitions, each
+//! side in its own file (`Materialized`): a probe that cannot be hashed is tried against every
+//! row of each partition's table, in every partition; the build rows that cannot be hashed are
+//! joined last, as a nested loop over every probe record, in chunks that fit in memory. So
+//! every pair is tried once and nothing is copied (copies would multiply at each level). A
+//! build row with a NULL key goes to the first partition (only a probe that cannot be hashed
+//! tries it); a NULL probe key matches nothing (only its null extension is written).
 //!
 //! Records (docs/FORMAT.md "Join partition rows") are sort rows (`sort_spill::encode_row`) of
 //! the row number, a flags value, the key's parts, then the row's values.
@@ -31,6 +34,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use crate::exec::hash::{hash_key, HashPart};
+use crate::exec::op::materialize::Materialized;
 use crate::exec::op::sort_spill::{decode_row, encode_row, Sorted, Sorter, SPILL_ROOM};
 use crate::exec::op::{Operator, Row};
 use crate::expr::{Ctx, Expr};
@@ -57,13 +61,10 @@ const PART_MIN: u64 = 64 << 10;
 /// Records written between two looks at the statement's stop signal.
 const POLL: u32 = 256;
 
-/// A record's flags: the key could be hashed, could not, or holds a NULL; and whether this
-/// copy of a row is its home (the copy a probe that cannot be hashed tries).
+/// A record's flags: the key could be hashed, could not, or holds a NULL.
 const HASHED: u64 = 0;
 const WILD: u64 = 1;
 const NULL_KEY: u64 = 2;
-const KIND: u64 = 3;
-const HOME: u64 = 4;
 
 /// What an output record of the sort is (its third value): a joined row, the mark that an
 /// outer row matched, the outer row to NULL-extend if it did not.
@@ -105,15 +106,15 @@ fn record(id: u64, key: Result<Option<Vec<HashPart>>, ()>, width: usize, row: &[
     rec.push(Value::UInt(id));
     match key {
         Ok(Some(parts)) => {
-            rec.push(Value::UInt(HASHED | HOME));
+            rec.push(Value::UInt(HASHED));
             rec.extend(parts.into_iter().map(part_value));
         }
         Ok(None) => {
-            rec.push(Value::UInt(NULL_KEY | HOME));
+            rec.push(Value::UInt(NULL_KEY));
             rec.resize(2 + width, Value::Null);
         }
         Err(()) => {
-            rec.push(Value::UInt(WILD | HOME));
+            rec.push(Value::UInt(WILD));
             rec.resize(2 + width, Value::Null);
         }
     }
@@ -158,23 +159,15 @@ impl<'a> Parts<'a> {
     }
 
     /// Writes `rec` where its flags say: a hashed key to its partition, a NULL key to the
-    /// first, a key that cannot be hashed to every one (home only in the first).
-    fn put(&mut self, mut rec: Row, cx: &Ctx) -> Result<(), SqlError> {
-        let flags = uint(&rec[1]);
-        match flags & KIND {
+    /// first (a key that cannot be hashed is kept out of the partitions).
+    fn put(&mut self, rec: Row, cx: &Ctx) -> Result<(), SqlError> {
+        match uint(&rec[1]) {
             HASHED => {
                 let p = self.part_of(&rec);
                 self.put_in(p, &rec, cx)
             }
             NULL_KEY => self.put_in(0, &rec, cx),
-            _ => {
-                self.put_in(0, &rec, cx)?;
-                rec[1] = Value::UInt(flags & !HOME);
-                for p in 1..FANOUT {
-                    self.put_in(p, &rec, cx)?;
-                }
-                Ok(())
-            }
+            _ => Err(SqlError::internal("an unhashable join key in a partition")),
         }
     }
 
@@ -273,6 +266,10 @@ pub(crate) struct Collect<'a> {
     table: u64,
     temp: Option<&'a SessionTemp>,
     parts: Option<Parts<'a>>,
+    /// Once partitioned: the build rows whose key cannot be hashed, and (for the join) the
+    /// probe rows whose key cannot be hashed.
+    wild: Materialized<'a>,
+    wild_probe: Materialized<'a>,
     /// Rows kept so far (the next row's number).
     n: u64,
 }
@@ -286,6 +283,8 @@ pub(crate) enum Collected<'a> {
 /// A build side in partitions, with the reservation that the join charges from then on.
 pub(crate) struct Spilled<'a> {
     parts: Parts<'a>,
+    wild: Materialized<'a>,
+    wild_probe: Materialized<'a>,
     mem: Reservation<'a>,
     temp: &'a SessionTemp,
     table: u64,
@@ -301,7 +300,22 @@ impl<'a> Collect<'a> {
             table: temp.map_or(u64::MAX, SessionTemp::tmp_table),
             temp,
             parts: None,
+            wild: Materialized::new(cx),
+            wild_probe: Materialized::new(cx),
             n: 0,
+        }
+    }
+
+    /// A build record to its partition, or with the rows whose key cannot be hashed.
+    fn route(
+        parts: &mut Parts<'a>,
+        wild: &mut Materialized<'a>,
+        rec: Row,
+        cx: &Ctx,
+    ) -> Result<(), SqlError> {
+        match uint(&rec[1]) {
+            WILD => wild.push(rec),
+            _ => parts.put(rec, cx),
         }
     }
 
@@ -317,7 +331,7 @@ impl<'a> Collect<'a> {
         self.n += 1;
         if let Some(parts) = &mut self.parts {
             let key = hash_key(keys, classes, &r, cx)?;
-            return parts.put(record(id, key, keys.len(), &r), cx);
+            return Self::route(parts, &mut self.wild, record(id, key, keys.len(), &r), cx);
         }
         let bytes = row_bytes(&r);
         let Some(temp) = self.temp else {
@@ -338,12 +352,18 @@ impl<'a> Collect<'a> {
         let mut parts = Parts::new(temp, 0, keys.len())?;
         for (i, held) in std::mem::take(&mut self.rows).into_iter().enumerate() {
             let key = hash_key(keys, classes, &held, cx)?;
-            parts.put(record(i as u64, key, keys.len(), &held), cx)?;
+            let rec = record(i as u64, key, keys.len(), &held);
+            Self::route(&mut parts, &mut self.wild, rec, cx)?;
         }
         self.mem.shrink(self.held);
         self.held = 0;
         let key = hash_key(keys, classes, &r, cx)?;
-        parts.put(record(id, key, keys.len(), &r), cx)?;
+        Self::route(
+            &mut parts,
+            &mut self.wild,
+            record(id, key, keys.len(), &r),
+            cx,
+        )?;
         self.parts = Some(parts);
         Ok(())
     }
@@ -352,8 +372,12 @@ impl<'a> Collect<'a> {
         match (self.parts, self.temp) {
             (Some(mut parts), Some(temp)) => {
                 parts.finish()?;
+                let mut wild = self.wild;
+                wild.finish()?;
                 Ok(Collected::Spilled(Box::new(Spilled {
                     parts,
+                    wild,
+                    wild_probe: self.wild_probe,
                     mem: self.mem,
                     temp,
                     table: self.table,
@@ -410,7 +434,7 @@ impl<'a> Grace<'a> {
     }
 
     fn run(&mut self, cx: &Ctx) -> Result<Sorted<'a>, SqlError> {
-        let build = self.build.take().expect("run once");
+        let mut build = self.build.take().expect("run once");
         let (probe_keys, classes) = self.keys()?;
         let width = probe_keys.len();
         let temp = build.temp;
@@ -429,22 +453,28 @@ impl<'a> Grace<'a> {
                 mark.extend_from_slice(&outer);
                 sorter.push(mark, &mut self.mem, cx)?;
             }
-            let key = hash_key(probe_keys, classes, &outer, cx)?;
-            if !matches!(key, Ok(None)) {
-                probe.put(record(seq, key, width, &outer), cx)?;
+            match hash_key(probe_keys, classes, &outer, cx)? {
+                Ok(None) => {}
+                key @ Ok(Some(_)) => probe.put(record(seq, key, width, &outer), cx)?,
+                Err(()) => build.wild_probe.push(record(seq, Err(()), width, &outer))?,
             }
             seq += 1;
         }
         probe.finish()?;
+        build.wild_probe.finish()?;
         let mut j = PartJoin {
             step: self.step,
             temp,
             table: build.table,
+            wild_probe: &build.wild_probe,
             mem: &mut self.mem,
             sorter: &mut sorter,
         };
         for p in 0..FANOUT {
             j.join(&build.parts, &probe, p, cx)?;
+        }
+        if !build.wild.is_empty() {
+            j.wild_rows(&build.wild, &probe, cx)?;
         }
         drop(probe);
         drop(build);
@@ -457,6 +487,8 @@ struct PartJoin<'s, 'a, 'm> {
     step: &'a JoinStep,
     temp: &'a SessionTemp,
     table: u64,
+    /// The probe rows whose key cannot be hashed: tried against every partition's rows.
+    wild_probe: &'s Materialized<'a>,
     mem: &'s mut Reservation<'m>,
     sorter: &'s mut Sorter<'a>,
 }
@@ -467,16 +499,20 @@ struct Table {
     rows: Vec<Row>,
     ids: Vec<u64>,
     buckets: HashMap<Vec<HashPart>, Vec<usize>>,
-    wild: Vec<usize>,
-    home: Vec<usize>,
     held: u64,
 }
 
+/// A probe record's key parts (`None`: the record is corrupt).
+fn key_of(rec: &[Value], w: usize) -> Option<Vec<HashPart>> {
+    rec.get(2..2 + w)?.iter().map(value_part).collect()
+}
+
 impl PartJoin<'_, '_, '_> {
-    /// Partition `p` of `build` against partition `p` of `probe` (same level).
+    /// Partition `p` of `build` against partition `p` of `probe` (same level), and against
+    /// the probe rows whose key cannot be hashed.
     fn join(&mut self, build: &Parts, probe: &Parts, p: usize, cx: &Ctx) -> Result<(), SqlError> {
         // No build rows: no candidates (a LEFT row's null extension is already written).
-        if build.is_empty(p) || probe.is_empty(p) {
+        if build.is_empty(p) || (probe.is_empty(p) && self.wild_probe.is_empty()) {
             return Ok(());
         }
         let t = match self.load(build, p, cx)? {
@@ -511,22 +547,10 @@ impl PartJoin<'_, '_, '_> {
             }
             t.held += bytes;
             cx.check_killed()?;
-            let at = t.rows.len();
-            let flags = uint(&rec[1]);
-            match flags & KIND {
-                HASHED => {
-                    let key = rec[2..2 + w]
-                        .iter()
-                        .map(value_part)
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| corrupt_record(&build.file, "a join key part"))?;
-                    t.buckets.entry(key).or_default().push(at);
-                }
-                WILD => t.wild.push(at),
-                _ => {}
-            }
-            if flags & HOME != 0 {
-                t.home.push(at);
+            if uint(&rec[1]) == HASHED {
+                let key =
+                    key_of(&rec, w).ok_or_else(|| corrupt_record(&build.file, "a join key"))?;
+                t.buckets.entry(key).or_default().push(t.rows.len());
             }
             t.ids.push(uint(&rec[0]));
             t.rows.push(rec.split_off(2 + w));
@@ -554,62 +578,150 @@ impl PartJoin<'_, '_, '_> {
         Ok(())
     }
 
+    /// Outer row `seq` (`outer`) against build row `id` (`cand`): the joined row to the sort if
+    /// it passes ON and `after`; `matched` once it passes ON.
+    fn pair(
+        &mut self,
+        seq: u64,
+        outer: &[Value],
+        id: u64,
+        cand: &[Value],
+        matched: &mut bool,
+        cx: &Ctx,
+    ) -> Result<(), SqlError> {
+        let mut out = Vec::with_capacity(3 + outer.len() + cand.len());
+        out.extend([Value::UInt(seq), Value::UInt(id), Value::UInt(ROW)]);
+        out.extend_from_slice(outer);
+        out.extend_from_slice(cand);
+        cx.check_killed()?;
+        if !passes(&self.step.on, &out[3..], cx)? {
+            return Ok(());
+        }
+        *matched = true;
+        if passes(&self.step.after, &out[3..], cx)? {
+            self.sorter.push(out, self.mem, cx)?;
+        }
+        Ok(())
+    }
+
+    /// A LEFT join's mark that outer row `seq` matched (no NULL-extended row for it).
+    fn mark(&mut self, seq: u64, matched: bool, cx: &Ctx) -> Result<(), SqlError> {
+        if self.step.left && matched {
+            let mark = vec![
+                Value::UInt(seq),
+                Value::UInt(u64::MAX),
+                Value::UInt(MATCHED),
+            ];
+            self.sorter.push(mark, self.mem, cx)?;
+        }
+        Ok(())
+    }
+
+    /// The hashed probe records of partition `p` against their key's rows of `t`, then every
+    /// probe record that could not be hashed against all of `t`.
     fn probe(&mut self, t: &Table, probe: &Parts, p: usize, cx: &Ctx) -> Result<(), SqlError> {
         let mut rd = probe.reader(p);
         let mut rec = Vec::new();
         let w = probe.width;
-        let left = self.step.left;
         while rd.next(&probe.file, &mut rec)? {
             let seq = uint(&rec[0]);
-            let hashed = uint(&rec[1]) & KIND == HASHED;
-            let key = if hashed {
-                rec[2..2 + w]
-                    .iter()
-                    .map(value_part)
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| corrupt_record(&probe.file, "a join key part"))?
-            } else {
-                Vec::new()
+            let key = key_of(&rec, w).ok_or_else(|| corrupt_record(&probe.file, "a join key"))?;
+            let Some(hits) = t.buckets.get(&key) else {
+                continue;
             };
-            let outer = &rec[2 + w..];
-            let hits = match hashed {
-                true => t.buckets.get(&key).map(Vec::as_slice).unwrap_or(&[]),
-                false => &[],
-            };
-            let (mut i, mut j, mut h) = (0, 0, 0);
             let mut matched = false;
-            loop {
-                let at = if hashed {
-                    merge_next(hits, &t.wild, &mut i, &mut j)
-                } else {
-                    let at = t.home.get(h).copied();
-                    h += 1;
-                    at
-                };
-                let Some(at) = at else { break };
-                let mut out = Vec::with_capacity(3 + outer.len() + t.rows[at].len());
-                out.extend([Value::UInt(seq), Value::UInt(t.ids[at]), Value::UInt(ROW)]);
-                out.extend_from_slice(outer);
-                out.extend_from_slice(&t.rows[at]);
-                cx.check_killed()?;
-                if !passes(&self.step.on, &out[3..], cx)? {
-                    continue;
-                }
-                matched = true;
-                if passes(&self.step.after, &out[3..], cx)? {
-                    self.sorter.push(out, self.mem, cx)?;
-                }
+            for &at in hits {
+                self.pair(seq, &rec[2 + w..], t.ids[at], &t.rows[at], &mut matched, cx)?;
             }
-            if left && matched {
-                let mark = vec![
-                    Value::UInt(seq),
-                    Value::UInt(u64::MAX),
-                    Value::UInt(MATCHED),
-                ];
-                self.sorter.push(mark, self.mem, cx)?;
+            self.mark(seq, matched, cx)?;
+        }
+        let wild = self.wild_probe;
+        let mut rd = wild.reader();
+        while wild.next(&mut rd, &mut rec)? {
+            let seq = uint(&rec[0]);
+            let mut matched = false;
+            for (cand, id) in t.rows.iter().zip(&t.ids) {
+                self.pair(seq, &rec[2 + w..], *id, cand, &mut matched, cx)?;
             }
+            self.mark(seq, matched, cx)?;
         }
         Ok(())
+    }
+
+    /// The build rows whose key could not be hashed, against every probe record (hashed or
+    /// not), a chunk of them in memory at a time.
+    fn wild_rows(
+        &mut self,
+        wild: &Materialized<'_>,
+        probe: &Parts,
+        cx: &Ctx,
+    ) -> Result<(), SqlError> {
+        let w = probe.width;
+        let mut rd = wild.reader();
+        let mut carry: Option<Row> = None;
+        let mut rec = Vec::new();
+        loop {
+            let mut chunk: Vec<Row> = Vec::new();
+            let mut held = 0u64;
+            loop {
+                let r = match carry.take() {
+                    Some(r) => r,
+                    None if wild.next(&mut rd, &mut rec)? => std::mem::take(&mut rec),
+                    None => break,
+                };
+                let bytes = row_bytes(&r);
+                if held.saturating_add(bytes) <= self.table.max(PART_MIN)
+                    && self.mem.try_grow(bytes.saturating_add(SPILL_ROOM))
+                {
+                    self.mem.shrink(SPILL_ROOM);
+                } else if chunk.is_empty() {
+                    self.mem.grow(bytes)?;
+                } else {
+                    carry = Some(r);
+                    break;
+                }
+                held += bytes;
+                chunk.push(r);
+            }
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            for p in 0..FANOUT {
+                let mut prd = probe.reader(p);
+                while prd.next(&probe.file, &mut rec)? {
+                    self.against(&chunk, &rec, w, cx)?;
+                }
+            }
+            let wp = self.wild_probe;
+            let mut prd = wp.reader();
+            while wp.next(&mut prd, &mut rec)? {
+                self.against(&chunk, &rec, w, cx)?;
+            }
+            self.mem.shrink(held);
+        }
+    }
+
+    /// One probe record against each build record of `chunk`.
+    fn against(
+        &mut self,
+        chunk: &[Row],
+        rec: &[Value],
+        w: usize,
+        cx: &Ctx,
+    ) -> Result<(), SqlError> {
+        let seq = uint(&rec[0]);
+        let mut matched = false;
+        for b in chunk {
+            self.pair(
+                seq,
+                &rec[2 + w..],
+                uint(&b[0]),
+                &b[2 + w..],
+                &mut matched,
+                cx,
+            )?;
+        }
+        self.mark(seq, matched, cx)
     }
 }
 

@@ -33,6 +33,8 @@ pub(crate) struct Materialized<'a> {
     runs: Vec<Run>,
     pending: Vec<u8>,
     scratch: Vec<u8>,
+    /// Rows pushed.
+    count: u64,
 }
 
 impl<'a> Materialized<'a> {
@@ -59,6 +61,7 @@ impl<'a> Materialized<'a> {
             runs: Vec::new(),
             pending: Vec::new(),
             scratch: Vec::new(),
+            count: 0,
         }
     }
 
@@ -67,7 +70,13 @@ impl<'a> Materialized<'a> {
         self.file.is_some()
     }
 
+    /// Whether no row was pushed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
     pub(crate) fn push(&mut self, r: Row) -> Result<(), SqlError> {
+        self.count += 1;
         if self.file.is_some() {
             return self.write(&r);
         }
