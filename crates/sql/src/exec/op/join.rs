@@ -17,7 +17,7 @@
 
 use crate::exec::hash::{hash_key, HashPart};
 use crate::exec::join::Built;
-use crate::exec::op::join_spill::{merge_next, passes, Grace};
+use crate::exec::op::join_spill::{passes, Grace};
 use crate::exec::op::materialize::Reader;
 use crate::exec::op::{Operator, Row};
 use crate::expr::Ctx;
@@ -224,4 +224,26 @@ impl Operator for Join<'_> {
             }
         }
     }
+}
+
+/// The next candidate of a hash probe: positions from the key's bucket (`hits`) and the rows
+/// that could not be hashed (`wild`), `i` and `j` into each. Both lists are in table order;
+/// merging keeps the output in it.
+fn merge_next(hits: &[usize], wild: &[usize], i: &mut usize, j: &mut usize) -> Option<usize> {
+    let next = match (hits.get(*i), wild.get(*j)) {
+        (Some(&a), Some(&b)) if a < b => {
+            *i += 1;
+            a
+        }
+        (Some(_), Some(&b)) | (None, Some(&b)) => {
+            *j += 1;
+            b
+        }
+        (Some(&a), None) => {
+            *i += 1;
+            a
+        }
+        (None, None) => return None,
+    };
+    Some(next)
 }

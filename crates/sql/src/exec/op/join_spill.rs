@@ -771,30 +771,3 @@ pub(crate) fn passes(e: &Option<Expr>, row: &[Value], ctx: &Ctx) -> Result<bool,
         None => Ok(true),
     }
 }
-
-/// The next candidate of a hash probe: positions from the key's bucket (`hits`) and the rows
-/// that could not be hashed (`wild`), `i` and `j` into each. Both lists are in table order;
-/// merging keeps the output in it.
-pub(crate) fn merge_next(
-    hits: &[usize],
-    wild: &[usize],
-    i: &mut usize,
-    j: &mut usize,
-) -> Option<usize> {
-    let next = match (hits.get(*i), wild.get(*j)) {
-        (Some(&a), Some(&b)) if a < b => {
-            *i += 1;
-            a
-        }
-        (Some(_), Some(&b)) | (None, Some(&b)) => {
-            *j += 1;
-            b
-        }
-        (Some(&a), None) => {
-            *i += 1;
-            a
-        }
-        (None, None) => return None,
-    };
-    Some(next)
-}
