@@ -1009,3 +1009,74 @@ fn tmp_memory_table_size_is_one_variable_under_two_names() {
     );
     assert_eq!(code(one(&mut s2, "SET tmp_table_size = 'big'")), 1232);
 }
+
+/// Issue 20 E7: a hash join whose build side is past `tmp_memory_table_size` partitions both
+/// sides to temporary files; a join too large to finish (2000 x 667 x 667 rows, the second
+/// step's outer input written whole) stops cleanly at the temporary-space caps (4198, 4199), a
+/// time limit or KILL, leaving no file behind and the session usable.
+#[test]
+fn a_hash_join_past_its_memory_spills_then_stops_cleanly() {
+    let f = fixture();
+    let mut s = session(&f.inst);
+    for chunk in (0..2000).collect::<Vec<i32>>().chunks(500) {
+        let values: Vec<String> = chunk.iter().map(|i| format!("({i}, 'x{i}')")).collect();
+        let sql = format!("REPLACE INTO t VALUES {}", values.join(","));
+        assert!(s.query(&sql).pop().unwrap().is_ok());
+    }
+    let join = "SELECT COUNT(*), SUM(c.id) FROM t a JOIN t b ON b.id % 3 = a.id % 3 \
+                JOIN t c ON c.v = CONCAT('x', (a.id + b.id) % 1000)";
+    // A join that fits the partitions gives the in-memory count.
+    let small = "SELECT COUNT(*), SUM(b.id) FROM t a JOIN t b ON b.id % 7 = a.id % 5";
+    let in_memory = one(&mut s, small).unwrap();
+    s.query("SET tmp_memory_table_size = 0");
+    assert_eq!(one(&mut s, small).unwrap(), in_memory);
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    // The session's cap: 4198.
+    s.query("SET max_tmp_session_space_usage = 16777216");
+    let t0 = std::time::Instant::now();
+    assert_eq!(code(one(&mut s, join)), 4198);
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    // The instance's cap, over every session: 4199.
+    s.query("SET max_tmp_session_space_usage = 0");
+    s.query("SET GLOBAL max_tmp_total_space_usage = 8388608");
+    assert_eq!(code(one(&mut s, join)), 4199);
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    s.query("SET GLOBAL max_tmp_total_space_usage = 1073741824");
+    // A time limit stops it while it spills.
+    s.query("SET max_tmp_session_space_usage = 268435456");
+    s.query("SET max_statement_time = 0.5");
+    assert_eq!(code(one(&mut s, join)), 1969);
+    s.query("SET max_statement_time = 0");
+    assert_eq!(spill_files(&mut s), Vec::<String>::new());
+    assert_eq!(one(&mut s, "SELECT COUNT(*) FROM t").unwrap(), "2000");
+
+    // KILL QUERY from another session stops it too.
+    let inst = f.inst.clone();
+    let runner = std::thread::spawn(move || {
+        let mut s = inst.session("root", 7);
+        s.use_db("d").expect("use d");
+        s.query("SET tmp_memory_table_size = 0");
+        s.query("SET max_tmp_session_space_usage = 268435456");
+        let e = code(one(&mut s, join));
+        (
+            e,
+            spill_files(&mut s),
+            one(&mut s, "SELECT COUNT(*) FROM t").unwrap(),
+        )
+    });
+    let mut killer = f.inst.session("root", 8);
+    while !runner.is_finished() {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        match killer.query("KILL QUERY 7").pop().unwrap() {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.code(), 1094, "{e}"),
+        }
+    }
+    let (e, left, count) = runner.join().expect("runner");
+    assert_eq!((e, left, count.as_str()), (1317, vec![], "2000"));
+}

@@ -9,6 +9,7 @@ use zipdb_engine::Transaction;
 use crate::catalog::{needs_value, no_default, Table};
 use crate::error::{ErrorKind, SqlError};
 use crate::exec::locked::Locked;
+use crate::exec::op::materialize::Materialized;
 use crate::exec::operator::{self, reads_table};
 use crate::exec::scan::scan_rows;
 use crate::exec::subquery::SubCtx;
@@ -427,15 +428,23 @@ impl InsertPlan {
         }
         let mut locked = Locked::default();
         crate::exec::lock::lock_rows(p, txn, ctx, subs, &mut locked)?;
-        let rows = {
+        // Read whole before the first insert (it reads the table written); held in memory up
+        // to tmp_memory_table_size, then in a temporary file.
+        let mut rows = {
             let sc = SubCtx::new(subs, txn);
             let sctx = Ctx {
                 sub: Some(&sc),
                 ..*ctx
             };
-            operator::collect(p, Some(&*txn), &sctx, subs, &locked)?
+            let mut held = Materialized::new(ctx);
+            let mut op = operator::build(p, Some(&*txn), &sctx, subs, &locked)?;
+            let mut row = Vec::new();
+            while op.next(&sctx, &mut row)? {
+                held.push(std::mem::take(&mut row))?;
+            }
+            held.into_rows()?
         };
-        for row in rows {
+        while let Some(row) = rows.next()? {
             rowno += 1;
             copied += self.store(txn, ctx, rowno, Source::Selected(&row), n)?;
         }

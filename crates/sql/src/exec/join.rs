@@ -29,33 +29,43 @@ use std::collections::HashMap;
 use zipdb_engine::Transaction;
 
 use crate::exec::hash::{hash_key, HashPart};
+use crate::exec::op::join_spill::{Collect, Collected, Spilled};
+use crate::exec::op::materialize::Materialized;
+use crate::exec::op::Operator;
 use crate::exec::scan::scan_rows_from;
-use crate::expr::{Ctx, Expr};
+use crate::expr::Ctx;
 use crate::plan::select::{JoinMethod, JoinStep, SelectPlan};
+use crate::runtime::memory::Reservation;
 use crate::types::value::Value;
 use crate::SqlError;
 
 /// A step's table as read once for the hash and loop methods.
-pub enum Built {
+pub enum Built<'a> {
     /// Lookup steps read per outer row.
     None,
-    Rows(Vec<Vec<Value>>),
+    /// A loop step's rows (in memory, or in a temporary file read once per outer row).
+    Rows(Materialized<'a>),
     Hash {
         rows: Vec<Vec<Value>>,
         buckets: HashMap<Vec<HashPart>, Vec<usize>>,
         /// Rows whose key could not be hashed: tried by every probe.
         wild: Vec<usize>,
+        /// What `rows` are charged, given back when the step is dropped.
+        _mem: Reservation<'a>,
     },
+    /// A hash step's table past its memory, in partitions (`op::join_spill`).
+    Spilled(Box<Spilled<'a>>),
 }
 
 /// Reads the tables of the hash and loop steps (once per execution).
-/// `run_derived` runs a derived table's query (through the statement's transaction).
-pub fn build(
-    steps: &[JoinStep],
+/// `run_derived` builds a derived table's query (through the statement's transaction), whose
+/// rows stream into the step's table (so they are held once, and spill with it).
+pub(crate) fn build<'a>(
+    steps: &'a [JoinStep],
     txn: &Transaction,
-    ctx: &Ctx,
-    run_derived: &dyn Fn(&SelectPlan) -> Result<Vec<Vec<Value>>, SqlError>,
-) -> Result<Vec<Built>, SqlError> {
+    ctx: &Ctx<'a>,
+    run_derived: &dyn Fn(&'a SelectPlan) -> Result<Box<dyn Operator + 'a>, SqlError>,
+) -> Result<Vec<Built<'a>>, SqlError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
         let (access, filter) = match &s.method {
@@ -73,20 +83,34 @@ pub fn build(
                 build_filter,
             } => (build_access, build_filter),
         };
-        let mut rows = Vec::new();
+        let mut rows = Materialized::new(ctx);
+        // A hash step's rows go to partitions past its memory; a loop step's to one file,
+        // read again for each outer row.
+        let mut collect = match &s.method {
+            JoinMethod::Hash {
+                build_keys,
+                classes,
+                ..
+            } => Some((Collect::new(ctx), build_keys, classes)),
+            _ => None,
+        };
         let mut keep = |r: Vec<Value>| -> Result<bool, SqlError> {
             if match filter {
                 Some(f) => f.test(&r, ctx)?,
                 None => true,
             } {
-                ctx.charge(crate::runtime::limits::row_bytes(&r))?;
-                rows.push(r);
+                match &mut collect {
+                    Some((c, keys, classes)) => c.push(r, keys, classes, ctx)?,
+                    None => rows.push(r)?,
+                }
             }
             Ok(true)
         };
         if let Some(p) = &s.derived {
-            for r in run_derived(p)? {
-                keep(r)?;
+            let mut src = run_derived(p)?;
+            let mut r = Vec::new();
+            while src.next(ctx, &mut r)? {
+                keep(std::mem::take(&mut r))?;
             }
         } else {
             match s.table.virt {
@@ -107,12 +131,22 @@ pub fn build(
                 )?,
             }
         }
-        out.push(match &s.method {
-            JoinMethod::Hash {
-                build_keys,
-                classes,
-                ..
-            } => {
+        out.push(match (&s.method, collect) {
+            (
+                JoinMethod::Hash {
+                    build_keys,
+                    classes,
+                    ..
+                },
+                Some((c, ..)),
+            ) => {
+                let (rows, mem) = match c.finish()? {
+                    Collected::Memory(rows, mem) => (rows, mem),
+                    Collected::Spilled(sp) => {
+                        out.push(Built::Spilled(sp));
+                        continue;
+                    }
+                };
                 let mut buckets: HashMap<Vec<HashPart>, Vec<usize>> = HashMap::new();
                 let mut wild = Vec::new();
                 for (i, r) in rows.iter().enumerate() {
@@ -127,44 +161,14 @@ pub fn build(
                     rows,
                     buckets,
                     wild,
+                    _mem: mem,
                 }
             }
-            _ => Built::Rows(rows),
+            _ => {
+                rows.finish()?;
+                Built::Rows(rows)
+            }
         });
     }
     Ok(out)
-}
-
-pub(crate) fn passes(e: &Option<Expr>, row: &[Value], ctx: &Ctx) -> Result<bool, SqlError> {
-    match e {
-        Some(e) => e.test(row, ctx),
-        None => Ok(true),
-    }
-}
-
-/// The next candidate of a hash probe: positions from the key's bucket (`hits`) and the rows
-/// that could not be hashed (`wild`), `i` and `j` into each. Both lists are in table order;
-/// merging keeps the output in it.
-pub(crate) fn merge_next(
-    hits: &[usize],
-    wild: &[usize],
-    i: &mut usize,
-    j: &mut usize,
-) -> Option<usize> {
-    let next = match (hits.get(*i), wild.get(*j)) {
-        (Some(&a), Some(&b)) if a < b => {
-            *i += 1;
-            a
-        }
-        (Some(_), Some(&b)) | (None, Some(&b)) => {
-            *j += 1;
-            b
-        }
-        (Some(&a), None) => {
-            *i += 1;
-            a
-        }
-        (None, None) => return None,
-    };
-    Some(next)
 }

@@ -77,7 +77,7 @@ pub(crate) fn build<'a>(
     let built = match txn {
         _ if impossible || p.joins.is_empty() => None,
         Some(t) => Some(join::build(&p.joins, t, ctx, &|d| {
-            collect(d, Some(t), ctx, subs, locked)
+            build(d, Some(t), ctx, subs, locked)
         })?),
         None => return Err(SqlError::internal("no transaction for a join")),
     };

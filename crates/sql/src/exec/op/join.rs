@@ -16,7 +16,9 @@
 //! did: as deep as the FROM clause has tables.
 
 use crate::exec::hash::{hash_key, HashPart};
-use crate::exec::join::{merge_next, passes, Built};
+use crate::exec::join::Built;
+use crate::exec::op::join_spill::{passes, Grace};
+use crate::exec::op::materialize::Reader;
 use crate::exec::op::{Operator, Row};
 use crate::expr::Ctx;
 use crate::plan::select::{JoinMethod, JoinStep};
@@ -33,10 +35,17 @@ pub(crate) type OpenLookup<'a> =
 pub(crate) fn steps<'a>(
     mut child: Box<dyn Operator + 'a>,
     steps: &'a [JoinStep],
-    built: Vec<Built>,
+    built: Vec<Built<'a>>,
     open: &dyn Fn(&'a JoinStep) -> OpenLookup<'a>,
 ) -> Box<dyn Operator + 'a> {
     for (step, built) in steps.iter().zip(built) {
+        let built = match built {
+            Built::Spilled(parts) => {
+                child = Box::new(Grace::new(child, step, parts));
+                continue;
+            }
+            b => b,
+        };
         let open = matches!(step.method, JoinMethod::Lookup(_)).then(|| open(step));
         child = Box::new(Join {
             child,
@@ -66,6 +75,8 @@ enum Cands<'a> {
     },
     /// Every held row from position `at` (loop, or a probe key that could not be hashed).
     All(usize),
+    /// A loop step's rows in a temporary file: one read pass per outer row.
+    Pass(Reader),
     /// A NULL probe key: it equals nothing.
     None,
 }
@@ -73,7 +84,7 @@ enum Cands<'a> {
 struct Join<'a> {
     child: Box<dyn Operator + 'a>,
     step: &'a JoinStep,
-    built: Built,
+    built: Built<'a>,
     open: Option<OpenLookup<'a>>,
     /// The row of the tables before this step being extended.
     outer: Row,
@@ -104,6 +115,7 @@ impl<'a> Join<'a> {
                 Ok(Some(key)) => Cands::Hits { key, i: 0, j: 0 },
                 Err(()) => Cands::All(0),
             },
+            (JoinMethod::Loop { .. }, Built::Rows(m)) if m.spilled() => Cands::Pass(m.reader()),
             (JoinMethod::Loop { .. }, Built::Rows(_)) => Cands::All(0),
             _ => return Err(SqlError::internal("join step was not built")),
         })
@@ -143,6 +155,7 @@ impl Operator for Join<'_> {
                         rows,
                         buckets,
                         wild,
+                        ..
                     } => {
                         let hits = buckets.get(key).map(Vec::as_slice).unwrap_or(&[]);
                         match merge_next(hits, wild, i, j) {
@@ -155,8 +168,18 @@ impl Operator for Join<'_> {
                     }
                     _ => return Err(SqlError::internal("hash step without its table")),
                 },
+                Cands::Pass(rd) => match &self.built {
+                    Built::Rows(m) => {
+                        let more = m.next(rd, &mut self.cand)?;
+                        if more {
+                            joined(out, &self.outer, &self.cand);
+                        }
+                        more
+                    }
+                    _ => return Err(SqlError::internal("a loop step without its table")),
+                },
                 Cands::All(at) => match &self.built {
-                    Built::Rows(rows) | Built::Hash { rows, .. } => match rows.get(*at) {
+                    Built::Rows(m) => match m.in_memory().get(*at) {
                         Some(r) => {
                             *at += 1;
                             joined(out, &self.outer, r);
@@ -164,7 +187,17 @@ impl Operator for Join<'_> {
                         }
                         None => false,
                     },
-                    Built::None => return Err(SqlError::internal("join step was not built")),
+                    Built::Hash { rows, .. } => match rows.get(*at) {
+                        Some(r) => {
+                            *at += 1;
+                            joined(out, &self.outer, r);
+                            true
+                        }
+                        None => false,
+                    },
+                    Built::None | Built::Spilled(_) => {
+                        return Err(SqlError::internal("join step was not built"))
+                    }
                 },
             };
             if found {
@@ -191,4 +224,26 @@ impl Operator for Join<'_> {
             }
         }
     }
+}
+
+/// The next candidate of a hash probe: positions from the key's bucket (`hits`) and the rows
+/// that could not be hashed (`wild`), `i` and `j` into each. Both lists are in table order;
+/// merging keeps the output in it.
+fn merge_next(hits: &[usize], wild: &[usize], i: &mut usize, j: &mut usize) -> Option<usize> {
+    let next = match (hits.get(*i), wild.get(*j)) {
+        (Some(&a), Some(&b)) if a < b => {
+            *i += 1;
+            a
+        }
+        (Some(_), Some(&b)) | (None, Some(&b)) => {
+            *j += 1;
+            b
+        }
+        (Some(&a), None) => {
+            *i += 1;
+            a
+        }
+        (None, None) => return None,
+    };
+    Some(next)
 }

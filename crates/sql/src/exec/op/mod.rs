@@ -14,6 +14,8 @@
 pub(crate) mod aggregate;
 pub(crate) mod distinct;
 pub(crate) mod join;
+pub(crate) mod join_spill;
+pub(crate) mod materialize;
 pub(crate) mod setop;
 pub(crate) mod sort;
 pub(crate) mod sort_spill;
