@@ -83,7 +83,7 @@ pub(crate) fn build<'a>(
                 build_filter,
             } => (build_access, build_filter),
         };
-        let mut rows = Materialized::new(ctx);
+        let mut rows = Materialized::for_join(ctx);
         // A hash step's rows go to partitions past its memory; a loop step's to one file,
         // read again for each outer row.
         let mut collect = match &s.method {

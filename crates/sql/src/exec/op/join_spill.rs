@@ -297,7 +297,7 @@ impl<'a> Collect<'a> {
             rows: Vec::new(),
             mem: Reservation::new(cx.killed),
             held: 0,
-            table: temp.map_or(u64::MAX, SessionTemp::tmp_table),
+            table: crate::exec::op::materialize::join_table(temp),
             temp,
             parts: None,
             wild: Materialized::new(cx),
