@@ -4,6 +4,7 @@
 //! compatibility), bounding the depth of what the parser produces, sqlparser's MySQL dialect.
 
 pub(crate) mod account;
+pub(crate) mod compat;
 pub(crate) mod depth;
 pub(crate) mod grammar;
 pub(crate) mod load;

@@ -2,7 +2,7 @@
 //!
 //! The readers of the MySQL statements sqlparser lacks run first, in this order: SHOW
 //! (front/show.rs, a grammar on sqlparser's `Parser`), account statements (front/account.rs), the compatibility statements dump
-//! tools send (here), OPTIMIZE TABLE (front/optimize.rs), LOAD DATA (front/load.rs); everything else is sqlparser's.
+//! tools send (front/compat.rs), OPTIMIZE TABLE (front/optimize.rs), LOAD DATA (front/load.rs); everything else is sqlparser's.
 //! Later steps of issue 20 move those readers onto sqlparser's `Parser` and tokens, behind
 //! this same enum (docs/design/issue20-sql-engine.md, Phase P).
 
@@ -159,8 +159,8 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
     if let Some(r) = crate::front::account::parse(sql) {
         return r.map(Statement::Account);
     }
-    if let Some(c) = compat(sql) {
-        return Ok(Statement::Compat(c));
+    if let Some(r) = crate::front::compat::parse(sql) {
+        return r.map(Statement::Compat);
     }
     if let Some(r) = crate::front::optimize::parse(sql) {
         return r.map(Statement::Optimize);
@@ -174,42 +174,6 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
         // The splitter and the parser disagree on where statements end (a construct the
         // splitter does not know): refused rather than guessed at.
         _ => Err(SqlError::syntax(sql.trim_start(), 1)),
-    }
-}
-
-/// The compatibility statements, read as words (sqlparser reads none of these forms).
-fn compat(sql: &str) -> Option<Compat> {
-    let text = sql.trim().trim_end_matches(';');
-    // Decided by the first word before anything reads the rest: a bulk INSERT's text is
-    // megabytes, and splitting all of it into words cost 5 % of a sysbench prepare.
-    let first = text
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .find(|w| !w.is_empty())?;
-    if !["START", "LOCK", "UNLOCK", "ALTER"]
-        .iter()
-        .any(|k| first.eq_ignore_ascii_case(k))
-        || text.contains(';')
-    {
-        return None;
-    }
-    let words: Vec<String> = text
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_uppercase)
-        .collect();
-    let w: Vec<&str> = words.iter().map(String::as_str).collect();
-    match w.as_slice() {
-        ["START", "TRANSACTION", "WITH", "CONSISTENT", "SNAPSHOT", modes @ ..]
-            if modes
-                .iter()
-                .all(|m| matches!(*m, "READ" | "ONLY" | "WRITE")) =>
-        {
-            Some(Compat::ConsistentSnapshot)
-        }
-        ["LOCK", "TABLE" | "TABLES", _, ..] => Some(Compat::LockTables),
-        ["UNLOCK", "TABLE" | "TABLES"] => Some(Compat::UnlockTables),
-        ["ALTER", "TABLE", _, "DISABLE" | "ENABLE", "KEYS"] => Some(Compat::Keys),
-        _ => None,
     }
 }
 
