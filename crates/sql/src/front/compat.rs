@@ -20,8 +20,25 @@
 use sqlparser::tokenizer::Token;
 
 use crate::front::grammar::{self, Grammar};
-use crate::front::statement::Compat;
 use crate::SqlError;
+
+/// Statements clients and dump files send that change nothing here, or only commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compat {
+    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT [READ ONLY|READ WRITE]`
+    /// (mysqldump --single-transaction): every zipdb transaction reads one snapshot taken
+    /// when it begins.
+    ConsistentSnapshot,
+    /// `LOCK TABLES ...`, accepted without taking table locks: it commits an open
+    /// transaction first, as in MySQL, and row locks and snapshots keep each statement
+    /// consistent.
+    LockTables,
+    /// `UNLOCK TABLES`.
+    UnlockTables,
+    /// `ALTER TABLE t DISABLE|ENABLE KEYS`: dump files wrap each table's INSERTs in these (a
+    /// MyISAM speed-up); every index here is maintained as rows go in, as InnoDB does.
+    Keys,
+}
 
 /// The compatibility statement `sql` is; `None` when it is none of them.
 pub(crate) fn parse(sql: &str) -> Option<Result<Compat, SqlError>> {

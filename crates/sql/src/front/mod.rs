@@ -7,13 +7,14 @@ pub(crate) mod account;
 pub(crate) mod compat;
 pub(crate) mod depth;
 pub(crate) mod grammar;
+pub(crate) mod lex;
 pub(crate) mod load;
 pub(crate) mod optimize;
 pub(crate) mod parse;
 pub(crate) mod show;
-pub(crate) mod split;
 pub(crate) mod stack;
 pub(crate) mod statement;
 pub(crate) mod values;
 
-pub(crate) use statement::{parse_one, Compat, Statement, Txn};
+pub(crate) use compat::Compat;
+pub(crate) use statement::{parse_one, Statement, Txn};

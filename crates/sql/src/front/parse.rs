@@ -273,73 +273,6 @@ pub fn sql_from_bytes(b: &[u8]) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// MySQL's version as the server announces it for executable comments: `/*!80000 ... */` and
-/// older run, `/*!80100 ... */` and newer are skipped, as MySQL 8.0.0 would.
-const COMMENT_VERSION: u32 = 80000;
-
-/// Executable comments as MySQL runs them: `/*! text */` and `/*!NNNNN text */` (NNNNN a
-/// version no newer than [`COMMENT_VERSION`]) become `text`; newer ones, and MariaDB's
-/// `/*M!NNNNNN ... */`, which MySQL skips, are dropped. Dump files lean on these
-/// (`/*!40101 SET NAMES utf8mb4 */`, `START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */`,
-/// `SELECT /*!40001 SQL_NO_CACHE */ *`). `SQL_NO_CACHE` alone is dropped as well: there is no
-/// query cache, and the parser does not take the word. Quotes and other comments are left as
-/// they are.
-pub fn executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
-    if !sql.contains("/*!") && !sql.contains("/*M!") {
-        return std::borrow::Cow::Borrowed(sql);
-    }
-    let b = sql.as_bytes();
-    let mut out = String::with_capacity(sql.len());
-    let mut i = 0;
-    let mut copied = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => {
-                i = string_literal(b, i).1;
-            }
-            b'`' => {
-                i = b[i + 1..]
-                    .iter()
-                    .position(|&c| c == b'`')
-                    .map_or(b.len(), |p| i + 2 + p);
-            }
-            b'/' if b[i..].starts_with(b"/*") => {
-                let end = sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p);
-                let body_end = end.min(b.len());
-                let after = (end + 2).min(b.len());
-                let (run, text) = if b[i..].starts_with(b"/*!") {
-                    let rest = &sql[i + 3..body_end];
-                    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-                    let version = if digits >= 5 {
-                        rest[..5].parse::<u32>().ok()
-                    } else {
-                        None
-                    };
-                    let text = if digits >= 5 { &rest[5..] } else { rest };
-                    (version.is_none_or(|v| v <= COMMENT_VERSION), text)
-                } else if b[i..].starts_with(b"/*M!") {
-                    (false, "")
-                } else {
-                    // An ordinary comment: kept, and skipped whole.
-                    i = after;
-                    continue;
-                };
-                out.push_str(&sql[copied..i]);
-                out.push(' ');
-                if run && !text.trim().eq_ignore_ascii_case("SQL_NO_CACHE") {
-                    out.push_str(text);
-                    out.push(' ');
-                }
-                i = after;
-                copied = after;
-            }
-            _ => i += 1,
-        }
-    }
-    out.push_str(&sql[copied.min(sql.len())..]);
-    std::borrow::Cow::Owned(out)
-}
-
 /// The string literal whose opening quote is at `b[start]`: its value with MySQL's escapes
 /// undone, where it ends (after the closing quote), and whether it was closed.
 fn string_literal(b: &[u8], start: usize) -> (Vec<u8>, usize, bool) {
@@ -403,40 +336,6 @@ mod tests {
         assert_eq!(sql_from_bytes(b"SELECT '\xff"), "SELECT '\u{fffd}");
         // The LIKE escapes keep their backslash.
         assert_eq!(sql_from_bytes(b"SELECT '\\%\xff'"), "SELECT X'5C25FF'");
-    }
-
-    #[test]
-    fn executable_comments_run_as_mysql_8_runs_them() {
-        let x = |s: &str| executable_comments(s).into_owned();
-        assert_eq!(x("SELECT 1"), "SELECT 1");
-        assert_eq!(
-            x("/*!40101 SET NAMES utf8mb4 */;"),
-            "  SET NAMES utf8mb4  ;"
-        );
-        assert_eq!(
-            x("START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
-            "START TRANSACTION   WITH CONSISTENT SNAPSHOT  "
-        );
-        assert_eq!(
-            x("SELECT /*!40001 SQL_NO_CACHE */ * FROM t"),
-            "SELECT   * FROM t"
-        );
-        assert_eq!(x("SELECT 1 /*!90000 + 1 */"), "SELECT 1  ");
-        assert_eq!(
-            x("/*M!999999\\- enable the sandbox mode */ SELECT 1"),
-            "  SELECT 1"
-        );
-        assert_eq!(x("SELECT 1 /*! + 1*/"), "SELECT 1   + 1 ");
-        // Inside strings, identifiers and ordinary comments nothing changes.
-        assert_eq!(x("SELECT '/*!1 x */', `/*!`"), "SELECT '/*!1 x */', `/*!`");
-        assert_eq!(
-            x("SELECT 1 /* /*!40101 no */"),
-            "SELECT 1 /* /*!40101 no */"
-        );
-        // Unterminated: runs to the end, no panic.
-        assert_eq!(x("SELECT 1 /*!40101 + 1"), "SELECT 1   + 1 ");
-        assert_eq!(x("/*!"), "  ");
-        assert_eq!(x("'/*!"), "'/*!");
     }
 
     fn kinds(sql: &str) -> Vec<String> {

@@ -9,6 +9,7 @@
 use sqlparser::ast;
 
 use crate::front::account::UserStmt;
+use crate::front::compat::Compat;
 use crate::front::optimize::TableName;
 use crate::front::show::{Filter, Show, TableRef};
 use crate::SqlError;
@@ -57,24 +58,6 @@ pub(crate) enum Txn {
     Savepoint(String),
     RollbackTo(String),
     Release(String),
-}
-
-/// Statements clients and dump files send that change nothing here, or only commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Compat {
-    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT [READ ONLY|READ WRITE]`
-    /// (mysqldump --single-transaction): every zipdb transaction reads one snapshot taken
-    /// when it begins.
-    ConsistentSnapshot,
-    /// `LOCK TABLES ...`, accepted without taking table locks: it commits an open
-    /// transaction first, as in MySQL, and row locks and snapshots keep each statement
-    /// consistent.
-    LockTables,
-    /// `UNLOCK TABLES`.
-    UnlockTables,
-    /// `ALTER TABLE t DISABLE|ENABLE KEYS`: dump files wrap each table's INSERTs in these (a
-    /// MyISAM speed-up); every index here is maintained as rows go in, as InnoDB does.
-    Keys,
 }
 
 impl Statement {

@@ -71,9 +71,9 @@ impl Session {
 
     fn query_inner(&mut self, sql: &str, sink: &mut dyn ResultSink) {
         self.warnings_shown = false;
-        let sql = &*crate::front::parse::executable_comments(sql);
+        let sql = &*crate::front::lex::executable_comments(sql);
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
-        let pieces = crate::front::split::split_statements(sql);
+        let pieces = crate::front::lex::split_statements(sql);
         match pieces.as_slice() {
             [] => {
                 let e = SqlError::empty();
@@ -697,7 +697,7 @@ impl Session {
 
     fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let mut stmts =
-            crate::front::parse::parse_ast(&crate::front::parse::executable_comments(sql))?;
+            crate::front::parse::parse_ast(&crate::front::lex::executable_comments(sql))?;
         if stmts.len() != 1 {
             return Err(SqlError::of(
                 ErrorKind::ParseError,

@@ -1,0 +1,614 @@
+//! The text passes that come before a statement is read, on sqlparser's tokenizer: opening
+//! executable comments (`/*! … */`), dropping comments, and splitting a multi-statement text
+//! at its `;`s ([`split_statements`]). No byte scanner of its own: where a quote, an
+//! identifier or a comment ends is the tokenizer's word, as it is for the parser.
+//!
+//! sqlparser's MySQL dialect opens every `/*! … */` itself, whatever its version, and leaves
+//! no trace of where it did; MySQL skips those newer than the server. The tokenizer here runs
+//! [`Lexing`], the MySQL dialect with that one switch off, so that executable comments come
+//! out as comment tokens and [`executable_comments`] decides on each.
+//!
+//! What bounds it: each pass tokenizes its text once, a window at a time ([`stream`]), so
+//! it holds a window's tokens, not the text's; what it keeps is one entry per comment it
+//! rewrites or statement it cuts out.
+
+use std::borrow::Cow;
+
+use sqlparser::dialect::{Dialect, MySqlDialect};
+use sqlparser::tokenizer::{Location, Token, Tokenizer, TokenizerError, Whitespace};
+
+/// sqlparser's MySQL dialect for tokenizing, executable comments left as comments. It is the
+/// MySQL dialect to every `dialect_of!` test, and forwards each method the tokenizer asks
+/// that the MySQL dialect answers differently from the default.
+#[derive(Debug)]
+pub(crate) struct Lexing;
+
+impl Dialect for Lexing {
+    fn dialect(&self) -> std::any::TypeId {
+        MySqlDialect {}.dialect()
+    }
+    fn is_identifier_start(&self, ch: char) -> bool {
+        MySqlDialect {}.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        MySqlDialect {}.is_identifier_part(ch)
+    }
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        MySqlDialect {}.is_delimited_identifier_start(ch)
+    }
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        MySqlDialect {}.identifier_quote_style(identifier)
+    }
+    fn supports_string_literal_backslash_escape(&self) -> bool {
+        MySqlDialect {}.supports_string_literal_backslash_escape()
+    }
+    fn supports_string_literal_concatenation(&self) -> bool {
+        MySqlDialect {}.supports_string_literal_concatenation()
+    }
+    fn ignores_wildcard_escapes(&self) -> bool {
+        MySqlDialect {}.ignores_wildcard_escapes()
+    }
+    fn supports_numeric_prefix(&self) -> bool {
+        MySqlDialect {}.supports_numeric_prefix()
+    }
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        MySqlDialect {}.supports_bitwise_shift_operators()
+    }
+    fn requires_single_line_comment_whitespace(&self) -> bool {
+        MySqlDialect {}.requires_single_line_comment_whitespace()
+    }
+    fn supports_nested_comments(&self) -> bool {
+        MySqlDialect {}.supports_nested_comments()
+    }
+    fn supports_multiline_comment_hints(&self) -> bool {
+        false
+    }
+}
+
+/// The tokenizer reads a window of about this many bytes at a time.
+const WINDOW_BYTES: usize = 64 << 10;
+
+/// Tokenizes `sql`, handing each token and its byte range to `see`, in order. The error, if
+/// the tokenizer stopped early: what it read before is seen, what is after it is not.
+///
+/// sqlparser's tokenizer keeps every token of its text, some 90 bytes each (a megabyte of
+/// `;` would be 90 MB), so the text goes to it a window at a time, and only the window's
+/// tokens are held. A window ends just after a `\n` or a `;` at least [`WINDOW_BYTES`] in,
+/// and is taken only when it is whole tokens there: no quote, identifier or comment runs on
+/// past its end (the tokenizer would refuse it unterminated, or, for a line comment, end on
+/// something other than the `;` or newline). Else it is read again twice as long, so a long
+/// string costs at most twice its reading. The tokenizer looks back only to see a word or a
+/// period, and a window starts after neither.
+fn stream(sql: &str, mut see: impl FnMut(&Token, usize, usize)) -> Option<TokenizerError> {
+    let mut at: usize = 0;
+    let mut buf = Vec::new();
+    loop {
+        let mut size = WINDOW_BYTES;
+        loop {
+            // Both bytes are whole characters in UTF-8.
+            let end = sql
+                .as_bytes()
+                .get(at.saturating_add(size)..)
+                .and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b';'))
+                .map_or(sql.len(), |p| at + size + p + 1);
+            let window = &sql[at..end];
+            buf.clear();
+            let r = Tokenizer::new(&Lexing, window)
+                .with_unescape(false)
+                .tokenize_with_location_into_buf(&mut buf);
+            let last = end == sql.len();
+            let whole = r.is_ok()
+                && (window.ends_with('\n')
+                    || buf.last().is_some_and(|t| t.token == Token::SemiColon));
+            if !(last || whole) {
+                size = size.saturating_mul(2);
+                continue;
+            }
+            let mut offsets = Offsets::new(window);
+            for t in &buf {
+                let (s, e) = (offsets.of(t.span.start), offsets.of(t.span.end));
+                see(&t.token, at + s, at + e);
+            }
+            if last {
+                return r.err();
+            }
+            at = end;
+            break;
+        }
+    }
+}
+
+/// Whether the tokenizer stopped in a `/* … */` left open: MariaDB reads it to the end of the
+/// text, where the tokenizer refuses it.
+fn open_comment(e: &TokenizerError) -> bool {
+    e.message.contains("multi-line comment")
+}
+
+/// Byte offsets of the tokenizer's locations (lines, and columns counted in characters),
+/// asked in order: one walk over the text in all.
+struct Offsets<'a> {
+    sql: &'a str,
+    line: u64,
+    column: u64,
+    at: usize,
+}
+
+impl<'a> Offsets<'a> {
+    fn new(sql: &'a str) -> Self {
+        Offsets {
+            sql,
+            line: 1,
+            column: 1,
+            at: 0,
+        }
+    }
+
+    fn of(&mut self, loc: Location) -> usize {
+        if (loc.line, loc.column) < (self.line, self.column) {
+            *self = Offsets::new(self.sql);
+        }
+        while self.line < loc.line {
+            match self.sql[self.at..].find('\n') {
+                Some(p) => {
+                    self.at += p + 1;
+                    self.line += 1;
+                    self.column = 1;
+                }
+                None => return self.sql.len(),
+            }
+        }
+        let rest = &self.sql[self.at..];
+        let ahead = (loc.column - self.column) as usize;
+        let step = rest
+            .char_indices()
+            .nth(ahead)
+            .map_or(rest.len(), |(i, _)| i);
+        self.at += step;
+        self.column = loc.column;
+        self.at
+    }
+}
+
+/// MySQL's version as the server announces it for executable comments: `/*!80000 ... */` and
+/// older run, `/*!80100 ... */` and newer are skipped, as MySQL 8.0.0 would.
+const COMMENT_VERSION: u32 = 80000;
+
+/// What an executable comment's body `c` (the text between `/*` and `*/`) becomes: `None`
+/// for an ordinary comment (left as it is); `Some(Some(text))` for `/*! text */`, and for
+/// `/*!NNNNN text */` when NNNNN is no newer than [`COMMENT_VERSION`]; `Some(None)` (nothing
+/// runs) for a newer one and for MariaDB's `/*M!NNNNNN … */`, which MySQL skips.
+fn executable(c: &str) -> Option<Option<&str>> {
+    if c.starts_with("M!") {
+        return Some(None);
+    }
+    let rest = c.strip_prefix('!')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits < 5 {
+        return Some(Some(rest));
+    }
+    let runs = rest[..5].parse::<u32>().is_ok_and(|v| v <= COMMENT_VERSION);
+    Some(runs.then_some(&rest[5..]))
+}
+
+/// Executable comments as MySQL runs them: `/*! text */` and `/*!NNNNN text */` become
+/// ` text `, those skipped (see [`executable`]) a space. Dump files lean on these
+/// (`/*!40101 SET NAMES utf8mb4 */`, `START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */`,
+/// `SELECT /*!40001 SQL_NO_CACHE */ *`). `SQL_NO_CACHE` alone is dropped as well: there is no
+/// query cache, and the parser does not take the word. Quotes and other comments are left as
+/// they are; a comment left open runs to the end of the text.
+pub(crate) fn executable_comments(sql: &str) -> Cow<'_, str> {
+    // Most texts have none: decided without a token.
+    if !sql.contains("/*!") && !sql.contains("/*M!") {
+        return Cow::Borrowed(sql);
+    }
+    rewrite_comments(sql, false, |c| {
+        executable(c).map(|text| text.filter(|t| !t.trim().eq_ignore_ascii_case("SQL_NO_CACHE")))
+    })
+}
+
+/// `sql` with each comment replaced by a space (quoted text is left alone).
+pub(crate) fn without_comments(sql: &str) -> Cow<'_, str> {
+    if !(sql.contains("/*") || sql.contains('#') || sql.contains("--")) {
+        return Cow::Borrowed(sql);
+    }
+    rewrite_comments(sql, true, |_| Some(None))
+}
+
+/// `sql` with each block comment for which `keep` (given what is between `/*` and `*/`)
+/// answers `Some(Some(text))` replaced by ` text `, `Some(None)` by a space, and each line
+/// comment, its newline included, by a space when `lines`.
+fn rewrite_comments<'a>(
+    sql: &'a str,
+    lines: bool,
+    keep: impl Fn(&str) -> Option<Option<&str>>,
+) -> Cow<'a, str> {
+    // (start, end, replacement), in bytes and in order.
+    let mut edits: Vec<(usize, usize, Option<&str>)> = Vec::new();
+    let mut last_end = 0;
+    let err = stream(sql, |t, s, e| {
+        match t {
+            Token::Whitespace(Whitespace::MultiLineComment(_)) => {
+                if let Some(text) = keep(&sql[s + 2..e - 2]) {
+                    edits.push((s, e, text));
+                }
+            }
+            // Its newline, which the token leaves out, goes with it.
+            Token::Whitespace(Whitespace::SingleLineComment { .. }) if lines => {
+                edits.push((s, e + usize::from(sql[e..].starts_with('\n')), None))
+            }
+            _ => {}
+        }
+        last_end = e;
+    });
+    // A comment left open starts where the last token ended and runs to the end.
+    if err.as_ref().is_some_and(open_comment) && sql[last_end..].starts_with("/*") {
+        if let Some(text) = keep(&sql[last_end + 2..]) {
+            edits.push((last_end, sql.len(), text));
+        }
+    }
+    if edits.is_empty() {
+        return Cow::Borrowed(sql);
+    }
+    let mut out = String::with_capacity(sql.len());
+    let mut copied = 0;
+    for (s, e, text) in edits {
+        out.push_str(&sql[copied..s]);
+        out.push(' ');
+        if let Some(text) = text {
+            out.push_str(text);
+            out.push(' ');
+        }
+        copied = e;
+    }
+    out.push_str(&sql[copied..]);
+    Cow::Owned(out)
+}
+
+/// The statements of `sql`, each without its terminating `;`, in order, as MySQL's
+/// multi-statement protocol runs them (CLIENT_MULTI_STATEMENTS: `SELECT 1; SELECT 2` in one
+/// COM_QUERY, a result each). Pieces that are empty or only whitespace and comments are
+/// dropped (`SELECT 1;;` is one statement), so the result is empty for a text with no
+/// statement at all. Executable comments have been opened before this runs
+/// ([`executable_comments`]).
+///
+/// A stored program (`CREATE TRIGGER`/`PROCEDURE`/`FUNCTION`/`EVENT`) has `;` inside its
+/// `BEGIN ... END` body: MySQL reads it as one statement, and so does this, to the end of the
+/// text (clients send such a statement alone, under `DELIMITER`). zipdb does not run stored
+/// programs; the statement then fails as one, with an error.
+///
+/// A quote left open runs to the end of the text (the reader of that statement reports it);
+/// so does a comment.
+pub(crate) fn split_statements(sql: &str) -> Vec<&str> {
+    // The common case (one statement, no `;`, a bulk INSERT among them) is decided without a
+    // token: the statement's reader tokenizes it once, or reads its rows without tokens
+    // (front/values.rs).
+    if !sql.contains(';') {
+        return if has_code(sql) { vec![sql] } else { Vec::new() };
+    }
+    let mut out = Vec::new();
+    // The piece being read: where it starts, whether it has a token besides whitespace and
+    // comments, and how its head reads.
+    let mut start = 0;
+    let mut code = false;
+    let mut head = Head::Start;
+    let err = stream(sql, |t, s, e| match t {
+        _ if head == Head::Program => {}
+        Token::Whitespace(_) => {}
+        Token::SemiColon => {
+            if code {
+                out.push(&sql[start..s]);
+            }
+            start = e;
+            code = false;
+            head = Head::Start;
+        }
+        t => {
+            code = true;
+            head = head.next(t);
+        }
+    });
+    // What the tokenizer did not read is the last piece's: a quote left open is code, a
+    // comment is not.
+    code |= err.is_some_and(|e| !open_comment(&e));
+    let last = &sql[start..];
+    if head == Head::Program {
+        // Only a trailing `;` (and what follows it, if blank) is not part of the program.
+        let t = last.trim_end();
+        out.push(t.strip_suffix(';').unwrap_or(t).trim_end());
+    } else if code {
+        out.push(last);
+    }
+    out
+}
+
+/// Whether `sql` holds anything besides whitespace and comments.
+fn has_code(sql: &str) -> bool {
+    // Decided on the first character unless it may start a comment.
+    match sql.trim_start().bytes().next() {
+        None => false,
+        Some(b'#' | b'-' | b'/') => {
+            let mut code = false;
+            let err = stream(sql, |t, _, _| code |= !matches!(t, Token::Whitespace(_)));
+            code || err.is_some_and(|e| !open_comment(&e))
+        }
+        Some(_) => true,
+    }
+}
+
+/// How a statement's first tokens read, for whether it defines a stored program: `CREATE`,
+/// then (after `OR REPLACE`, `DEFINER = user`, `AGGREGATE` and the like) `TRIGGER`,
+/// `PROCEDURE`, `FUNCTION` or `EVENT`. Only the first tokens are looked at: a table with a
+/// column named `event` is not one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Head {
+    Start,
+    /// After `CREATE` and this many tokens.
+    Create(u8),
+    Program,
+    Other,
+}
+
+impl Head {
+    /// Tokens after `CREATE` looked at before deciding it is another statement.
+    const CREATE_TOKENS_MAX: u8 = 12;
+
+    fn next(self, t: &Token) -> Head {
+        let word = match t {
+            Token::Word(w) if w.quote_style.is_none() => Some(w.value.as_str()),
+            _ => None,
+        };
+        let is = |k: &str| word.is_some_and(|w| w.eq_ignore_ascii_case(k));
+        match self {
+            Head::Start if is("CREATE") => Head::Create(0),
+            Head::Create(n) => {
+                if ["TRIGGER", "PROCEDURE", "FUNCTION", "EVENT"]
+                    .iter()
+                    .any(|k| is(k))
+                {
+                    Head::Program
+                } else if *t == Token::LParen
+                    || [
+                        "TABLE",
+                        "INDEX",
+                        "UNIQUE",
+                        "VIEW",
+                        "DATABASE",
+                        "SCHEMA",
+                        "USER",
+                        "ROLE",
+                        "TEMPORARY",
+                        "SEQUENCE",
+                    ]
+                    .iter()
+                    .any(|k| is(k))
+                    || n >= Self::CREATE_TOKENS_MAX
+                {
+                    // What names another kind of object ends the search.
+                    Head::Other
+                } else {
+                    Head::Create(n + 1)
+                }
+            }
+            Head::Program => Head::Program,
+            _ => Head::Other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_statements as split;
+    use super::*;
+
+    #[test]
+    fn one_statement_with_or_without_a_trailing_semicolon() {
+        assert_eq!(split("SELECT 1"), ["SELECT 1"]);
+        assert_eq!(split("SELECT 1;"), ["SELECT 1"]);
+        assert_eq!(split("SELECT 1 ;  \n"), ["SELECT 1 "]);
+        assert_eq!(split("SELECT 1;;"), ["SELECT 1"]);
+        assert!(split("").is_empty());
+        assert!(split(" ; ;").is_empty());
+        assert!(split("/* only a comment */").is_empty());
+        assert!(split("-- x;y").is_empty());
+    }
+
+    #[test]
+    fn statements_split_at_each_semicolon_outside_quotes_and_comments() {
+        assert_eq!(split("SELECT 1; SELECT 2"), ["SELECT 1", " SELECT 2"]);
+        assert_eq!(split("SELECT 1;SELECT 2;"), ["SELECT 1", "SELECT 2"]);
+        assert_eq!(split("SELECT ';'; SELECT 2"), ["SELECT ';'", " SELECT 2"]);
+        assert_eq!(split("SELECT \"a;b\""), ["SELECT \"a;b\""]);
+        assert_eq!(split("SELECT 'it''s;'"), ["SELECT 'it''s;'"]);
+        assert_eq!(
+            split(r"SELECT 'a\';b'; SELECT 2"),
+            [r"SELECT 'a\';b'", " SELECT 2"]
+        );
+        assert_eq!(split("SELECT `a;b` FROM t"), ["SELECT `a;b` FROM t"]);
+        assert_eq!(split("SELECT 1 /* a;b */"), ["SELECT 1 /* a;b */"]);
+        assert_eq!(split("SELECT 1 -- x;y"), ["SELECT 1 -- x;y"]);
+        assert_eq!(
+            split("SELECT 1 -- x;y\n; SELECT 2"),
+            ["SELECT 1 -- x;y\n", " SELECT 2"]
+        );
+        assert_eq!(split("SELECT 1 # x;y\nFROM t"), ["SELECT 1 # x;y\nFROM t"]);
+        // `--` not followed by a space is two minus signs.
+        assert_eq!(split("SELECT 1--1; SELECT 2"), ["SELECT 1--1", " SELECT 2"]);
+        // Unclosed quotes and comments run to the end: the parser reports them.
+        assert_eq!(split("SELECT 'a; SELECT 2"), ["SELECT 'a; SELECT 2"]);
+        assert_eq!(split("SELECT 1 /* ; "), ["SELECT 1 /* ; "]);
+    }
+
+    #[test]
+    fn a_stored_program_body_is_one_statement() {
+        let trigger = "CREATE DEFINER=`root`@`localhost` TRIGGER t BEFORE INSERT ON x \
+                       FOR EACH ROW BEGIN SET NEW.a = 1; SET NEW.b = 2; END";
+        assert_eq!(split(trigger), [trigger]);
+        assert_eq!(split(&format!("{trigger};")), [trigger]);
+        let proc = "CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END";
+        assert_eq!(split(proc), [proc]);
+        assert_eq!(
+            split("create or replace function f() returns int begin return 1; end ;"),
+            ["create or replace function f() returns int begin return 1; end"]
+        );
+        // Other CREATE statements are not programs, even when a word inside looks like one.
+        assert_eq!(
+            split("CREATE TABLE event (trigger INT); SELECT 1"),
+            ["CREATE TABLE event (trigger INT)", " SELECT 1"]
+        );
+        assert_eq!(
+            split("CREATE TABLE t (event INT); SELECT 1"),
+            ["CREATE TABLE t (event INT)", " SELECT 1"]
+        );
+    }
+
+    #[test]
+    fn comments_are_removed_and_quotes_kept() {
+        use super::without_comments as w;
+        assert_eq!(w("SHOW TABLES /* ; */"), "SHOW TABLES  ");
+        assert_eq!(w("SHOW # x\nTABLES"), "SHOW  TABLES");
+        assert_eq!(
+            w("SELECT '/* x */', `#`, 1--1"),
+            "SELECT '/* x */', `#`, 1--1"
+        );
+        assert_eq!(w("SELECT 1 -- y"), "SELECT 1  ");
+    }
+
+    #[test]
+    fn executable_comments_run_as_mysql_8_runs_them() {
+        let x = |s: &str| executable_comments(s).into_owned();
+        assert_eq!(x("SELECT 1"), "SELECT 1");
+        assert_eq!(
+            x("/*!40101 SET NAMES utf8mb4 */;"),
+            "  SET NAMES utf8mb4  ;"
+        );
+        assert_eq!(
+            x("START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
+            "START TRANSACTION   WITH CONSISTENT SNAPSHOT  "
+        );
+        assert_eq!(
+            x("SELECT /*!40001 SQL_NO_CACHE */ * FROM t"),
+            "SELECT   * FROM t"
+        );
+        assert_eq!(x("SELECT 1 /*!90000 + 1 */"), "SELECT 1  ");
+        assert_eq!(
+            x("/*M!999999\\- enable the sandbox mode */ SELECT 1"),
+            "  SELECT 1"
+        );
+        assert_eq!(x("SELECT 1 /*! + 1*/"), "SELECT 1   + 1 ");
+        // Inside strings, identifiers and ordinary comments nothing changes.
+        assert_eq!(x("SELECT '/*!1 x */', `/*!`"), "SELECT '/*!1 x */', `/*!`");
+        assert_eq!(
+            x("SELECT 1 /* /*!40101 no */"),
+            "SELECT 1 /* /*!40101 no */"
+        );
+        // Unterminated: runs to the end, no panic.
+        assert_eq!(x("SELECT 1 /*!40101 + 1"), "SELECT 1   + 1 ");
+        assert_eq!(x("/*!"), "  ");
+        assert_eq!(x("'/*!"), "'/*!");
+    }
+
+    #[test]
+    fn the_lexing_dialect_tokenizes_as_mysqls_where_there_is_no_executable_comment() {
+        let mysql = |s: &str| {
+            Tokenizer::new(&MySqlDialect {}, s)
+                .with_unescape(false)
+                .tokenize_with_location()
+        };
+        let ours = |s: &str| {
+            Tokenizer::new(&Lexing, s)
+                .with_unescape(false)
+                .tokenize_with_location()
+        };
+        for sql in [
+            "SELECT `a``b`, 'x\\'y', \"q\", b'01', x'0F', 1e3, .5, t._c, @v, @@s, $x # c\n",
+            "SELECT 1--1, 2 -- c\n/* block */ <=> << >> && || := ->> :: DIV @`u`@'h'",
+            "INSERT INTO t VALUES (_binary'\\0', N'é', 0x1F, 12.5e-3);",
+            "SELECT /* not executable */ 1 /*+ hint */",
+        ] {
+            assert_eq!(ours(sql).unwrap(), mysql(sql).unwrap(), "{sql}");
+        }
+        // Where the dialects differ: MySQL's opens the comment whatever its version.
+        let sql = "SELECT 1 /*!90000 + 1 */";
+        assert_ne!(ours(sql).unwrap(), mysql(sql).unwrap());
+    }
+
+    #[test]
+    fn windows_cut_only_between_whole_tokens() {
+        // Quotes, identifiers and comments that run across many windows, and `;` or newlines
+        // inside them just past where a window could end.
+        let long = "x".repeat(WINDOW_BYTES);
+        let texts = [
+            format!("SELECT '{long};\n{long}'; SELECT 2"),
+            format!("SELECT `{long};{long}`; SELECT 2"),
+            format!("SELECT 1 /* {long};\n{long} */; SELECT 2"),
+            format!("SELECT 1 -- {long};{long}\n; SELECT 2"),
+            format!("SELECT 1 # {long};{long}\n; SELECT 2"),
+            format!("SELECT \"{long}\\\";{long}\"; SELECT 2"),
+        ];
+        for t in &texts {
+            let got = split(t);
+            assert_eq!(got.len(), 2, "{}", &t[..40]);
+            assert_eq!(got[1], " SELECT 2");
+            assert_eq!(got[0].len() + got[1].len() + 1, t.len());
+        }
+        // Many short statements across windows.
+        let many = "SELECT 1;\n".repeat(20_000);
+        assert_eq!(split(&many).len(), 20_000);
+        assert!(split(&";".repeat(1 << 20)).is_empty());
+        assert!(split(&" ;\n".repeat(100_000)).is_empty());
+        // Comments rewritten across windows keep their places.
+        let text = format!("SELECT '{long}' /*!40101 , 2 */ -- x\n");
+        assert_eq!(
+            executable_comments(&text),
+            format!("SELECT '{long}'   , 2   -- x\n")
+        );
+        assert_eq!(without_comments(&text), format!("SELECT '{long}'    "));
+    }
+
+    #[test]
+    fn hostile_texts_end() {
+        // Unterminated quotes and comments after a `;`, on any side of a window.
+        let long = "y".repeat(3 * WINDOW_BYTES);
+        assert_eq!(split(&format!("SELECT 1; SELECT '{long}")).len(), 2);
+        assert_eq!(split(&format!("SELECT 1; /* {long}")), ["SELECT 1"]);
+        assert_eq!(split(&format!("SELECT 1; `{long}")).len(), 2);
+        assert_eq!(split(&format!("SELECT 1; -- {long}")), ["SELECT 1"]);
+        // Deep nesting is one statement to the splitter; the parser bounds it.
+        let deep = format!(
+            "SELECT {}1{}; SELECT 2",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        );
+        assert_eq!(split(&deep).len(), 2);
+        assert!(split("\u{0}\u{1}\u{fffd};").len() == 1);
+        assert!(split("SELECT ._x; SELECT 2").len() <= 2);
+    }
+
+    proptest::proptest! {
+        /// Statements joined with `;` split back into themselves, whatever their quoted parts
+        /// and comments hold.
+        #[test]
+        fn joined_statements_split_back(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "SELECT 1", "SELECT ';'", "SELECT \";\"", "SELECT `;`", "SELECT 'a\\';'",
+                "SELECT 1 /* ; */", "SELECT 1 -- ;\n", "SELECT 1 # ;\n", "SELECT 'x''y;'",
+                "INSERT INTO t VALUES (1, ';')", "SELECT 1--1", "SHOW TABLES",
+            ]), 1..8)) {
+            let text = parts.join(";");
+            let got = split(&text);
+            proptest::prop_assert_eq!(got, parts);
+        }
+
+        /// Any text: the pieces are disjoint, in order, inside the text, and never panic.
+        #[test]
+        fn arbitrary_text_never_panics(s in "[ -~\\n]{0,80}") {
+            let pieces = split(&s);
+            let mut last = 0usize;
+            for p in pieces {
+                let at = p.as_ptr() as usize - s.as_ptr() as usize;
+                proptest::prop_assert!(at >= last && at + p.len() <= s.len());
+                last = at + p.len();
+            }
+        }
+    }
+}
