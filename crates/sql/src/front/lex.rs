@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 
 use sqlparser::dialect::{Dialect, MySqlDialect};
-use sqlparser::tokenizer::{Location, Token, Tokenizer, TokenizerError, Whitespace};
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, TokenizerError, Whitespace};
 
 /// sqlparser's MySQL dialect for tokenizing, executable comments left as comments. It is the
 /// MySQL dialect to every `dialect_of!` test, and forwards each method the tokenizer asks
@@ -68,60 +68,97 @@ impl Dialect for Lexing {
 /// The tokenizer reads a window of about this many bytes at a time.
 const WINDOW_BYTES: usize = 64 << 10;
 
-/// Tokenizes `sql`, handing each token and its byte range to `see`, in order. The error, if
-/// the tokenizer stopped early: what it read before is seen, what is after it is not.
+/// Where the tokenizer stopped early: its error, and the byte offset where what it did not
+/// read starts (the token it refused).
+struct Stop {
+    error: TokenizerError,
+    at: usize,
+}
+
+/// Byte offsets in the text of the tokens [`stream`] hands out.
+struct Place<'a> {
+    offsets: Offsets<'a>,
+    base: usize,
+}
+
+impl Place<'_> {
+    /// Asked in order, each costs the characters walked since the last.
+    fn of(&mut self, loc: Location) -> usize {
+        self.base + self.offsets.of(loc)
+    }
+}
+
+/// Tokenizes `sql`, handing each token to `see` in order, with what turns its locations into
+/// byte offsets.
 ///
 /// sqlparser's tokenizer keeps every token of its text, some 90 bytes each (a megabyte of
 /// `;` would be 90 MB), so the text goes to it a window at a time, and only the window's
-/// tokens are held. A window ends just after a `\n` or a `;` at least [`WINDOW_BYTES`] in,
-/// and is taken only when it is whole tokens there: no quote, identifier or comment runs on
-/// past its end (the tokenizer would refuse it unterminated, or, for a line comment, end on
-/// something other than the `;` or newline). Else it is read again twice as long, so a long
-/// string costs at most twice its reading. The tokenizer looks back only to see a word or a
-/// period, and a window starts after neither.
-fn stream(sql: &str, mut see: impl FnMut(&Token, usize, usize)) -> Option<TokenizerError> {
+/// tokens are held. A window ends just after a `\n` or a `;` at least [`WINDOW_BYTES`] in.
+/// Its tokens are taken as they are when it ends between two tokens: the tokenizer read it
+/// without error and its last token is that `;` or ends at that newline (a `;` inside a
+/// quote or a comment leaves one open: an error, or a line comment last). Else the tokens
+/// before the last one (or before the one refused) are taken and the next window starts at
+/// that token; when that is no token at all (one token longer than the window), the window is
+/// read again twice as long, so a long string costs at most about twice its reading. The
+/// tokenizer looks back only to see whether the last token was a word or a period, so a
+/// window never starts right after one.
+fn stream(sql: &str, mut see: impl FnMut(&TokenWithSpan, &mut Place<'_>)) -> Option<Stop> {
     let mut at: usize = 0;
+    let mut size = WINDOW_BYTES;
     let mut buf = Vec::new();
     loop {
-        let mut size = WINDOW_BYTES;
-        loop {
-            // Both bytes are whole characters in UTF-8.
-            let end = sql
-                .as_bytes()
-                .get(at.saturating_add(size)..)
-                .and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b';'))
-                .map_or(sql.len(), |p| at + size + p + 1);
-            let window = &sql[at..end];
-            buf.clear();
-            let r = Tokenizer::new(&Lexing, window)
-                .with_unescape(false)
-                .tokenize_with_location_into_buf(&mut buf);
-            let last = end == sql.len();
-            let whole = r.is_ok()
+        // Both bytes are whole characters in UTF-8.
+        let end = sql
+            .as_bytes()
+            .get(at.saturating_add(size)..)
+            .and_then(|rest| rest.iter().position(|&b| b == b'\n' || b == b';'))
+            .map_or(sql.len(), |p| at + size + p + 1);
+        let window = &sql[at..end];
+        buf.clear();
+        let r = Tokenizer::new(&Lexing, window)
+            .with_unescape(false)
+            .tokenize_with_location_into_buf(&mut buf);
+        let last = end == sql.len();
+        let whole = last
+            || (r.is_ok()
                 && (window.ends_with('\n')
-                    || buf.last().is_some_and(|t| t.token == Token::SemiColon));
-            if !(last || whole) {
+                    || buf.last().is_some_and(|t| t.token == Token::SemiColon)));
+        let mut keep = buf.len();
+        if !whole {
+            if r.is_ok() {
+                keep = keep.saturating_sub(1);
+            }
+            while keep > 0 && matches!(buf[keep - 1].token, Token::Word(_) | Token::Period) {
+                keep = keep.saturating_sub(1);
+            }
+            if keep == 0 {
                 size = size.saturating_mul(2);
                 continue;
             }
-            let mut offsets = Offsets::new(window);
-            for t in &buf {
-                let (s, e) = (offsets.of(t.span.start), offsets.of(t.span.end));
-                see(&t.token, at + s, at + e);
-            }
-            if last {
-                return r.err();
-            }
-            at = end;
-            break;
         }
+        let mut place = Place {
+            offsets: Offsets::new(window),
+            base: at,
+        };
+        for t in &buf[..keep] {
+            see(t, &mut place);
+        }
+        let stop = match keep.checked_sub(1) {
+            Some(k) => place.of(buf[k].span.end),
+            None => at,
+        };
+        if last {
+            return r.err().map(|error| Stop { error, at: stop });
+        }
+        at = if whole { end } else { stop };
+        size = WINDOW_BYTES;
     }
 }
 
 /// Whether the tokenizer stopped in a `/* … */` left open: MariaDB reads it to the end of the
 /// text, where the tokenizer refuses it.
-fn open_comment(e: &TokenizerError) -> bool {
-    e.message.contains("multi-line comment")
+fn open_comment(e: &Stop) -> bool {
+    e.error.message.contains("multi-line comment")
 }
 
 /// Byte offsets of the tokenizer's locations (lines, and columns counted in characters),
@@ -224,26 +261,29 @@ fn rewrite_comments<'a>(
 ) -> Cow<'a, str> {
     // (start, end, replacement), in bytes and in order.
     let mut edits: Vec<(usize, usize, Option<&str>)> = Vec::new();
-    let mut last_end = 0;
-    let err = stream(sql, |t, s, e| {
-        match t {
+    let stop = stream(sql, |t, place| {
+        let (s, e) = match &t.token {
             Token::Whitespace(Whitespace::MultiLineComment(_)) => {
-                if let Some(text) = keep(&sql[s + 2..e - 2]) {
-                    edits.push((s, e, text));
-                }
+                (place.of(t.span.start), place.of(t.span.end))
             }
-            // Its newline, which the token leaves out, goes with it.
             Token::Whitespace(Whitespace::SingleLineComment { .. }) if lines => {
-                edits.push((s, e + usize::from(sql[e..].starts_with('\n')), None))
+                (place.of(t.span.start), place.of(t.span.end))
             }
-            _ => {}
+            _ => return,
+        };
+        if sql[s..].starts_with("/*") {
+            if let Some(text) = keep(&sql[s + 2..e - 2]) {
+                edits.push((s, e, text));
+            }
+        } else {
+            // Its newline, which the token leaves out, goes with it.
+            edits.push((s, e + usize::from(sql[e..].starts_with('\n')), None));
         }
-        last_end = e;
     });
-    // A comment left open starts where the last token ended and runs to the end.
-    if err.as_ref().is_some_and(open_comment) && sql[last_end..].starts_with("/*") {
-        if let Some(text) = keep(&sql[last_end + 2..]) {
-            edits.push((last_end, sql.len(), text));
+    // A comment left open starts where the tokenizer stopped and runs to the end.
+    if let Some(stop) = stop.filter(open_comment) {
+        if let Some(text) = keep(&sql[stop.at + 2..]) {
+            edits.push((stop.at, sql.len(), text));
         }
     }
     if edits.is_empty() {
@@ -291,14 +331,14 @@ pub(crate) fn split_statements(sql: &str) -> Vec<&str> {
     let mut start = 0;
     let mut code = false;
     let mut head = Head::Start;
-    let err = stream(sql, |t, s, e| match t {
+    let stop = stream(sql, |t, place| match &t.token {
         _ if head == Head::Program => {}
         Token::Whitespace(_) => {}
         Token::SemiColon => {
             if code {
-                out.push(&sql[start..s]);
+                out.push(&sql[start..place.of(t.span.start)]);
             }
-            start = e;
+            start = place.of(t.span.end);
             code = false;
             head = Head::Start;
         }
@@ -309,7 +349,7 @@ pub(crate) fn split_statements(sql: &str) -> Vec<&str> {
     });
     // What the tokenizer did not read is the last piece's: a quote left open is code, a
     // comment is not.
-    code |= err.is_some_and(|e| !open_comment(&e));
+    code |= stop.is_some_and(|e| !open_comment(&e));
     let last = &sql[start..];
     if head == Head::Program {
         // Only a trailing `;` (and what follows it, if blank) is not part of the program.
@@ -328,8 +368,8 @@ fn has_code(sql: &str) -> bool {
         None => false,
         Some(b'#' | b'-' | b'/') => {
             let mut code = false;
-            let err = stream(sql, |t, _, _| code |= !matches!(t, Token::Whitespace(_)));
-            code || err.is_some_and(|e| !open_comment(&e))
+            let stop = stream(sql, |t, _| code |= !matches!(t.token, Token::Whitespace(_)));
+            code || stop.is_some_and(|e| !open_comment(&e))
         }
         Some(_) => true,
     }
@@ -563,6 +603,29 @@ mod tests {
             format!("SELECT '{long}'   , 2   -- x\n")
         );
         assert_eq!(without_comments(&text), format!("SELECT '{long}'    "));
+    }
+
+    #[test]
+    fn windows_restart_between_tokens() {
+        // Strings, identifiers and comments that hold `;` and newlines, so that windows end
+        // inside them, and words and periods (which the tokenizer looks back at) everywhere.
+        let parts: Vec<String> = (0..5000)
+            .map(|i| {
+                format!("SELECT 'a;b\nc{i}', t._c, 1.5e3, x.y, `q;\n`, \"d;\" /* e;\n */ -- f;\n")
+            })
+            .collect();
+        let text = parts.join(";");
+        assert!(text.len() > 4 * WINDOW_BYTES);
+        assert_eq!(split(&text), parts);
+        let one = |s: &str| without_comments(s).into_owned();
+        let each: Vec<String> = parts.iter().map(|p| one(p)).collect();
+        assert_eq!(one(&text), each.join(";"));
+        let x = "SELECT 'a;b' /*!40101 , 1;\n */, 2 /*!90000 , 3 */ ";
+        let x1 = executable_comments(x).into_owned();
+        assert_eq!(
+            executable_comments(&[x; 5000].join(";")),
+            [x1.as_str(); 5000].join(";")
+        );
     }
 
     #[test]

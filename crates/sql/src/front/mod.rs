@@ -1,7 +1,8 @@
 //! Layer 4 of the SQL engine (docs/design/issue20-sql-engine.md §2.1): the front end, from a
-//! text to zipdb's typed [`Statement`]: executable comments, splitting a text into statements,
-//! the readers of the MySQL statements sqlparser lacks (SHOW, accounts, OPTIMIZE, dump
-//! compatibility), bounding the depth of what the parser produces, sqlparser's MySQL dialect.
+//! text to zipdb's typed [`Statement`]: executable comments and splitting a text into
+//! statements on sqlparser's tokenizer (lex.rs), the grammars of the MySQL statements
+//! sqlparser lacks (SHOW, accounts, dump compatibility, OPTIMIZE, LOAD DATA) on its `Parser`,
+//! bounding the depth of what the parser produces, sqlparser's MySQL dialect.
 
 pub(crate) mod account;
 pub(crate) mod compat;

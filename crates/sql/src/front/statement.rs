@@ -1,10 +1,11 @@
 //! One statement's text to zipdb's typed [`Statement`], the one thing session/ dispatches on.
 //!
-//! The readers of the MySQL statements sqlparser lacks run first, in this order: SHOW
-//! (front/show.rs, a grammar on sqlparser's `Parser`), account statements (front/account.rs), the compatibility statements dump
-//! tools send (front/compat.rs), OPTIMIZE TABLE (front/optimize.rs), LOAD DATA (front/load.rs); everything else is sqlparser's.
-//! Later steps of issue 20 move those readers onto sqlparser's `Parser` and tokens, behind
-//! this same enum (docs/design/issue20-sql-engine.md, Phase P).
+//! The grammars of the MySQL statements sqlparser lacks run first, in this order, each on
+//! sqlparser's `Parser` over the statement's tokens (front/grammar.rs) and each deciding on
+//! the statement's first word before it makes a token: SHOW (front/show.rs), account
+//! statements (front/account.rs), the compatibility statements dump tools send
+//! (front/compat.rs), OPTIMIZE TABLE (front/optimize.rs), LOAD DATA (front/load.rs);
+//! everything else is sqlparser's.
 
 use sqlparser::ast;
 
@@ -134,7 +135,7 @@ impl Statement {
     }
 }
 
-/// Parses a text that holds exactly one statement (front/split.rs cut it out).
+/// Parses a text that holds exactly one statement (front/lex.rs cut it out).
 pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
     if let Some(r) = crate::front::show::parse(sql) {
         return r.map(Statement::Show);
