@@ -8,14 +8,22 @@
 //! [`Lexing`], the MySQL dialect with that one switch off, so that executable comments come
 //! out as comment tokens and [`executable_comments`] decides on each.
 //!
-//! What bounds it: each pass tokenizes its text once, a window at a time ([`stream`]), so
-//! it holds a window's tokens, not the text's; what it keeps is one entry per comment it
-//! rewrites or statement it cuts out.
+//! A text without `;` is not tokenized here at all: its one statement's reader tokenizes it
+//! (or, for a bulk INSERT of literals, reads its rows without tokens: front/values.rs). A
+//! text with `;` is tokenized once, and the statements in it that are long keep their tokens
+//! ([`Piece`]), which the parser reads instead of tokenizing them again.
+//!
+//! What bounds it: each pass tokenizes its text a window at a time ([`stream`]), so it holds
+//! a window's tokens, not the text's; what it keeps is one entry per comment it rewrites or
+//! statement it cuts out, and the tokens of the long statements (those their parse would
+//! hold anyway).
 
 use std::borrow::Cow;
 
 use sqlparser::dialect::{Dialect, MySqlDialect};
-use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, TokenizerError, Whitespace};
+use sqlparser::tokenizer::{
+    Location, Span, Token, TokenWithSpan, Tokenizer, TokenizerError, Whitespace,
+};
 
 /// sqlparser's MySQL dialect for tokenizing, executable comments left as comments. It is the
 /// MySQL dialect to every `dialect_of!` test, and forwards each method the tokenizer asks
@@ -75,16 +83,29 @@ struct Stop {
     at: usize,
 }
 
-/// Byte offsets in the text of the tokens [`stream`] hands out.
+/// Where the tokens [`stream`] hands out are in the text (their locations are the window's).
 struct Place<'a> {
     offsets: Offsets<'a>,
+    /// The window's first byte, and its location in the text.
     base: usize,
+    line: u64,
+    column: u64,
 }
 
 impl Place<'_> {
-    /// Asked in order, each costs the characters walked since the last.
+    /// The byte offset of `loc`. Asked in order, each costs the characters walked since the
+    /// last.
     fn of(&mut self, loc: Location) -> usize {
         self.base + self.offsets.of(loc)
+    }
+
+    /// `loc`'s location in the text.
+    fn global(&self, loc: Location) -> Location {
+        if loc.line == 1 {
+            Location::new(self.line, self.column + loc.column - 1)
+        } else {
+            Location::new(self.line + loc.line - 1, loc.column)
+        }
     }
 }
 
@@ -102,8 +123,14 @@ impl Place<'_> {
 /// read again twice as long, so a long string costs at most about twice its reading. The
 /// tokenizer looks back only to see whether the last token was a word or a period, so a
 /// window never starts right after one.
-fn stream(sql: &str, mut see: impl FnMut(&TokenWithSpan, &mut Place<'_>)) -> Option<Stop> {
+fn stream(
+    sql: &str,
+    unescape: bool,
+    mut see: impl FnMut(TokenWithSpan, &mut Place<'_>),
+) -> Option<Stop> {
     let mut at: usize = 0;
+    // The window's location in the text.
+    let (mut line, mut column) = (1, 1);
     let mut size = WINDOW_BYTES;
     let mut buf = Vec::new();
     loop {
@@ -116,7 +143,7 @@ fn stream(sql: &str, mut see: impl FnMut(&TokenWithSpan, &mut Place<'_>)) -> Opt
         let window = &sql[at..end];
         buf.clear();
         let r = Tokenizer::new(&Lexing, window)
-            .with_unescape(false)
+            .with_unescape(unescape)
             .tokenize_with_location_into_buf(&mut buf);
         let last = end == sql.len();
         let whole = last
@@ -139,18 +166,27 @@ fn stream(sql: &str, mut see: impl FnMut(&TokenWithSpan, &mut Place<'_>)) -> Opt
         let mut place = Place {
             offsets: Offsets::new(window),
             base: at,
+            line,
+            column,
         };
-        for t in &buf[..keep] {
+        let stop_loc = keep.checked_sub(1).map(|k| buf[k].span.end);
+        for t in buf.drain(..keep) {
             see(t, &mut place);
         }
-        let stop = match keep.checked_sub(1) {
-            Some(k) => place.of(buf[k].span.end),
-            None => at,
-        };
+        let stop = stop_loc.map_or(at, |l| place.of(l));
         if last {
             return r.err().map(|error| Stop { error, at: stop });
         }
-        at = if whole { end } else { stop };
+        let next = if whole { end } else { stop };
+        let read = &sql[at..next];
+        match read.rfind('\n') {
+            Some(p) => {
+                line += read.bytes().filter(|&b| b == b'\n').count() as u64;
+                column = read[p + 1..].chars().count() as u64 + 1;
+            }
+            None => column += read.chars().count() as u64,
+        }
+        at = next;
         size = WINDOW_BYTES;
     }
 }
@@ -261,7 +297,7 @@ fn rewrite_comments<'a>(
 ) -> Cow<'a, str> {
     // (start, end, replacement), in bytes and in order.
     let mut edits: Vec<(usize, usize, Option<&str>)> = Vec::new();
-    let stop = stream(sql, |t, place| {
+    let stop = stream(sql, false, |t, place| {
         let (s, e) = match &t.token {
             Token::Whitespace(Whitespace::MultiLineComment(_)) => {
                 (place.of(t.span.start), place.of(t.span.end))
@@ -318,47 +354,106 @@ fn rewrite_comments<'a>(
 ///
 /// A quote left open runs to the end of the text (the reader of that statement reports it);
 /// so does a comment.
-pub(crate) fn split_statements(sql: &str) -> Vec<&str> {
+pub(crate) fn split_statements(sql: &str) -> Vec<Piece<'_>> {
     // The common case (one statement, no `;`, a bulk INSERT among them) is decided without a
     // token: the statement's reader tokenizes it once, or reads its rows without tokens
     // (front/values.rs).
     if !sql.contains(';') {
-        return if has_code(sql) { vec![sql] } else { Vec::new() };
+        return if has_code(sql) {
+            vec![Piece::text(sql)]
+        } else {
+            Vec::new()
+        };
     }
     let mut out = Vec::new();
-    // The piece being read: where it starts, whether it has a token besides whitespace and
-    // comments, and how its head reads.
+    // The piece being read: where it starts (a byte, and its location in the text), whether
+    // it has a token besides whitespace and comments, how its head reads, its tokens.
     let mut start = 0;
+    let mut origin = Location::new(1, 1);
     let mut code = false;
     let mut head = Head::Start;
-    let stop = stream(sql, |t, place| match &t.token {
-        _ if head == Head::Program => {}
-        Token::Whitespace(_) => {}
-        Token::SemiColon => {
-            if code {
-                out.push(&sql[start..place.of(t.span.start)]);
+    let mut tokens: Vec<TokenWithSpan> = Vec::new();
+    let stop = stream(sql, true, |t, place| {
+        match &t.token {
+            _ if head == Head::Program => return,
+            Token::SemiColon => {
+                if code {
+                    let text = &sql[start..place.of(t.span.start)];
+                    out.push(Piece::with_tokens(text, std::mem::take(&mut tokens)));
+                }
+                tokens.clear();
+                start = place.of(t.span.end);
+                origin = place.global(t.span.end);
+                code = false;
+                head = Head::Start;
+                return;
             }
-            start = place.of(t.span.end);
-            code = false;
-            head = Head::Start;
+            Token::Whitespace(_) => {}
+            t => {
+                code = true;
+                head = head.next(t);
+                if head == Head::Program {
+                    tokens = Vec::new();
+                    return;
+                }
+            }
         }
-        t => {
-            code = true;
-            head = head.next(t);
-        }
+        let at = |l: Location| within(origin, place.global(l));
+        let span = Span::new(at(t.span.start), at(t.span.end));
+        tokens.push(TokenWithSpan::new(t.token, span));
     });
-    // What the tokenizer did not read is the last piece's: a quote left open is code, a
-    // comment is not.
-    code |= stop.is_some_and(|e| !open_comment(&e));
     let last = &sql[start..];
     if head == Head::Program {
         // Only a trailing `;` (and what follows it, if blank) is not part of the program.
         let t = last.trim_end();
-        out.push(t.strip_suffix(';').unwrap_or(t).trim_end());
+        out.push(Piece::text(t.strip_suffix(';').unwrap_or(t).trim_end()));
+    } else if let Some(stop) = stop {
+        // What the tokenizer did not read is the last piece's: a quote left open is code, a
+        // comment is not. Its reader tokenizes it again, and reports it.
+        if code || !open_comment(&stop) {
+            out.push(Piece::text(last));
+        }
     } else if code {
-        out.push(last);
+        out.push(Piece::with_tokens(last, tokens));
     }
     out
+}
+
+/// A statement [`split_statements`] cut out: its text, and, when it is long, its tokens, so
+/// that a long statement of a multi-statement text is not tokenized twice.
+#[derive(Debug)]
+pub(crate) struct Piece<'a> {
+    pub text: &'a str,
+    /// The tokens of `text`, placed in it (not in the whole text), as the parser's tokenizer
+    /// makes them.
+    pub tokens: Option<Vec<TokenWithSpan>>,
+}
+
+impl<'a> Piece<'a> {
+    /// Statements shorter than this are tokenized again by their reader: it costs little, and
+    /// the tokens of a text of many short statements are not all held at once.
+    const KEEP_TOKENS_BYTES: usize = 16 << 10;
+
+    fn text(text: &'a str) -> Self {
+        Piece { text, tokens: None }
+    }
+
+    fn with_tokens(text: &'a str, tokens: Vec<TokenWithSpan>) -> Self {
+        let keep = text.len() >= Self::KEEP_TOKENS_BYTES;
+        Piece {
+            text,
+            tokens: keep.then_some(tokens),
+        }
+    }
+}
+
+/// `loc`, a location in the text, as a location in the piece that starts at `origin`.
+fn within(origin: Location, loc: Location) -> Location {
+    if loc.line == origin.line {
+        Location::new(1, loc.column - origin.column + 1)
+    } else {
+        Location::new(loc.line - origin.line + 1, loc.column)
+    }
 }
 
 /// Whether `sql` holds anything besides whitespace and comments.
@@ -368,7 +463,9 @@ fn has_code(sql: &str) -> bool {
         None => false,
         Some(b'#' | b'-' | b'/') => {
             let mut code = false;
-            let stop = stream(sql, |t, _| code |= !matches!(t.token, Token::Whitespace(_)));
+            let stop = stream(sql, false, |t, _| {
+                code |= !matches!(t.token, Token::Whitespace(_))
+            });
             code || stop.is_some_and(|e| !open_comment(&e))
         }
         Some(_) => true,
@@ -437,8 +534,11 @@ impl Head {
 
 #[cfg(test)]
 mod tests {
-    use super::split_statements as split;
     use super::*;
+
+    fn split(sql: &str) -> Vec<&str> {
+        split_statements(sql).into_iter().map(|p| p.text).collect()
+    }
 
     #[test]
     fn one_statement_with_or_without_a_trailing_semicolon() {
@@ -625,6 +725,48 @@ mod tests {
         assert_eq!(
             executable_comments(&[x; 5000].join(";")),
             [x1.as_str(); 5000].join(";")
+        );
+    }
+
+    #[test]
+    fn long_pieces_keep_the_tokens_the_parser_would_make() {
+        let insert = |i: usize| {
+            let rows: Vec<String> = (0..2000)
+                .map(|j| format!("({j}, 'a;\\'b\n{i}', `c;`, x'0F', 1.5e3)"))
+                .collect();
+            format!("INSERT INTO t VALUES {}", rows.join(",\n"))
+        };
+        let text = format!(
+            "SELECT 1;\n  {} ; /* c */ {};SELECT 'é' ;\t{} oops",
+            insert(1),
+            insert(2),
+            insert(3)
+        );
+        let pieces = split_statements(&text);
+        assert_eq!(pieces.len(), 5);
+        assert!(pieces[0].tokens.is_none() && pieces[3].tokens.is_none());
+        let placed = |v: &[TokenWithSpan]| -> Vec<(Token, Location, Location)> {
+            v.iter()
+                .map(|t| (t.token.clone(), t.span.start, t.span.end))
+                .collect()
+        };
+        for p in [&pieces[1], &pieces[2], &pieces[4]] {
+            let want = Tokenizer::new(&MySqlDialect {}, p.text)
+                .with_unescape(true)
+                .tokenize_with_location()
+                .unwrap();
+            assert_eq!(placed(p.tokens.as_deref().unwrap()), placed(&want));
+        }
+        // An error in a long piece is quoted from its place in the piece, as when the piece
+        // is tokenized alone.
+        let last = pieces.into_iter().nth(4).unwrap();
+        let alone = crate::front::parse::parse_ast(last.text).unwrap_err();
+        let kept = crate::front::parse::parse_piece(last).unwrap_err();
+        assert_eq!(kept.message(), alone.message());
+        assert!(
+            kept.message().contains("near 'oops' at line 4000"),
+            "{}",
+            kept.message()
         );
     }
 

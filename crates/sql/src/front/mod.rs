@@ -18,4 +18,4 @@ pub(crate) mod statement;
 pub(crate) mod values;
 
 pub(crate) use compat::Compat;
-pub(crate) use statement::{parse_one, Statement, Txn};
+pub(crate) use statement::{parse_piece, Statement, Txn};

@@ -24,6 +24,18 @@ pub(crate) fn parse_ast(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, Sql
     parse(sql).map(|v| v.into_iter().map(|s| s.ast).collect())
 }
 
+/// [`parse_ast`] of a statement front/lex.rs cut out of a longer text, from the tokens it
+/// made of it when it kept them (so that a long statement is tokenized once).
+pub(crate) fn parse_piece(
+    piece: crate::front::lex::Piece<'_>,
+) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
+    let Some(tokens) = piece.tokens else {
+        return parse_ast(piece.text);
+    };
+    // A piece has a token besides whitespace and comments, so it is not empty.
+    parse_bounded(piece.text, Some(tokens))
+}
+
 /// The construct a statement's text starts with (`CREATE TABLE`, `SHOW VARIABLES`, ...).
 pub(crate) fn kind_of(text: &str) -> String {
     let mut words = text.split_whitespace();
@@ -43,7 +55,7 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     if sql.trim().trim_end_matches(';').trim().is_empty() {
         return Err(SqlError::empty());
     }
-    let v = parse_bounded(sql)?;
+    let v = parse_bounded(sql, None)?;
     if v.is_empty() {
         return Err(SqlError::empty());
     }
@@ -65,7 +77,11 @@ fn parse_stack_bytes(len: usize) -> usize {
 
 /// Parses, then rebalances and bounds the statements' nesting ([`crate::front::depth`]). A long text
 /// is parsed on a stack of its own, reserved for its size and only touched as deep as used.
-fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
+/// `tokens`: the text's, when the caller has them.
+fn parse_bounded(
+    sql: &str,
+    tokens: Option<Vec<sqlparser::tokenizer::TokenWithSpan>>,
+) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
     let run = || {
         // Only the head of a literal INSERT is shaped: its rows are literals, at most two
         // levels deep (`-1`), and walking a bulk INSERT's thousands of them cost a few per
@@ -79,7 +95,11 @@ fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> 
         if let Some(v) = crate::front::values::literal_insert(sql, head) {
             return Ok(v);
         }
-        let mut v = parse_mysql(sql).map_err(|e| match e {
+        let parsed = match tokens {
+            Some(tokens) => parse_tokens(tokens),
+            None => parse_mysql(sql),
+        };
+        let mut v = parsed.map_err(|e| match e {
             ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
             e => syntax_error(sql, &e),
         })?;
@@ -104,12 +124,19 @@ pub(crate) fn on_parse_stack<T>(len: usize, f: impl FnOnce() -> T) -> T {
 /// [`crate::bind::dml::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
 /// so errors still quote it as written.
 pub(super) fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
-    use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
-    let dialect = MySqlDialect {};
-    let tokens = Tokenizer::new(&dialect, sql)
+    let tokens = sqlparser::tokenizer::Tokenizer::new(&MySqlDialect {}, sql)
         .with_unescape(true)
         .tokenize_with_location()?;
+    parse_tokens(tokens)
+}
+
+/// [`parse_mysql`] on the text's tokens.
+fn parse_tokens(
+    tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
+) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+    let dialect = MySqlDialect {};
     let is_kw = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
     let parser = Parser::new(&dialect).with_recursion_limit(crate::front::depth::PARSE_DEPTH_MAX);
     // Most statements need none of the rewrites below: their tokens go to the parser as they

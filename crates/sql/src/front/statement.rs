@@ -135,8 +135,19 @@ impl Statement {
     }
 }
 
-/// Parses a text that holds exactly one statement (front/lex.rs cut it out).
+/// Parses a text that holds exactly one statement.
+#[cfg(test)]
 pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
+    parse_piece(crate::front::lex::Piece {
+        text: sql,
+        tokens: None,
+    })
+}
+
+/// Parses a statement front/lex.rs cut out of a text (with its tokens, when it kept them:
+/// only sqlparser's statements read them; the grammars before it read short statements).
+pub(crate) fn parse_piece(piece: crate::front::lex::Piece<'_>) -> Result<Statement, SqlError> {
+    let sql = piece.text;
     if let Some(r) = crate::front::show::parse(sql) {
         return r.map(Statement::Show);
     }
@@ -152,7 +163,7 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
     if let Some(r) = crate::front::load::parse(sql) {
         return r.map(|l| Statement::Load(Box::new(l)));
     }
-    let mut stmts = crate::front::parse::parse_ast(sql)?;
+    let mut stmts = crate::front::parse::parse_piece(piece)?;
     match stmts.len() {
         1 => Ok(Statement::from_ast(stmts.pop().expect("one statement"))),
         // The splitter and the parser disagree on where statements end (a construct the
