@@ -373,13 +373,19 @@ pub(crate) fn split_statements(sql: &str) -> Vec<Piece<'_>> {
     let mut code = false;
     let mut head = Head::Start;
     let mut tokens: Vec<TokenWithSpan> = Vec::new();
+    // Bytes of text whose tokens the pieces so far keep.
+    let mut kept = 0;
     let stop = stream(sql, true, |t, place| {
         match &t.token {
             _ if head == Head::Program => return,
             Token::SemiColon => {
                 if code {
                     let text = &sql[start..place.of(t.span.start)];
-                    out.push(Piece::with_tokens(text, std::mem::take(&mut tokens)));
+                    out.push(Piece::with_tokens(
+                        text,
+                        std::mem::take(&mut tokens),
+                        &mut kept,
+                    ));
                 }
                 tokens.clear();
                 start = place.of(t.span.end);
@@ -414,7 +420,7 @@ pub(crate) fn split_statements(sql: &str) -> Vec<Piece<'_>> {
             out.push(Piece::text(last));
         }
     } else if code {
-        out.push(Piece::with_tokens(last, tokens));
+        out.push(Piece::with_tokens(last, tokens, &mut kept));
     }
     out
 }
@@ -433,13 +439,23 @@ impl<'a> Piece<'a> {
     /// Statements shorter than this are tokenized again by their reader: it costs little, and
     /// the tokens of a text of many short statements are not all held at once.
     const KEEP_TOKENS_BYTES: usize = 16 << 10;
+    /// The pieces of one text keep the tokens of at most this much of it; later ones are
+    /// tokenized again. All pieces are cut before the first runs, so this bounds what they
+    /// hold together to what the parse of one statement this long holds (a packet of many
+    /// long INSERTs would otherwise hold the tokens of all of them at once).
+    const KEEP_TOKENS_TOTAL_BYTES: usize = 4 << 20;
 
     fn text(text: &'a str) -> Self {
         Piece { text, tokens: None }
     }
 
-    fn with_tokens(text: &'a str, tokens: Vec<TokenWithSpan>) -> Self {
-        let keep = text.len() >= Self::KEEP_TOKENS_BYTES;
+    /// `kept`: the bytes of text whose tokens earlier pieces keep.
+    fn with_tokens(text: &'a str, tokens: Vec<TokenWithSpan>, kept: &mut usize) -> Self {
+        let keep = text.len() >= Self::KEEP_TOKENS_BYTES
+            && kept.saturating_add(text.len()) <= Self::KEEP_TOKENS_TOTAL_BYTES;
+        if keep {
+            *kept += text.len();
+        }
         Piece {
             text,
             tokens: keep.then_some(tokens),
@@ -768,6 +784,18 @@ mod tests {
             "{}",
             kept.message()
         );
+    }
+
+    #[test]
+    fn the_pieces_of_one_text_keep_a_bounded_share_of_tokens() {
+        let long = format!("SELECT '{}'", "z".repeat(Piece::KEEP_TOKENS_BYTES));
+        let n = Piece::KEEP_TOKENS_TOTAL_BYTES / long.len() + 3;
+        let text = vec![long.as_str(); n].join(";");
+        let pieces = split_statements(&text);
+        assert_eq!(pieces.len(), n);
+        let kept = pieces.iter().filter(|p| p.tokens.is_some()).count();
+        assert_eq!(kept, Piece::KEEP_TOKENS_TOTAL_BYTES / long.len());
+        assert!(pieces.iter().take(kept).all(|p| p.tokens.is_some()));
     }
 
     #[test]
