@@ -101,6 +101,46 @@ fn several_statements_in_one_text_each_get_a_result() {
     assert_eq!(code(one(&mut s, "/* nothing */")), 1065);
 }
 
+/// The split reads texts on the tokenizer a window at a time: texts of nothing but `;`, many
+/// statements, quotes and comments left open after a statement, and deep nesting after a
+/// `;` end in results or errors, on a connection thread's stack.
+#[test]
+fn semicolon_texts_and_open_quotes_end_in_results_or_errors() {
+    let f = fixture();
+    let inst = Arc::clone(&f.inst);
+    on_stack(zipdb_sql::STATEMENT_STACK_BYTES, move || {
+        let mut s = session(&inst);
+        assert_eq!(code(one(&mut s, ";")), 1065);
+        assert_eq!(code(one(&mut s, &";".repeat(1 << 20))), 1065);
+        assert_eq!(code(one(&mut s, &" ;\n-- c\n".repeat(100_000))), 1065);
+        let r = s.query(&"SELECT 1;".repeat(20_000));
+        assert_eq!(r.len(), 20_000);
+        assert!(r.iter().all(Result::is_ok));
+        // A quote left open is the last statement's error; a comment left open is a comment.
+        let long = "x".repeat(200_000);
+        for (sql, n, err) in [
+            (format!("SELECT 1; SELECT '{long}"), 2, Some(1064)),
+            (format!("SELECT 1; SELECT `{long}"), 2, Some(1064)),
+            (format!("SELECT 1; /* {long}"), 1, None),
+            (format!("SELECT 1; -- {long}"), 1, None),
+            (format!("SELECT ';{long}'; SELECT 2"), 2, None),
+        ] {
+            let r = s.query(&sql);
+            assert_eq!(r.len(), n, "{}", &sql[..30]);
+            assert!(r[0].is_ok(), "{}", &sql[..30]);
+            assert_eq!(r[n - 1].as_ref().err().map(SqlError::code), err);
+        }
+        let deep = format!(
+            "SELECT 1; SELECT {}1{}",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        );
+        let r = s.query(&deep);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].as_ref().unwrap_err().code(), 1436);
+    });
+}
+
 /// On a thread of the size the server gives connections (no stack is allocated then).
 #[test]
 fn long_chains_and_deep_nesting_end_in_a_result_or_an_error() {

@@ -1,4 +1,4 @@
-//! What the grammars of the MySQL statements sqlparser lacks (SHOW, accounts) share: the
+//! What the grammars of the MySQL statements sqlparser lacks (SHOW, accounts, ...) share: the
 //! statement's tokens, sqlparser's `Parser` over them, and MySQL's 1064 quoted from where
 //! reading stopped.
 

@@ -37,9 +37,9 @@ pub(crate) fn parse(sql: &str) -> Option<Result<Vec<TableName>, SqlError>> {
     if sql.bytes().filter(|&b| b == b',').count() >= OPTIMIZE_TABLES_MAX {
         return Some(Err(too_many()));
     }
-    // Comments go first, as front/split.rs reads them: MariaDB ends a comment left open at
-    // the end of the text, where the tokenizer refuses it.
-    let sql = &*crate::front::split::without_comments(sql);
+    // Comments go first: MariaDB ends a comment left open at the end of the text, where the
+    // tokenizer refuses it.
+    let sql = &*crate::front::lex::without_comments(sql);
     let tokens = match Tokenizer::new(&MySqlDialect {}, sql)
         .with_unescape(true)
         .tokenize_with_location()

@@ -24,6 +24,18 @@ pub(crate) fn parse_ast(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, Sql
     parse(sql).map(|v| v.into_iter().map(|s| s.ast).collect())
 }
 
+/// [`parse_ast`] of a statement front/lex.rs cut out of a longer text, from the tokens it
+/// made of it when it kept them (so that a long statement is tokenized once).
+pub(crate) fn parse_piece(
+    piece: crate::front::lex::Piece<'_>,
+) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
+    let Some(tokens) = piece.tokens else {
+        return parse_ast(piece.text);
+    };
+    // A piece has a token besides whitespace and comments, so it is not empty.
+    parse_bounded(piece.text, Some(tokens))
+}
+
 /// The construct a statement's text starts with (`CREATE TABLE`, `SHOW VARIABLES`, ...).
 pub(crate) fn kind_of(text: &str) -> String {
     let mut words = text.split_whitespace();
@@ -43,7 +55,7 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>, SqlError> {
     if sql.trim().trim_end_matches(';').trim().is_empty() {
         return Err(SqlError::empty());
     }
-    let v = parse_bounded(sql)?;
+    let v = parse_bounded(sql, None)?;
     if v.is_empty() {
         return Err(SqlError::empty());
     }
@@ -65,7 +77,11 @@ fn parse_stack_bytes(len: usize) -> usize {
 
 /// Parses, then rebalances and bounds the statements' nesting ([`crate::front::depth`]). A long text
 /// is parsed on a stack of its own, reserved for its size and only touched as deep as used.
-fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
+/// `tokens`: the text's, when the caller has them.
+fn parse_bounded(
+    sql: &str,
+    tokens: Option<Vec<sqlparser::tokenizer::TokenWithSpan>>,
+) -> Result<Vec<sqlparser::ast::Statement>, SqlError> {
     let run = || {
         // Only the head of a literal INSERT is shaped: its rows are literals, at most two
         // levels deep (`-1`), and walking a bulk INSERT's thousands of them cost a few per
@@ -79,7 +95,11 @@ fn parse_bounded(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, SqlError> 
         if let Some(v) = crate::front::values::literal_insert(sql, head) {
             return Ok(v);
         }
-        let mut v = parse_mysql(sql).map_err(|e| match e {
+        let parsed = match tokens {
+            Some(tokens) => parse_tokens(tokens),
+            None => parse_mysql(sql),
+        };
+        let mut v = parsed.map_err(|e| match e {
             ParserError::RecursionLimitExceeded => crate::front::depth::too_deep(),
             e => syntax_error(sql, &e),
         })?;
@@ -104,12 +124,19 @@ pub(crate) fn on_parse_stack<T>(len: usize, f: impl FnOnce() -> T) -> T {
 /// [`crate::bind::dml::compile_update`] reads that as IGNORE. Tokens keep their places in the text,
 /// so errors still quote it as written.
 pub(super) fn parse_mysql(sql: &str) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
-    use sqlparser::keywords::Keyword;
-    use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
-    let dialect = MySqlDialect {};
-    let tokens = Tokenizer::new(&dialect, sql)
+    let tokens = sqlparser::tokenizer::Tokenizer::new(&MySqlDialect {}, sql)
         .with_unescape(true)
         .tokenize_with_location()?;
+    parse_tokens(tokens)
+}
+
+/// [`parse_mysql`] on the text's tokens.
+fn parse_tokens(
+    tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
+) -> Result<Vec<sqlparser::ast::Statement>, ParserError> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+    let dialect = MySqlDialect {};
     let is_kw = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
     let parser = Parser::new(&dialect).with_recursion_limit(crate::front::depth::PARSE_DEPTH_MAX);
     // Most statements need none of the rewrites below: their tokens go to the parser as they
@@ -273,73 +300,6 @@ pub fn sql_from_bytes(b: &[u8]) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// MySQL's version as the server announces it for executable comments: `/*!80000 ... */` and
-/// older run, `/*!80100 ... */` and newer are skipped, as MySQL 8.0.0 would.
-const COMMENT_VERSION: u32 = 80000;
-
-/// Executable comments as MySQL runs them: `/*! text */` and `/*!NNNNN text */` (NNNNN a
-/// version no newer than [`COMMENT_VERSION`]) become `text`; newer ones, and MariaDB's
-/// `/*M!NNNNNN ... */`, which MySQL skips, are dropped. Dump files lean on these
-/// (`/*!40101 SET NAMES utf8mb4 */`, `START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */`,
-/// `SELECT /*!40001 SQL_NO_CACHE */ *`). `SQL_NO_CACHE` alone is dropped as well: there is no
-/// query cache, and the parser does not take the word. Quotes and other comments are left as
-/// they are.
-pub fn executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
-    if !sql.contains("/*!") && !sql.contains("/*M!") {
-        return std::borrow::Cow::Borrowed(sql);
-    }
-    let b = sql.as_bytes();
-    let mut out = String::with_capacity(sql.len());
-    let mut i = 0;
-    let mut copied = 0;
-    while i < b.len() {
-        match b[i] {
-            b'\'' | b'"' => {
-                i = string_literal(b, i).1;
-            }
-            b'`' => {
-                i = b[i + 1..]
-                    .iter()
-                    .position(|&c| c == b'`')
-                    .map_or(b.len(), |p| i + 2 + p);
-            }
-            b'/' if b[i..].starts_with(b"/*") => {
-                let end = sql[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p);
-                let body_end = end.min(b.len());
-                let after = (end + 2).min(b.len());
-                let (run, text) = if b[i..].starts_with(b"/*!") {
-                    let rest = &sql[i + 3..body_end];
-                    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-                    let version = if digits >= 5 {
-                        rest[..5].parse::<u32>().ok()
-                    } else {
-                        None
-                    };
-                    let text = if digits >= 5 { &rest[5..] } else { rest };
-                    (version.is_none_or(|v| v <= COMMENT_VERSION), text)
-                } else if b[i..].starts_with(b"/*M!") {
-                    (false, "")
-                } else {
-                    // An ordinary comment: kept, and skipped whole.
-                    i = after;
-                    continue;
-                };
-                out.push_str(&sql[copied..i]);
-                out.push(' ');
-                if run && !text.trim().eq_ignore_ascii_case("SQL_NO_CACHE") {
-                    out.push_str(text);
-                    out.push(' ');
-                }
-                i = after;
-                copied = after;
-            }
-            _ => i += 1,
-        }
-    }
-    out.push_str(&sql[copied.min(sql.len())..]);
-    std::borrow::Cow::Owned(out)
-}
-
 /// The string literal whose opening quote is at `b[start]`: its value with MySQL's escapes
 /// undone, where it ends (after the closing quote), and whether it was closed.
 fn string_literal(b: &[u8], start: usize) -> (Vec<u8>, usize, bool) {
@@ -403,40 +363,6 @@ mod tests {
         assert_eq!(sql_from_bytes(b"SELECT '\xff"), "SELECT '\u{fffd}");
         // The LIKE escapes keep their backslash.
         assert_eq!(sql_from_bytes(b"SELECT '\\%\xff'"), "SELECT X'5C25FF'");
-    }
-
-    #[test]
-    fn executable_comments_run_as_mysql_8_runs_them() {
-        let x = |s: &str| executable_comments(s).into_owned();
-        assert_eq!(x("SELECT 1"), "SELECT 1");
-        assert_eq!(
-            x("/*!40101 SET NAMES utf8mb4 */;"),
-            "  SET NAMES utf8mb4  ;"
-        );
-        assert_eq!(
-            x("START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */"),
-            "START TRANSACTION   WITH CONSISTENT SNAPSHOT  "
-        );
-        assert_eq!(
-            x("SELECT /*!40001 SQL_NO_CACHE */ * FROM t"),
-            "SELECT   * FROM t"
-        );
-        assert_eq!(x("SELECT 1 /*!90000 + 1 */"), "SELECT 1  ");
-        assert_eq!(
-            x("/*M!999999\\- enable the sandbox mode */ SELECT 1"),
-            "  SELECT 1"
-        );
-        assert_eq!(x("SELECT 1 /*! + 1*/"), "SELECT 1   + 1 ");
-        // Inside strings, identifiers and ordinary comments nothing changes.
-        assert_eq!(x("SELECT '/*!1 x */', `/*!`"), "SELECT '/*!1 x */', `/*!`");
-        assert_eq!(
-            x("SELECT 1 /* /*!40101 no */"),
-            "SELECT 1 /* /*!40101 no */"
-        );
-        // Unterminated: runs to the end, no panic.
-        assert_eq!(x("SELECT 1 /*!40101 + 1"), "SELECT 1   + 1 ");
-        assert_eq!(x("/*!"), "  ");
-        assert_eq!(x("'/*!"), "'/*!");
     }
 
     fn kinds(sql: &str) -> Vec<String> {

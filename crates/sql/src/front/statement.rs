@@ -1,14 +1,16 @@
 //! One statement's text to zipdb's typed [`Statement`], the one thing session/ dispatches on.
 //!
-//! The readers of the MySQL statements sqlparser lacks run first, in this order: SHOW
-//! (front/show.rs, a grammar on sqlparser's `Parser`), account statements (front/account.rs), the compatibility statements dump
-//! tools send (here), OPTIMIZE TABLE (front/optimize.rs), LOAD DATA (front/load.rs); everything else is sqlparser's.
-//! Later steps of issue 20 move those readers onto sqlparser's `Parser` and tokens, behind
-//! this same enum (docs/design/issue20-sql-engine.md, Phase P).
+//! The grammars of the MySQL statements sqlparser lacks run first, in this order, each on
+//! sqlparser's `Parser` over the statement's tokens (front/grammar.rs) and each deciding on
+//! the statement's first word before it makes a token: SHOW (front/show.rs), account
+//! statements (front/account.rs), the compatibility statements dump tools send
+//! (front/compat.rs), OPTIMIZE TABLE (front/optimize.rs), LOAD DATA (front/load.rs);
+//! everything else is sqlparser's.
 
 use sqlparser::ast;
 
 use crate::front::account::UserStmt;
+use crate::front::compat::Compat;
 use crate::front::optimize::TableName;
 use crate::front::show::{Filter, Show, TableRef};
 use crate::SqlError;
@@ -57,24 +59,6 @@ pub(crate) enum Txn {
     Savepoint(String),
     RollbackTo(String),
     Release(String),
-}
-
-/// Statements clients and dump files send that change nothing here, or only commit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Compat {
-    /// `START TRANSACTION WITH CONSISTENT SNAPSHOT [READ ONLY|READ WRITE]`
-    /// (mysqldump --single-transaction): every zipdb transaction reads one snapshot taken
-    /// when it begins.
-    ConsistentSnapshot,
-    /// `LOCK TABLES ...`, accepted without taking table locks: it commits an open
-    /// transaction first, as in MySQL, and row locks and snapshots keep each statement
-    /// consistent.
-    LockTables,
-    /// `UNLOCK TABLES`.
-    UnlockTables,
-    /// `ALTER TABLE t DISABLE|ENABLE KEYS`: dump files wrap each table's INSERTs in these (a
-    /// MyISAM speed-up); every index here is maintained as rows go in, as InnoDB does.
-    Keys,
 }
 
 impl Statement {
@@ -151,16 +135,27 @@ impl Statement {
     }
 }
 
-/// Parses a text that holds exactly one statement (front/split.rs cut it out).
+/// Parses a text that holds exactly one statement.
+#[cfg(test)]
 pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
+    parse_piece(crate::front::lex::Piece {
+        text: sql,
+        tokens: None,
+    })
+}
+
+/// Parses a statement front/lex.rs cut out of a text (with its tokens, when it kept them:
+/// only sqlparser's statements read them; the grammars before it read short statements).
+pub(crate) fn parse_piece(piece: crate::front::lex::Piece<'_>) -> Result<Statement, SqlError> {
+    let sql = piece.text;
     if let Some(r) = crate::front::show::parse(sql) {
         return r.map(Statement::Show);
     }
     if let Some(r) = crate::front::account::parse(sql) {
         return r.map(Statement::Account);
     }
-    if let Some(c) = compat(sql) {
-        return Ok(Statement::Compat(c));
+    if let Some(r) = crate::front::compat::parse(sql) {
+        return r.map(Statement::Compat);
     }
     if let Some(r) = crate::front::optimize::parse(sql) {
         return r.map(Statement::Optimize);
@@ -168,48 +163,12 @@ pub(crate) fn parse_one(sql: &str) -> Result<Statement, SqlError> {
     if let Some(r) = crate::front::load::parse(sql) {
         return r.map(|l| Statement::Load(Box::new(l)));
     }
-    let mut stmts = crate::front::parse::parse_ast(sql)?;
+    let mut stmts = crate::front::parse::parse_piece(piece)?;
     match stmts.len() {
         1 => Ok(Statement::from_ast(stmts.pop().expect("one statement"))),
         // The splitter and the parser disagree on where statements end (a construct the
         // splitter does not know): refused rather than guessed at.
         _ => Err(SqlError::syntax(sql.trim_start(), 1)),
-    }
-}
-
-/// The compatibility statements, read as words (sqlparser reads none of these forms).
-fn compat(sql: &str) -> Option<Compat> {
-    let text = sql.trim().trim_end_matches(';');
-    // Decided by the first word before anything reads the rest: a bulk INSERT's text is
-    // megabytes, and splitting all of it into words cost 5 % of a sysbench prepare.
-    let first = text
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .find(|w| !w.is_empty())?;
-    if !["START", "LOCK", "UNLOCK", "ALTER"]
-        .iter()
-        .any(|k| first.eq_ignore_ascii_case(k))
-        || text.contains(';')
-    {
-        return None;
-    }
-    let words: Vec<String> = text
-        .split(|c: char| c.is_whitespace() || c == ',')
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_uppercase)
-        .collect();
-    let w: Vec<&str> = words.iter().map(String::as_str).collect();
-    match w.as_slice() {
-        ["START", "TRANSACTION", "WITH", "CONSISTENT", "SNAPSHOT", modes @ ..]
-            if modes
-                .iter()
-                .all(|m| matches!(*m, "READ" | "ONLY" | "WRITE")) =>
-        {
-            Some(Compat::ConsistentSnapshot)
-        }
-        ["LOCK", "TABLE" | "TABLES", _, ..] => Some(Compat::LockTables),
-        ["UNLOCK", "TABLE" | "TABLES"] => Some(Compat::UnlockTables),
-        ["ALTER", "TABLE", _, "DISABLE" | "ENABLE", "KEYS"] => Some(Compat::Keys),
-        _ => None,
     }
 }
 

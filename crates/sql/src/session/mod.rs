@@ -71,9 +71,9 @@ impl Session {
 
     fn query_inner(&mut self, sql: &str, sink: &mut dyn ResultSink) {
         self.warnings_shown = false;
-        let sql = &*crate::front::parse::executable_comments(sql);
+        let sql = &*crate::front::lex::executable_comments(sql);
         self.inst.counters.questions.fetch_add(1, Ordering::Relaxed);
-        let pieces = crate::front::split::split_statements(sql);
+        let pieces = crate::front::lex::split_statements(sql);
         match pieces.as_slice() {
             [] => {
                 let e = SqlError::empty();
@@ -83,6 +83,7 @@ impl Session {
             [_, second, ..] if !self.multi_statements => {
                 // Without CLIENT_MULTI_STATEMENTS, MySQL's parser stops at the `;` and reports
                 // what follows as a syntax error; nothing runs.
+                let second = second.text;
                 let line = 1 + sql[..second.as_ptr() as usize - sql.as_ptr() as usize]
                     .matches('\n')
                     .count();
@@ -95,7 +96,7 @@ impl Session {
                 // MySQL. `more` is known before a statement runs: whatever follows it answers
                 // (with a result or an error) unless it failed.
                 let n = pieces.len();
-                for (i, piece) in pieces.iter().enumerate() {
+                for (i, piece) in pieces.into_iter().enumerate() {
                     let mut out = Out {
                         sink: &mut *sink,
                         more: i + 1 < n,
@@ -109,9 +110,14 @@ impl Session {
         }
     }
 
-    /// One statement of a text query (the text holds exactly one).
-    fn statement(&mut self, sql: &str, out: &mut Out<'_>) -> Result<Reply, SqlError> {
-        match crate::front::parse_one(sql)? {
+    /// One statement of a text query.
+    fn statement(
+        &mut self,
+        piece: crate::front::lex::Piece<'_>,
+        out: &mut Out<'_>,
+    ) -> Result<Reply, SqlError> {
+        let sql = piece.text;
+        match crate::front::parse_piece(piece)? {
             // These run outside a statement's limits (no deadline, no memory charge, warnings
             // left to each), as before the typed front end: P1 changed no behaviour of theirs.
             Statement::Show(stmt) => {
@@ -697,7 +703,7 @@ impl Session {
 
     fn prepare_inner(&mut self, sql: &str) -> Result<PreparedInfo, SqlError> {
         let mut stmts =
-            crate::front::parse::parse_ast(&crate::front::parse::executable_comments(sql))?;
+            crate::front::parse::parse_ast(&crate::front::lex::executable_comments(sql))?;
         if stmts.len() != 1 {
             return Err(SqlError::of(
                 ErrorKind::ParseError,
