@@ -338,6 +338,16 @@ pub fn compile_update(
     env: &Env,
     c: &mut Compiler,
 ) -> Result<UpdatePlan, SqlError> {
+    lower_update(bind_update(u, env, c)?)
+}
+
+/// UPDATE as a [`LogicalPlan::Update`] over its source, before the optimizer's passes (EXPLAIN
+/// FORMAT=TREE prints it after them).
+pub(crate) fn bind_update(
+    u: &ast::Update,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<LogicalPlan, SqlError> {
     if u.from.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM"));
     }
@@ -376,7 +386,7 @@ pub fn compile_update(
     )?;
     // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::front::parse`).
     let ignore = matches!(u.or, Some(ast::SqliteOnConflict::Ignore));
-    lower_update(LogicalPlan::update(t, source, assignments, ignore)?)
+    LogicalPlan::update(t, source, assignments, ignore)
 }
 
 pub fn compile_delete(
@@ -384,6 +394,15 @@ pub fn compile_delete(
     env: &Env,
     c: &mut Compiler,
 ) -> Result<DeletePlan, SqlError> {
+    lower_delete(bind_delete(d, env, c)?)
+}
+
+/// DELETE as a [`LogicalPlan::Delete`] over its source, before the optimizer's passes.
+pub(crate) fn bind_delete(
+    d: &ast::Delete,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<LogicalPlan, SqlError> {
     let tables = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
     };
@@ -401,5 +420,5 @@ pub fn compile_delete(
         env,
         c,
     )?;
-    lower_delete(LogicalPlan::delete(t, source)?)
+    LogicalPlan::delete(t, source)
 }
