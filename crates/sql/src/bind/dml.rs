@@ -1,6 +1,8 @@
 //! INSERT/REPLACE, UPDATE and DELETE: from the parser's AST to their plans
 //! ([`crate::plan::dml`]).
 
+use std::sync::Arc;
+
 use sqlparser::ast;
 
 use crate::bind::compile::{Compiler, Scope};
@@ -11,7 +13,8 @@ use crate::catalog::{needs_value, no_default, Table};
 use crate::error::ErrorKind;
 use crate::expr::Expr;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
-use crate::plan::rules::access_path::choose_access;
+use crate::plan::logical::node::{LogicalPlan, SortKey};
+use crate::plan::lower::{lower_delete, lower_update};
 use crate::types::value::Value;
 use crate::SqlError;
 
@@ -263,22 +266,18 @@ fn dml_compile(
 }
 
 fn compile_where_order_limit(
-    t: &Table,
+    t: &Arc<Table>,
     alias: Option<&str>,
     selection: &Option<ast::Expr>,
     order_by: &[ast::OrderByExpr],
     limit: &Option<ast::Expr>,
     env: &Env,
     c: &mut Compiler,
-) -> Result<(Option<Expr>, Vec<(Expr, bool)>, Option<Expr>), SqlError> {
+) -> Result<LogicalPlan, SqlError> {
     let vars = env.vars;
     let filter = match selection {
         None => None,
-        Some(w) => {
-            let mut f = dml_compile(w, t, alias, "where clause", env, c)?;
-            crate::plan::rules::zero_dates::zero_dates_are_null_in(&mut f, &t.def.columns);
-            Some(f)
-        }
+        Some(w) => Some(dml_compile(w, t, alias, "where clause", env, c)?),
     };
     let mut order = Vec::new();
     for o in order_by {
@@ -305,7 +304,33 @@ fn compile_where_order_limit(
             )
         })
         .transpose()?;
-    Ok((filter, order, limit))
+    source(t, alias, filter, order, limit)
+}
+
+/// The rows an UPDATE or DELETE changes, as the plan the optimizer's passes read
+/// (`plan::lower::lower_update`): Limit? → Sort? → Filter (WHERE)? → Scan of the target.
+fn source(
+    t: &Arc<Table>,
+    alias: Option<&str>,
+    filter: Option<Expr>,
+    order: Vec<(Expr, bool)>,
+    limit: Option<Expr>,
+) -> Result<LogicalPlan, SqlError> {
+    let mut p = LogicalPlan::scan(t.clone(), alias, (0..t.def.columns.len()).collect())?;
+    if let Some(f) = filter {
+        p = LogicalPlan::filter(p, f)?;
+    }
+    if !order.is_empty() {
+        let keys = order
+            .into_iter()
+            .map(|(expr, desc)| SortKey { expr, desc })
+            .collect();
+        p = LogicalPlan::sort(p, keys)?;
+    }
+    if limit.is_some() {
+        p = LogicalPlan::limit(p, None, limit)?;
+    }
+    Ok(p)
 }
 
 pub fn compile_update(
@@ -313,6 +338,16 @@ pub fn compile_update(
     env: &Env,
     c: &mut Compiler,
 ) -> Result<UpdatePlan, SqlError> {
+    lower_update(bind_update(u, env, c)?)
+}
+
+/// UPDATE as a [`LogicalPlan::Update`] over its source, before the optimizer's passes (EXPLAIN
+/// FORMAT=TREE prints it after them).
+pub(crate) fn bind_update(
+    u: &ast::Update,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<LogicalPlan, SqlError> {
     if u.from.is_some() {
         return Err(SqlError::unsupported("UPDATE ... FROM"));
     }
@@ -340,7 +375,7 @@ pub fn compile_update(
         };
         assignments.push((col, x));
     }
-    let (filter, order, limit) = compile_where_order_limit(
+    let source = compile_where_order_limit(
         &t,
         alias.as_deref(),
         &u.selection,
@@ -349,17 +384,9 @@ pub fn compile_update(
         env,
         c,
     )?;
-    let access = choose_access(&t, filter.as_ref());
-    Ok(UpdatePlan {
-        table: t,
-        access,
-        filter,
-        assignments,
-        order,
-        limit,
-        // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::front::parse`).
-        ignore: matches!(u.or, Some(ast::SqliteOnConflict::Ignore)),
-    })
+    // `UPDATE IGNORE` reaches the parser as `UPDATE OR IGNORE` (see `crate::front::parse`).
+    let ignore = matches!(u.or, Some(ast::SqliteOnConflict::Ignore));
+    LogicalPlan::update(t, source, assignments, ignore)
 }
 
 pub fn compile_delete(
@@ -367,6 +394,15 @@ pub fn compile_delete(
     env: &Env,
     c: &mut Compiler,
 ) -> Result<DeletePlan, SqlError> {
+    lower_delete(bind_delete(d, env, c)?)
+}
+
+/// DELETE as a [`LogicalPlan::Delete`] over its source, before the optimizer's passes.
+pub(crate) fn bind_delete(
+    d: &ast::Delete,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<LogicalPlan, SqlError> {
     let tables = match &d.from {
         ast::FromTable::WithFromKeyword(v) | ast::FromTable::WithoutKeyword(v) => v,
     };
@@ -375,7 +411,7 @@ pub fn compile_delete(
     }
     let (name, alias) = single_table(&tables[0], "DELETE")?;
     let t = env.table(&name)?;
-    let (filter, order, limit) = compile_where_order_limit(
+    let source = compile_where_order_limit(
         &t,
         alias.as_deref(),
         &d.selection,
@@ -384,12 +420,5 @@ pub fn compile_delete(
         env,
         c,
     )?;
-    let access = choose_access(&t, filter.as_ref());
-    Ok(DeletePlan {
-        table: t,
-        access,
-        filter,
-        order,
-        limit,
-    })
+    LogicalPlan::delete(t, source)
 }

@@ -76,16 +76,27 @@ impl super::Session {
         }
     }
 
-    /// The logical plan of a SELECT after the optimizer's passes (pushed filters, pruned
-    /// columns, access paths, join methods, sorts the scan satisfies). Its subqueries print as the compiled queries they are.
+    /// The logical plan of a SELECT, UPDATE or DELETE after the optimizer's passes (pushed
+    /// filters, pruned columns, access paths, join methods, sorts the scan satisfies). Its
+    /// subqueries print as the compiled queries they are.
     fn explain_tree(&mut self, stmt: &sqlparser::ast::Statement) -> Result<String, SqlError> {
-        let sqlparser::ast::Statement::Query(q) = stmt else {
-            return Err(SqlError::unsupported(
-                "EXPLAIN FORMAT=TREE of INSERT, UPDATE or DELETE",
-            ));
+        use sqlparser::ast::Statement;
+        let mut c = Compiler::new();
+        let q = match stmt {
+            Statement::Query(q) => q,
+            Statement::Update(u) => {
+                let plan = self.with_env(|env| crate::bind::dml::bind_update(u, env, &mut c))?;
+                return optimized_tree(plan, c);
+            }
+            Statement::Delete(d) => {
+                let plan = self.with_env(|env| crate::bind::dml::bind_delete(d, env, &mut c))?;
+                return optimized_tree(plan, c);
+            }
+            _ => {
+                return Err(SqlError::unsupported("EXPLAIN FORMAT=TREE of INSERT"));
+            }
         };
         let captured: RefCell<Option<LogicalPlan>> = RefCell::new(None);
-        let mut c = Compiler::new();
         let lowered = self.with_env(|env| {
             crate::bind::select::bind_and_lower(q, env, &mut c, &|p: &mut LogicalPlan| {
                 *captured.borrow_mut() = Some(p.clone());
@@ -100,15 +111,20 @@ impl super::Session {
         let plan = captured
             .into_inner()
             .ok_or_else(|| SqlError::internal("EXPLAIN FORMAT=TREE: no plan was bound"))?;
-        // The tree after the passes, as lowering read it (`lower` runs them on its own copy).
-        let plan = crate::plan::rules::pipeline::optimize(plan)?;
-        let subqueries = c
-            .take_subqueries()
-            .into_iter()
-            .map(|s| LogicalPlan::compiled(s.plan))
-            .collect();
-        Ok(LogicalRoot::new(plan, subqueries)?.tree())
+        optimized_tree(plan, c)
     }
+}
+
+/// The tree of `plan` after the passes, as lowering read it (`lower` runs them on its own
+/// copy), with the subqueries `c` compiled.
+fn optimized_tree(plan: LogicalPlan, mut c: Compiler) -> Result<String, SqlError> {
+    let plan = crate::plan::rules::pipeline::optimize(plan)?;
+    let subqueries = c
+        .take_subqueries()
+        .into_iter()
+        .map(|s| LogicalPlan::compiled(s.plan))
+        .collect();
+    Ok(LogicalRoot::new(plan, subqueries)?.tree())
 }
 
 /// `EXPLAIN` with a `FORMAT=` the statement named, as sqlparser read it.

@@ -574,7 +574,6 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // DML binds to plans at D3 (tests before)
     pub fn update(
         table: Arc<Table>,
         source: LogicalPlan,
@@ -594,7 +593,6 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // DML binds to plans at D3 (tests before)
     pub fn delete(table: Arc<Table>, source: LogicalPlan) -> Result<LogicalPlan, SqlError> {
         check_target("Delete", &table, &source)?;
         Ok(LogicalPlan::Delete {

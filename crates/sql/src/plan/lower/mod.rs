@@ -16,7 +16,10 @@ use crate::plan::rules::pipeline::optimize;
 use crate::plan::select::{SelectPlan, SetOp};
 use crate::types::result::ColumnMeta;
 
+mod dml;
 mod from;
+
+pub(crate) use self::dml::{lower_delete, lower_update};
 
 use self::from::cannot;
 

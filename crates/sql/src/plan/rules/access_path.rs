@@ -5,7 +5,7 @@ use crate::expr::eval::columns_of;
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::shape::{block, conjuncts, is_leaf};
+use crate::plan::rules::shape::{conjuncts, from_side, is_leaf};
 
 /// The bounds the WHERE terms put on column `col`. `known` says whether an expression's value
 /// is known before the table is read (constants and parameters; in a join, also columns of
@@ -129,13 +129,14 @@ pub fn choose_access_at(
 /// key its join's ON terms bound best, where the values may come from the tables before it
 /// (then it is looked up per outer row, see `choose_join_methods`). A primary key beats a
 /// secondary one on a tie; equalities on a whole unique key beat everything. Information
-/// schema tables and derived tables have no trees: they are read in full.
+/// schema tables and derived tables have no trees: they are read in full. An UPDATE's or
+/// DELETE's target is read as a block's only table.
 pub(crate) fn choose_access_paths(plan: &mut LogicalPlan) {
-    let Some(b) = block(plan) else {
+    let Some(from) = from_side(plan) else {
         return;
     };
     let mut offset = 0;
-    access_in(b.from, None, &mut offset);
+    access_in(from, None, &mut offset);
 }
 
 /// `on`: the ON of the join whose right input `node` is.

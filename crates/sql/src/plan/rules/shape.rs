@@ -77,6 +77,22 @@ pub(crate) fn block(plan: &mut LogicalPlan) -> Option<Block<'_>> {
     })
 }
 
+/// What a pass over one table's rows reads: a query block's FROM side (see [`block`]), or
+/// the source of an UPDATE or DELETE, which the binder builds as Limit? → Sort? → the WHERE
+/// Filter? → Scan of the target table (bind/dml.rs).
+pub(crate) fn from_side(plan: &mut LogicalPlan) -> Option<&mut LogicalPlan> {
+    let mut node = match plan {
+        LogicalPlan::Update { source, .. } | LogicalPlan::Delete { source, .. } => &mut **source,
+        other => return block(other).map(|b| b.from),
+    };
+    loop {
+        node = match node {
+            LogicalPlan::Limit { input, .. } | LogicalPlan::Sort { input, .. } => input,
+            other => return Some(other),
+        };
+    }
+}
+
 /// The FROM side's leftmost table (a Scan or Derived): the block's first table.
 pub(crate) fn first_table(from: &LogicalPlan) -> Option<&LogicalPlan> {
     match from {

@@ -13,8 +13,12 @@ use crate::plan::access::{Access, ColBound};
 use crate::plan::logical::node::{JoinKind, LogicalPlan, SortKey};
 use crate::plan::logical::root::LogicalRoot;
 use crate::plan::rules::{
-    access_path::choose_access_paths, join_method::choose_join_methods, pipeline::optimize,
-    prune::prune_columns, push_down::push_down_filters, sort::eliminate_sort,
+    access_path::{choose_access, choose_access_paths},
+    join_method::choose_join_methods,
+    pipeline::optimize,
+    prune::prune_columns,
+    push_down::push_down_filters,
+    sort::eliminate_sort,
     zero_dates::zero_dates_are_null,
 };
 use crate::plan::select::{AggFn, AggSpec, JoinMethod};
@@ -546,4 +550,98 @@ fn optimize_runs_the_passes_and_the_tree_shows_their_decisions() {
         ],
         "{tree}"
     );
+}
+
+/// UPDATE/DELETE `t`'s source as bind/dml.rs builds it: Limit? → Sort? → Filter? → Scan.
+fn dml_source(f: &Fixture, filter: Option<Expr>, sorted: bool) -> LogicalPlan {
+    let mut p = scan(&f.t);
+    if let Some(w) = filter {
+        p = LogicalPlan::filter(p, w).unwrap();
+    }
+    if sorted {
+        let keys = vec![SortKey {
+            expr: Expr::Col(0),
+            desc: false,
+        }];
+        p = LogicalPlan::sort(p, keys).unwrap();
+        p = LogicalPlan::limit(p, None, Some(*int(1))).unwrap();
+    }
+    p
+}
+
+#[test]
+fn dml_sources_get_the_access_path_a_where_over_the_table_gets() {
+    let f = fixture();
+    let wheres = [
+        ("pk point", Some(eq(col(0), int(3))), "Primary"),
+        (
+            "pk range",
+            Some(Expr::Cmp(Cmp::Gt, col(0), int(3))),
+            "Primary",
+        ),
+        ("index", Some(eq(col(1), int(4))), "Index"),
+        ("no key", Some(eq(col(3), int(4))), "Full"),
+        ("no WHERE", None, "Full"),
+    ];
+    for (what, w, kind) in wheres {
+        // What bind/dml.rs chose before D3: the access path of the WHERE alone.
+        let before = format!("{:?}", choose_access(&f.t, w.as_ref()));
+        assert!(before.starts_with(kind), "{what}: {before}");
+        for sorted in [false, true] {
+            let src = dml_source(&f, w.clone(), sorted);
+            let plans = [
+                LogicalPlan::update(f.t.clone(), src.clone(), vec![(1, *int(0))], false).unwrap(),
+                LogicalPlan::delete(f.t.clone(), src).unwrap(),
+            ];
+            for p in plans {
+                let p = optimize(p).unwrap();
+                let got: Vec<String> = scan_access(&p).iter().map(|a| format!("{a:?}")).collect();
+                assert_eq!(got, vec![before.clone()], "{what}, sorted {sorted}");
+                // The executor sorts DML's rows itself: the Sort stays unsatisfied.
+                p.walk(&mut |n| {
+                    if let LogicalPlan::Sort { by_scan, .. } = n {
+                        assert_eq!(*by_scan, None, "{what}");
+                    }
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn zero_dates_rewrites_a_dml_where() {
+    let f = fixture();
+    // WHERE d IS NULL AND a = 1: the NOT NULL DATE's IS NULL finds the zero dates.
+    let w = and(Expr::IsNull(col(2), false), eq(col(1), int(1)));
+    let p = LogicalPlan::delete(f.t.clone(), dml_source(&f, Some(w), true)).unwrap();
+    let p = optimize(p).unwrap();
+    let mut filters = Vec::new();
+    p.walk(&mut |n| {
+        if let LogicalPlan::Filter { predicate, .. } = n {
+            filters.push(text(predicate));
+        }
+    });
+    assert_eq!(filters.len(), 1);
+    assert!(!filters[0].contains("IsNull"), "{}", filters[0]);
+    assert!(filters[0].contains("Date(0)"), "{}", filters[0]);
+}
+
+#[test]
+fn lowering_a_dml_plan_keeps_its_clauses_and_decisions() {
+    let f = fixture();
+    let src = dml_source(&f, Some(eq(col(0), int(3))), true);
+    let u = LogicalPlan::update(f.t.clone(), src.clone(), vec![(1, *int(7))], true).unwrap();
+    let u = crate::plan::lower::lower_update(u).unwrap();
+    assert!(matches!(u.access, Access::Primary(ref b) if matches!(b[..], [ColBound::Eq(_)])));
+    assert!(u.filter.is_some() && u.ignore);
+    assert!(matches!(
+        &u.assignments[..],
+        [(1, Expr::Const(Value::Int(7)))]
+    ));
+    assert!(matches!(&u.order[..], [(Expr::Col(0), false)]));
+    assert!(matches!(u.limit, Some(Expr::Const(Value::Int(1)))));
+    let d = crate::plan::lower::lower_delete(LogicalPlan::delete(f.t.clone(), scan(&f.t)).unwrap())
+        .unwrap();
+    assert!(matches!(d.access, Access::Full));
+    assert!(d.filter.is_none() && d.order.is_empty() && d.limit.is_none());
 }

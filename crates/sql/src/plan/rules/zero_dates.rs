@@ -1,24 +1,24 @@
 //! A rewrite of WHERE conditions: `IS NULL` on a NOT NULL DATE or DATETIME column finds the
-//! zero dates stored there. A pass over a query block's plan ([`zero_dates_are_null`]);
-//! UPDATE and DELETE call the expression's rewrite ([`zero_dates_are_null_in`]) until D3
-//! plans them.
+//! zero dates stored there. A pass over a query block's plan or an UPDATE's or DELETE's
+//! ([`zero_dates_are_null`]), which applies the expression's rewrite
+//! ([`zero_dates_are_null_in`]).
 
 use crate::catalog::ColumnDef;
 use crate::expr::{Cmp, Expr, Func};
 use crate::plan::logical::node::LogicalPlan;
-use crate::plan::rules::shape::block;
+use crate::plan::rules::shape::from_side;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
 
 /// Decides which `IS NULL` terms of a block's WHERE find zero dates (see
 /// [`zero_dates_are_null_in`]): only a WHERE over one table, the Filter directly over the
-/// block's only Scan or Derived, since over an outer join the NULLs of a missing row would
+/// block's only Scan or Derived (or an UPDATE's or DELETE's target), since over an outer join the NULLs of a missing row would
 /// match as well. Runs before push-down, which puts such a Filter over a join's first table.
 pub(crate) fn zero_dates_are_null(plan: &mut LogicalPlan) {
-    let Some(b) = block(plan) else {
+    let Some(from) = from_side(plan) else {
         return;
     };
-    if let LogicalPlan::Filter { input, predicate } = b.from {
+    if let LogicalPlan::Filter { input, predicate } = from {
         if let LogicalPlan::Scan { table, .. } | LogicalPlan::Derived { table, .. } = &**input {
             zero_dates_are_null_in(predicate, &table.def.columns);
         }
