@@ -200,26 +200,16 @@ impl<'t> Cursor<'t> {
     /// The key [`Self::next_ref`] returns next, without moving past it (its leaf is read if
     /// the rows buffered are used up, as `next_ref` would read it).
     pub fn peek_key(&mut self) -> Option<Result<&[u8]>> {
-        if self.left == 0 {
-            return None;
-        }
-        if self.pos == self.b.rows.len() {
-            if let Err(e) = self.fill() {
-                self.fail();
-                return Some(Err(e));
-            }
-            if self.pos == self.b.rows.len() {
-                return None;
-            }
+        if let Err(e) = self.buffered()? {
+            return Some(Err(e));
         }
         let r = self.b.rows[self.pos];
         Some(Ok(&self.b.arena[r.start..r.start + r.klen]))
     }
 
-    /// The next row, borrowed from the cursor until the next call: no allocation once the
-    /// cursor's buffers have grown to a leaf's worth of rows (they are reused from cursor to
-    /// cursor on a thread). No latch is held when it returns.
-    pub fn next_ref(&mut self) -> Option<Result<(&[u8], &[u8])>> {
+    /// Makes `b.rows[pos]` the next row, reading the next leaf when the buffered rows are used
+    /// up: `None` at the end (or once the limit is reached), the error of a failed read.
+    fn buffered(&mut self) -> Option<Result<()>> {
         // A limit set after the first row may be below the rows already buffered.
         if self.left == 0 {
             return None;
@@ -232,6 +222,16 @@ impl<'t> Cursor<'t> {
             if self.pos == self.b.rows.len() {
                 return None;
             }
+        }
+        Some(Ok(()))
+    }
+
+    /// The next row, borrowed from the cursor until the next call: no allocation once the
+    /// cursor's buffers have grown to a leaf's worth of rows (they are reused from cursor to
+    /// cursor on a thread). No latch is held when it returns.
+    pub fn next_ref(&mut self) -> Option<Result<(&[u8], &[u8])>> {
+        if let Err(e) = self.buffered()? {
+            return Some(Err(e));
         }
         let r = self.b.rows[self.pos];
         self.pos += 1;
