@@ -172,7 +172,9 @@ fn key_of(i: u64) -> [u8; 12] {
 fn is_retryable(e: &DbError) -> bool {
     matches!(
         e,
-        DbError::Deadlock | DbError::WriteConflict { .. } | DbError::LockWaitTimeout { .. }
+        DbError::Txn(zipdb_engine::TxnError::Deadlock)
+            | DbError::Txn(zipdb_engine::TxnError::WriteConflict { .. })
+            | DbError::Txn(zipdb_engine::TxnError::LockWaitTimeout { .. })
     )
 }
 

@@ -243,7 +243,9 @@ impl Trees {
                 Ok(t) => Ok(t),
                 // Each create is its own logged record, so a kill can leave some of the trees
                 // created and not others: create whichever is missing.
-                Err(DbError::NoSuchTree(_)) if create => Ok(db.create_tree(name, None)?),
+                Err(DbError::Request(zipdb_engine::RequestError::NoSuchTree(_))) if create => {
+                    Ok(db.create_tree(name, None)?)
+                }
                 Err(e) => Err(e.into()),
             }
         };
@@ -273,7 +275,9 @@ fn emit(line: &str) -> std::io::Result<()> {
 fn is_retryable(e: &DbError) -> bool {
     matches!(
         e,
-        DbError::Deadlock | DbError::WriteConflict { .. } | DbError::LockWaitTimeout { .. }
+        DbError::Txn(zipdb_engine::TxnError::Deadlock)
+            | DbError::Txn(zipdb_engine::TxnError::WriteConflict { .. })
+            | DbError::Txn(zipdb_engine::TxnError::LockWaitTimeout { .. })
     )
 }
 
@@ -902,7 +906,14 @@ fn check(args: &CrashArgs, db_dir: &Path, check_dir: &Path, t: &mut Totals) -> R
     // Missing trees mean a kill before the setup finished; any other error is the engine's.
     let trees = match Trees::open(&db, false) {
         Ok(t) => Some(t),
-        Err(e) if matches!(e.downcast_ref::<DbError>(), Some(DbError::NoSuchTree(_))) => None,
+        Err(e)
+            if matches!(
+                e.downcast_ref::<DbError>(),
+                Some(DbError::Request(zipdb_engine::RequestError::NoSuchTree(_)))
+            ) =>
+        {
+            None
+        }
         Err(e) => return Err(e),
     };
     // Both trees are keyed by id, so one merge-join over the two sorted scans finds every id

@@ -103,7 +103,7 @@ impl<'a> Reader<'a> {
             .checked_add(n)
             .and_then(|end| self.b.get(self.o..end))
             .ok_or_else(|| {
-                Error::CorruptCatalog(format!(
+                Error::corrupt_catalog(format!(
                     "{what} at byte {} runs past the end ({} bytes)",
                     self.o,
                     self.b.len()
@@ -166,7 +166,7 @@ impl Catalog {
                 entries: Vec::new(),
             });
         }
-        let bad = |what: &str| Error::CorruptCatalog(what.to_string());
+        let bad = |what: &str| Error::corrupt_catalog(what.to_string());
         if b.len() < 16 || &b[0..4] != CATALOG_MAGIC {
             return Err(bad("bad magic"));
         }
@@ -174,7 +174,7 @@ impl Catalog {
         let version = r.u16("version")?;
         if !(1..=CATALOG_VERSION).contains(&version) {
             // Kept in the wording older builds use for a version they do not know.
-            return Err(Error::CorruptCatalog(format!(
+            return Err(Error::corrupt_catalog(format!(
                 "catalog version {version}, this build reads 1 to {CATALOG_VERSION} (written by a newer zipdb?)"
             )));
         }
@@ -183,7 +183,7 @@ impl Catalog {
         }
         let next_tree_id = r.u32("next tree id")?;
         if next_tree_id < FIRST_TREE_ID {
-            return Err(Error::CorruptCatalog(format!(
+            return Err(Error::corrupt_catalog(format!(
                 "next tree id {next_tree_id} is below the first valid id {FIRST_TREE_ID}"
             )));
         }
@@ -205,20 +205,20 @@ impl Catalog {
             };
             let CatalogEntry { id, root, name, .. } = &e;
             if id.0 < FIRST_TREE_ID || id.0 >= next_tree_id || root.is_none() || name.is_empty() {
-                return Err(Error::CorruptCatalog(format!(
+                return Err(Error::corrupt_catalog(format!(
                     "entry {i} ({name:?}) is inconsistent"
                 )));
             }
             if let Some(prev) = entries.last() {
                 if prev.name >= *name {
-                    return Err(Error::CorruptCatalog(format!(
+                    return Err(Error::corrupt_catalog(format!(
                         "entry {i} ({name:?}) is not after {:?}: names must be unique and sorted",
                         prev.name
                     )));
                 }
             }
             if entries.iter().any(|p| p.id == *id) {
-                return Err(Error::CorruptCatalog(format!(
+                return Err(Error::corrupt_catalog(format!(
                     "entry {i} ({name:?}) reuses tree id {}",
                     id.0
                 )));
@@ -240,26 +240,26 @@ impl Catalog {
 fn decode_name(r: &mut Reader<'_>, i: usize) -> Result<String> {
     let len = r.u16("name length")? as usize;
     if len > NAME_LEN_MAX {
-        return Err(Error::CorruptCatalog(format!(
+        return Err(Error::corrupt_catalog(format!(
             "entry {i}: name of {len} bytes (at most {NAME_LEN_MAX})"
         )));
     }
     let name = r
         .take(len, "name")
-        .map_err(|_| Error::CorruptCatalog(format!("entry {i}: name truncated")))?;
+        .map_err(|_| Error::corrupt_catalog(format!("entry {i}: name truncated")))?;
     Ok(std::str::from_utf8(name)
-        .map_err(|_| Error::CorruptCatalog(format!("entry {i}: name is not UTF-8")))?
+        .map_err(|_| Error::corrupt_catalog(format!("entry {i}: name is not UTF-8")))?
         .to_string())
 }
 
 /// A version 1 or 2 entry: a classic tree.
 fn decode_entry_v2(r: &mut Reader<'_>, i: usize) -> Result<CatalogEntry> {
-    let truncated = |_| Error::CorruptCatalog(format!("entry {i} truncated"));
+    let truncated = |_| Error::corrupt_catalog(format!("entry {i} truncated"));
     let head: [u8; 14] = r.array("entry").map_err(truncated)?;
     let id = TreeId(u32::from_le_bytes(head[0..4].try_into().expect("4 bytes")));
     let root = PageId(u64::from_le_bytes(head[4..12].try_into().expect("8 bytes")));
     let codec = Codec::from_parts(head[12], head[13]).ok_or_else(|| {
-        Error::CorruptCatalog(format!("entry {i}: unknown codec id {}", head[12]))
+        Error::corrupt_catalog(format!("entry {i}: unknown codec id {}", head[12]))
     })?;
     let name = decode_name(r, i)?;
     Ok(CatalogEntry {
@@ -275,9 +275,9 @@ fn decode_entry_v3(r: &mut Reader<'_>, i: usize) -> Result<CatalogEntry> {
     let id = TreeId(r.u32("tree id")?);
     let root = PageId(r.u64("root page id")?);
     let format = TreeFormat::from_bytes(r.take(TREE_FORMAT_LEN, "tree format")?)
-        .map_err(|e| Error::CorruptCatalog(format!("entry {i} (tree id {}): {e}", id.0)))?;
+        .map_err(|e| Error::corrupt_catalog(format!("entry {i} (tree id {}): {e}", id.0)))?;
     let name = decode_name(r, i)?;
-    let ctx = |what: String| Error::CorruptCatalog(format!("entry {i} ({name:?}): {what}"));
+    let ctx = |what: String| Error::corrupt_catalog(format!("entry {i} ({name:?}): {what}"));
     let n_tables = usize::from(r.u8("table count")?);
     if n_tables > TABLE_VERSIONS_MAX {
         return Err(ctx(format!(
@@ -403,7 +403,15 @@ mod tests {
                 entries,
             };
             let e = Catalog::decode(&c.encode());
-            assert!(matches!(e, Err(Error::CorruptCatalog(_))), "{what}: {e:?}");
+            assert!(
+                matches!(
+                    e,
+                    Err(Error::Storage(crate::error::StorageError::CorruptCatalog(
+                        _
+                    )))
+                ),
+                "{what}: {e:?}"
+            );
         }
         let mut b = ok.encode();
         b[6] = 1;

@@ -3,6 +3,7 @@
 //! catching leaves whose fences disagree with their parent. The model proptests are
 //! `tests::model_{4k,16k}_compact` and `tests::apply_sorted_4k_compact`.
 
+use crate::error::StorageError;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -194,7 +195,7 @@ fn verify_catches_fences_that_differ_from_the_parent() {
         CompactLeaf::parse(leaf, &g).unwrap().verify().unwrap();
     }
     match t.verify() {
-        Err(Error::Corrupt { page, detail }) => {
+        Err(Error::Storage(StorageError::Corrupt { page, detail })) => {
             assert_eq!(page, leaf);
             assert!(detail.contains("parent's separators"), "{detail}");
         }

@@ -24,6 +24,7 @@
 //! [`TableFormat`] names how such a table is stored and is the one place that maps that choice
 //! to the [`TreeFormat`] of each of its trees, so that the SQL layer and the benchmarks agree.
 
+use crate::error::OpenError;
 use std::fmt;
 
 use zipdb_storage::Codec;
@@ -234,10 +235,10 @@ impl TreeFormat {
         if supported && self.validate().is_ok() {
             return Ok(());
         }
-        Err(crate::Error::UnsupportedTreeFormat {
+        Err(crate::Error::Open(OpenError::UnsupportedTreeFormat {
             tree: tree.to_string(),
             format: *self,
-        })
+        }))
     }
 }
 

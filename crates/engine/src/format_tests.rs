@@ -1,6 +1,7 @@
 //! Tree formats through the whole engine: creation, the catalog at a checkpoint, the "create
 //! tree" redo record in WAL replay, and data directories written before catalog v3.
 
+use crate::error::{OpenError, RequestError};
 use zipdb_storage::store::PageStore;
 use zipdb_storage::{Codec, TreeId};
 
@@ -203,11 +204,14 @@ fn create_tree_with_refuses_what_this_build_cannot_run() {
     for f in crate::format::all_formats() {
         let r = db.create_tree_with("t", f);
         match (f.validate(), f.check_supported("t").is_ok()) {
-            (Err(_), _) => assert!(matches!(r, Err(Error::InvalidTreeFormat(_))), "{f}: {r:?}"),
+            (Err(_), _) => assert!(
+                matches!(r, Err(Error::Request(RequestError::InvalidTreeFormat(_)))),
+                "{f}: {r:?}"
+            ),
             (Ok(()), false) => {
                 let e = r.unwrap_err();
                 assert!(
-                    matches!(&e, Error::UnsupportedTreeFormat { tree, format } if tree == "t" && *format == f),
+                    matches!(&e, Error::Open(OpenError::UnsupportedTreeFormat { tree, format }) if tree == "t" && *format == f),
                     "{f}: {e:?}"
                 );
                 assert!(e.to_string().contains("does not support"), "{e}");
@@ -241,7 +245,7 @@ fn unsupported_formats_on_disk_refuse_the_open() {
     });
     let e = disks.open(opts(PAGE, Codec::DEFAULT)).unwrap_err();
     assert!(
-        matches!(&e, Error::UnsupportedTreeFormat { tree, format } if tree == "c" && *format == compact()),
+        matches!(&e, Error::Open(OpenError::UnsupportedTreeFormat { tree, format }) if tree == "c" && *format == compact()),
         "{e:?}"
     );
 
@@ -254,7 +258,7 @@ fn unsupported_formats_on_disk_refuse_the_open() {
     drop(db);
     let e = disks.open(opts(PAGE, Codec::DEFAULT)).unwrap_err();
     assert!(
-        matches!(&e, Error::UnsupportedTreeFormat { tree, .. } if tree == "w"),
+        matches!(&e, Error::Open(OpenError::UnsupportedTreeFormat { tree, .. }) if tree == "w"),
         "{e:?}"
     );
 }

@@ -54,7 +54,7 @@ pub use db::{
     Database, FlushPolicy, IsolationLevel, Options, Savepoint, Stats, StoreStats, Transaction,
     Tree, TreeStats, TxnScan,
 };
-pub use error::{Error, ErrorClass, Result};
+pub use error::{Error, ErrorClass, OpenError, RequestError, Result, StorageError, TxnError};
 pub use format::{FormatError, NodeFormat, RecordCodec, TableFormat, TreeFormat};
 pub use zipdb_storage as storage;
 pub use zipdb_storage::Codec;

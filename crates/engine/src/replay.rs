@@ -22,6 +22,7 @@
 //! A crash during replay is harmless for the same reason as before batching: replay writes
 //! nothing durable until the checkpoint that ends recovery.
 
+use crate::error::StorageError;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -222,8 +223,8 @@ impl<'a, C: ReplayCatalog> Replay<'a, C> {
     }
 
     fn record_inner(&mut self, lsn: Lsn, payload: &[u8]) -> Result<()> {
-        let rec =
-            redo::decode(payload).map_err(|detail| Error::CorruptRedo { lsn: lsn.0, detail })?;
+        let rec = redo::decode(payload)
+            .map_err(|detail| Error::Storage(StorageError::CorruptRedo { lsn: lsn.0, detail }))?;
         match rec {
             Record::Commit(ops) => {
                 if self.batch.would_overflow(payload.len(), self.batch_bytes) {
@@ -304,7 +305,7 @@ impl<'a, C: ReplayCatalog> Replay<'a, C> {
                 for h in handles {
                     let r = h
                         .join()
-                        .unwrap_or_else(|_| Err(Error::Config("a replay thread panicked".into())));
+                        .unwrap_or_else(|_| Err(Error::config("a replay thread panicked")));
                     if first.is_ok() {
                         first = r;
                     }

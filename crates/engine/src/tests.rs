@@ -1,5 +1,6 @@
 //! Engine tests: model-based property tests, concurrency stress, corruption, API behaviour.
 
+use crate::error::{RequestError, StorageError};
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -216,18 +217,18 @@ fn key_limits_are_typed_errors() {
     let long = vec![b'k'; max + 1];
     assert!(matches!(
         t.insert(&long, b"v"),
-        Err(Error::KeyTooLarge { .. })
+        Err(Error::Request(RequestError::KeyTooLarge { .. }))
     ));
     assert!(matches!(
         t.upsert(&long, b"v"),
-        Err(Error::KeyTooLarge { .. })
+        Err(Error::Request(RequestError::KeyTooLarge { .. }))
     ));
     assert_eq!(t.get(&long).unwrap(), None);
     assert!(!t.delete(&long).unwrap());
     let mut tx = db.begin();
     assert!(matches!(
         tx.put(&t, &long, b"v"),
-        Err(Error::KeyTooLarge { .. })
+        Err(Error::Request(RequestError::KeyTooLarge { .. }))
     ));
     // Empty keys and values are fine.
     t.insert(b"", b"").unwrap();
@@ -272,7 +273,7 @@ fn corrupt_node_is_an_error_naming_the_page() {
     for i in 0..2000u32 {
         match t.get(format!("{i:06}").as_bytes()) {
             Ok(_) => {}
-            Err(Error::Corrupt { page, .. }) => {
+            Err(Error::Storage(StorageError::Corrupt { page, .. })) => {
                 assert_eq!(page, child);
                 saw_error = true;
             }
@@ -280,7 +281,10 @@ fn corrupt_node_is_an_error_naming_the_page() {
         }
     }
     assert!(saw_error);
-    assert!(matches!(t.verify(), Err(Error::Corrupt { .. })));
+    assert!(matches!(
+        t.verify(),
+        Err(Error::Storage(StorageError::Corrupt { .. }))
+    ));
     let r: Vec<_> = t.range(..).unwrap().collect();
     assert!(r.iter().any(|e| e.is_err()));
     let _ = t.insert(b"001000x", b"v"); // no panic
@@ -294,11 +298,11 @@ fn catalog_checkpoint_reopen_and_drop() {
     let b = db.create_tree("b", Some(Codec::None)).unwrap();
     assert!(matches!(
         db.create_tree("a", None),
-        Err(Error::TreeExists(_))
+        Err(Error::Request(RequestError::TreeExists(_)))
     ));
     assert!(matches!(
         db.create_tree("", None),
-        Err(Error::InvalidName(_))
+        Err(Error::Request(RequestError::InvalidName(_)))
     ));
     for i in 0..1000u32 {
         a.insert(&i.to_be_bytes(), &value(30, 1)).unwrap();
@@ -323,8 +327,14 @@ fn catalog_checkpoint_reopen_and_drop() {
     let b_pages = s.trees.iter().find(|t| t.name == "b").unwrap().pages;
     assert!(b_pages > 100);
     db.drop_tree("b").unwrap();
-    assert!(matches!(b.get(b"x"), Err(Error::NoSuchTree(_))));
-    assert!(matches!(db.open_tree("b"), Err(Error::NoSuchTree(_))));
+    assert!(matches!(
+        b.get(b"x"),
+        Err(Error::Request(RequestError::NoSuchTree(_)))
+    ));
+    assert!(matches!(
+        db.open_tree("b"),
+        Err(Error::Request(RequestError::NoSuchTree(_)))
+    ));
     let s = db.stats();
     assert_eq!(s.trees.len(), 1);
     db.verify().unwrap();

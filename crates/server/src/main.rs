@@ -273,14 +273,15 @@ fn main() -> ExitCode {
             match Database::data_page_size(&data_dir) {
                 Ok(Some(existing)) if existing != s.page_size => {
                     if s.page_size_explicit {
-                        let e = zipdb_engine::Error::PageSizeMismatch {
-                            file: data_dir
-                                .join(zipdb_engine::db::DATA_FILE)
-                                .display()
-                                .to_string(),
-                            existing,
-                            requested: s.page_size,
-                        };
+                        let e =
+                            zipdb_engine::Error::Open(zipdb_engine::OpenError::PageSizeMismatch {
+                                file: data_dir
+                                    .join(zipdb_engine::db::DATA_FILE)
+                                    .display()
+                                    .to_string(),
+                                existing,
+                                requested: s.page_size,
+                            });
                         eprintln!("zipdb: {e}");
                         return ExitCode::FAILURE;
                     }

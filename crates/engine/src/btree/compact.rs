@@ -41,6 +41,7 @@
 //! cells, the vacated tail of the slot array, replaced cells' leftovers) are zeroed whenever
 //! they are freed, so the gap stays zero without a scan.
 
+use crate::error::StorageError;
 use std::cmp::Ordering;
 
 use zipdb_storage::page::LogicalHeader;
@@ -337,10 +338,10 @@ pub struct CompactLeaf<'a> {
 }
 
 fn corrupt(id: PageId, detail: impl Into<String>) -> Error {
-    Error::Corrupt {
+    Error::Storage(StorageError::Corrupt {
         page: id,
         detail: detail.into(),
-    }
+    })
 }
 
 /// Whether page bytes carry the compact-leaf flag (to pick the parser).

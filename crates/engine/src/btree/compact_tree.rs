@@ -696,9 +696,8 @@ impl BTree {
             let target = self.target_version(&[lv, version]);
             // The bound holds only while no cell is re-encoded (a newer table can shrink
             // them). Debug builds go on and assert below that it never refuses a top-up.
-            refused = lv == version
-                && target == version
-                && !may_take_more(&l, left.len(), &entries[0]);
+            refused =
+                lv == version && target == version && !may_take_more(&l, left.len(), &entries[0]);
             if refused && !cfg!(debug_assertions) {
                 drop(left);
                 return Ok(Some(right));

@@ -50,6 +50,7 @@ mod reencode;
 pub mod symtab;
 mod verify;
 
+use crate::error::RequestError;
 use std::cell::RefCell;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
@@ -196,7 +197,7 @@ impl BTree {
             self.tree
         );
         if !versions.is_empty() && self.format.records != crate::format::RecordCodec::Fsst {
-            return Err(Error::CorruptCatalog(format!(
+            return Err(Error::corrupt_catalog(format!(
                 "tree {:?}: symbol tables, but its records are not FSST ({})",
                 self.tree, self.format
             )));
@@ -262,10 +263,10 @@ impl BTree {
 
     fn check_key(&self, key: &[u8]) -> Result<()> {
         if key.len() > self.limits.max_key {
-            return Err(Error::KeyTooLarge {
+            return Err(Error::Request(RequestError::KeyTooLarge {
                 len: key.len(),
                 max: self.limits.max_key,
-            });
+            }));
         }
         Ok(())
     }
@@ -609,10 +610,10 @@ impl BTree {
     fn put(&self, key: &[u8], value: &[u8], mode: PutMode) -> Result<bool> {
         self.check_key(key)?;
         if value.len() > MAX_VALUE_LEN {
-            return Err(Error::ValueTooLarge {
+            return Err(Error::Request(RequestError::ValueTooLarge {
                 len: value.len(),
                 max: MAX_VALUE_LEN,
-            });
+            }));
         }
         // Overflow chains are written before any latch is taken.
         let val = if self.inline_value(key.len(), value.len()) {

@@ -899,7 +899,9 @@ mod tests {
         let mut bad = p.clone();
         bad[OFF_COUNT] = 0xff;
         bad[OFF_COUNT + 1] = 0xff;
-        assert!(matches!(Node::parse(id, &bad), Err(Error::Corrupt { page, .. }) if page == id));
+        assert!(
+            matches!(Node::parse(id, &bad), Err(Error::Storage(crate::error::StorageError::Corrupt { page, .. })) if page == id)
+        );
         let mut bad = p.clone();
         bad[0] = PageType::Inner as u8; // level 0 with inner type
         assert!(Node::parse(id, &bad).is_err());

@@ -478,7 +478,7 @@ impl SymbolTables {
     /// The set saved in a catalog entry (oldest first; the last one is current).
     pub fn from_catalog(tree: TreeId, versions: &[SymbolTableVersion]) -> Result<SymbolTables> {
         let set = SymbolTables::new(tree);
-        let bad = |detail: String| Error::CorruptCatalog(format!("tree {tree:?}: {detail}"));
+        let bad = |detail: String| Error::corrupt_catalog(format!("tree {tree:?}: {detail}"));
         if versions.len() > TABLE_VERSIONS_MAX {
             return Err(bad(format!(
                 "{} symbol-table versions (at most {TABLE_VERSIONS_MAX})",

@@ -2,6 +2,7 @@
 //! next piece of step 4) is read by `get`, cursors and `verify`, and the checks refuse a
 //! leaf whose version the tree lacks and a value that decodes to another length.
 
+use crate::error::StorageError;
 use std::sync::Arc;
 
 use zipdb_storage::io::SimStorage;
@@ -291,7 +292,8 @@ fn fsst_leaf_with_unknown_version_or_wrong_length_is_corrupt() {
     fill(&bt, v.0 + 1, 4, false);
     let e = bt.get(&0u64.to_be_bytes()).unwrap_err();
     assert!(
-        matches!(e, Error::Corrupt { .. }) && e.to_string().contains("does not have"),
+        matches!(e, Error::Storage(StorageError::Corrupt { .. }))
+            && e.to_string().contains("does not have"),
         "{e}"
     );
     fill(&bt, v.0, 4, true);

@@ -58,6 +58,7 @@
 //! * `ZIPDB_CRASH_POINTS=m`: test at most `m` crash points per seed (a seeded sample when there
 //!   are more); `0` means all of them.
 
+use crate::error::StorageError;
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
@@ -711,7 +712,7 @@ fn run(disks: &Disks, s: &Shape, steps: &[Step], mode: Ckpt, arm: impl FnOnce(&D
 /// After an I/O error the database refuses every change until it is reopened.
 fn assert_refuses_writes(db: &Database, ctx: &str) {
     let ro = |what: &str, r: Result<()>| match r {
-        Err(Error::ReadOnlyAfterIoError(_)) => {}
+        Err(Error::Storage(StorageError::ReadOnlyAfterIoError(_))) => {}
         other => panic!(
             "{ctx}: after the I/O error, {what} returned {other:?}, expected ReadOnlyAfterIoError"
         ),

@@ -3,6 +3,7 @@
 
 use super::faults::{expect_s0_or, write_fault};
 use super::*;
+use crate::error::StorageError;
 
 // ---------------------------------------------------------------------------------------------
 // 5. Checkpoints started by the checkpointer thread when the log fills.
@@ -83,7 +84,10 @@ fn crash_points_with_background_checkpoints() {
                     });
                     // The error may come from a checkpoint on the checkpointer thread, seen by the
                     // next step as a refusal: that step then logged nothing.
-                    let refused = matches!(run.failed, Some((_, Error::ReadOnlyAfterIoError(_))));
+                    let refused = matches!(
+                        run.failed,
+                        Some((_, Error::Storage(StorageError::ReadOnlyAfterIoError(_))))
+                    );
                     if let Some((_, e)) = &run.failed {
                         assert!(
                             refused || injected(e),
@@ -157,7 +161,8 @@ fn failed_checkpoint_wakes_writers_waiting_for_log_space() {
             });
             match rx.recv_timeout(Duration::from_secs(10)) {
                 Ok(Some((i, e))) => assert!(
-                    matches!(e, Error::ReadOnlyAfterIoError(_)) || injected(&e),
+                    matches!(e, Error::Storage(StorageError::ReadOnlyAfterIoError(_)))
+                        || injected(&e),
                     "{ctx}: commit {i}: {}",
                     chain(&e)
                 ),

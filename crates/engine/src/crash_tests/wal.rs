@@ -2,6 +2,7 @@
 
 use super::faults::{expect_s0_or, reference};
 use super::*;
+use crate::error::StorageError;
 
 // ---------------------------------------------------------------------------------------------
 // 4. A torn WAL tail, and damage before it.
@@ -218,14 +219,14 @@ fn wal_corruption_before_the_tail_is_refused_or_salvaged() {
             for attempt in 0..2 {
                 // Refused, and refused again: a refused open changes nothing.
                 match d.crash().open(o) {
-                    Err(Error::Wal(WalError::Corrupt { file, lsn: l, offset, detail })) => {
+                    Err(Error::Storage(StorageError::Wal(WalError::Corrupt { file, lsn: l, offset, detail }))) => {
                         assert_eq!(l, Lsn(lsn), "{ctx}: attempt {attempt}: {detail}");
                         assert_eq!(offset, wal_offset(lsn, cap), "{ctx}: attempt {attempt}: {detail}");
                         assert_eq!(file, "wal", "{ctx}");
-                        let msg = Error::Wal(WalError::Corrupt { file, lsn: l, offset, detail }).to_string();
+                        let msg = Error::from(WalError::Corrupt { file, lsn: l, offset, detail }).to_string();
                         assert!(msg.contains("corrupt WAL") && msg.contains("salvage"), "{ctx}: unclear message: {msg}");
                     }
-                    other => panic!("{ctx}: attempt {attempt}: expected Error::Wal(WalError::Corrupt), got {other:?}"),
+                    other => panic!("{ctx}: attempt {attempt}: expected a corrupt-WAL storage error, got {other:?}"),
                 }
             }
             // Salvage keeps the records before the damage and drops the rest.

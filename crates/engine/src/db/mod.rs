@@ -26,10 +26,11 @@
 //! trees only ever hold committed values. Reads never lock: they read a snapshot
 //! ([`crate::mvcc`]). Under [`IsolationLevel::RepeatableRead`] the snapshot is taken at
 //! `begin`, and a write to a row that another transaction changed after it fails with
-//! [`Error::WriteConflict`] (first updater wins: lost updates are impossible, as in snapshot
+//! [`TxnError::WriteConflict`](crate::TxnError::WriteConflict) (first updater wins: lost updates are impossible, as in snapshot
 //! isolation). Under [`IsolationLevel::ReadCommitted`] every read takes a fresh snapshot and
 //! writes are never refused for conflicts.
 
+use crate::error::{OpenError, RequestError, StorageError};
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
 use std::path::Path;
@@ -86,7 +87,7 @@ pub struct Options {
     /// When a commit returns, by default (each transaction may choose its own):
     /// `Sync` durable, `Write` in the OS (synced about once a second), `None` in memory.
     pub flush_policy: FlushPolicy,
-    /// How long a write waits for a row lock before [`Error::LockWaitTimeout`].
+    /// How long a write waits for a row lock before [`TxnError::LockWaitTimeout`](crate::TxnError::LockWaitTimeout).
     pub lock_wait_timeout: Duration,
     /// Size of the circular WAL file of a new database. A checkpoint starts when half is used.
     pub wal_bytes: u64,
@@ -125,7 +126,7 @@ impl Default for Options {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum IsolationLevel {
     /// Snapshot isolation: reads see the database as of `begin`; writing a row that another
-    /// transaction changed since fails ([`Error::WriteConflict`]). Write skew is possible.
+    /// transaction changed since fails ([`TxnError::WriteConflict`](crate::TxnError::WriteConflict)). Write skew is possible.
     #[default]
     RepeatableRead,
     /// Each read sees the latest committed state; writes never conflict.
@@ -294,7 +295,7 @@ pub struct Stats {
 
 fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > crate::catalog::NAME_LEN_MAX {
-        return Err(Error::InvalidName(name.to_string()));
+        return Err(Error::Request(RequestError::InvalidName(name.to_string())));
     }
     Ok(())
 }
@@ -303,9 +304,11 @@ impl Database {
     /// Opens the database in directory `dir` (files `zipdb.data` and `zipdb.wal`), creating
     /// it if missing. An existing database is recovered: its last checkpoint plus the WAL.
     pub fn open(dir: &Path, options: Options) -> Result<Database> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Dir {
-            path: dir.display().to_string(),
-            source,
+        std::fs::create_dir_all(dir).map_err(|source| {
+            Error::Open(OpenError::Dir {
+                path: dir.display().to_string(),
+                source,
+            })
         })?;
         let data_path = dir.join(DATA_FILE);
         let wal_path = dir.join(WAL_FILE);
@@ -319,7 +322,9 @@ impl Database {
             if !creation_unfinished(&probe)? {
                 let store = PageStore::open(Box::new(probe))?;
                 if Catalog::decode(&store.catalog())?.redo_lsn != 0 && !options.salvage_wal {
-                    return Err(Error::WalMissing(wal_path.display().to_string()));
+                    return Err(Error::Open(OpenError::WalMissing(
+                        wal_path.display().to_string(),
+                    )));
                 }
             }
         }
@@ -337,9 +342,11 @@ impl Database {
             // files themselves.
             std::fs::File::open(dir)
                 .and_then(|d| d.sync_all())
-                .map_err(|source| Error::Dir {
-                    path: dir.display().to_string(),
-                    source,
+                .map_err(|source| {
+                    Error::Open(OpenError::Dir {
+                        path: dir.display().to_string(),
+                        source,
+                    })
                 })?;
         }
         Ok(db)
@@ -390,7 +397,7 @@ impl Database {
         options: Options,
     ) -> Result<Database> {
         if options.pool_bytes == 0 {
-            return Err(Error::Config("pool_bytes must be positive".into()));
+            return Err(Error::config("pool_bytes must be positive"));
         }
         let mut fresh = data.is_empty().map_err(zipdb_storage::StoreError::from)?;
         if !fresh && creation_unfinished(&*data)? {
@@ -426,7 +433,7 @@ impl Database {
         let mut trees = BTreeMap::new();
         for e in catalog.entries {
             if !store.page_exists(e.root) {
-                return Err(Error::CorruptCatalog(format!(
+                return Err(Error::corrupt_catalog(format!(
                     "tree {:?}: root page {} does not exist",
                     e.name, e.root
                 )));
@@ -551,7 +558,7 @@ impl Database {
         let handle = std::thread::Builder::new()
             .name("zipdb-checkpointer".into())
             .spawn(move || checkpointer_loop(weak, wake))
-            .map_err(|e| Error::Config(format!("cannot start the checkpointer: {e}")))?;
+            .map_err(|e| Error::config(format!("cannot start the checkpointer: {e}")))?;
         *db._handles.thread.lock() = Some(handle);
         db.start_warm_load();
         Ok(db)
@@ -630,8 +637,8 @@ impl Database {
         self.create_tree_with(name, TreeFormat::classic(codec))
     }
 
-    /// Creates a tree of `format`. Fails with [`Error::InvalidTreeFormat`] for parts that do
-    /// not go together, and with [`Error::UnsupportedTreeFormat`] for anything but a classic
+    /// Creates a tree of `format`. Fails with [`RequestError::InvalidTreeFormat`] for parts that do
+    /// not go together, and with [`OpenError::UnsupportedTreeFormat`] for anything but a classic
     /// tree until compact leaves exist.
     pub fn create_tree_with(&self, name: &str, format: TreeFormat) -> Result<Tree> {
         check_name(name)?;
@@ -645,12 +652,12 @@ impl Database {
         let id = {
             let mut cat = self.inner.catalog.lock();
             if cat.trees.contains_key(name) {
-                return Err(Error::TreeExists(name.to_string()));
+                return Err(Error::Request(RequestError::TreeExists(name.to_string())));
             }
             let id = cat.next_tree_id;
             cat.next_tree_id = id
                 .checked_add(1)
-                .ok_or_else(|| Error::Config("tree ids exhausted".into()))?;
+                .ok_or_else(|| Error::config("tree ids exhausted"))?;
             TreeId(id)
         };
         let payload = redo::encode_create_tree(id, format, name);
@@ -686,7 +693,7 @@ impl Database {
         let t = cat
             .trees
             .get(name)
-            .ok_or_else(|| Error::NoSuchTree(name.to_string()))?;
+            .ok_or_else(|| Error::Request(RequestError::NoSuchTree(name.to_string())))?;
         Ok(Tree {
             db: self.inner.clone(),
             t: t.clone(),
@@ -694,7 +701,7 @@ impl Database {
     }
 
     /// Removes a tree and frees all its pages. Waits for in-flight writes; afterwards every
-    /// handle of the tree returns [`Error::NoSuchTree`]. Readers must not race with a drop.
+    /// handle of the tree returns [`RequestError::NoSuchTree`]. Readers must not race with a drop.
     pub fn drop_tree(&self, name: &str) -> Result<()> {
         self.inner.check_writable()?;
         let _ddl = self.inner.ddl.lock();
@@ -702,7 +709,7 @@ impl Database {
             let cat = self.inner.catalog.lock();
             cat.trees
                 .get(name)
-                .ok_or_else(|| Error::NoSuchTree(name.to_string()))?
+                .ok_or_else(|| Error::Request(RequestError::NoSuchTree(name.to_string())))?
                 .btree
                 .tree_id()
         };
@@ -829,7 +836,10 @@ impl Database {
             let r = t.btree.verify()?;
             out.push((t.name.clone(), r));
         }
-        self.inner.store.verify().map_err(Error::StoreVerify)?;
+        self.inner
+            .store
+            .verify()
+            .map_err(|e| Error::Storage(StorageError::StoreVerify(e)))?;
         Ok(out)
     }
 }
@@ -914,13 +924,13 @@ impl DbInner {
     fn check_writable(&self) -> Result<()> {
         if self.store.is_failed() && !self.failed.load(Ordering::Acquire) {
             // A background page write failed: the data file can no longer checkpoint.
-            self.fail_stop(Error::ReadOnlyAfterIoError(
+            self.fail_stop(Error::Storage(StorageError::ReadOnlyAfterIoError(
                 "a page write to the data file failed".into(),
-            ));
+            )));
         }
         if self.failed.load(Ordering::Acquire) {
             let why = self.failure.lock().clone().unwrap_or_default();
-            return Err(Error::ReadOnlyAfterIoError(why));
+            return Err(Error::Storage(StorageError::ReadOnlyAfterIoError(why)));
         }
         Ok(())
     }
@@ -973,7 +983,10 @@ impl DbInner {
             // whole database refuse changes until restart).
             Err(WalError::RecordTooLarge { len, max }) => {
                 done(self);
-                return Err(Error::ChangeTooLarge { bytes: len, max });
+                return Err(Error::Request(RequestError::ChangeTooLarge {
+                    bytes: len,
+                    max,
+                }));
             }
             Err(e) => {
                 done(self);

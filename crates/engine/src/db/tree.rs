@@ -1,6 +1,7 @@
 //! [`Tree`]: a handle to one tree, with single-row writes that are transactions of their own.
 
 use super::*;
+use crate::error::RequestError;
 
 /// A handle to one tree. Cheap to clone.
 ///
@@ -56,23 +57,25 @@ impl Tree {
 
     pub(super) fn alive(&self) -> Result<&BTree> {
         if self.t.dropped.load(Ordering::Acquire) {
-            return Err(Error::NoSuchTree(self.t.name.clone()));
+            return Err(Error::Request(RequestError::NoSuchTree(
+                self.t.name.clone(),
+            )));
         }
         Ok(&self.t.btree)
     }
 
     pub(super) fn check_sizes(&self, key: &[u8], value: &[u8]) -> Result<()> {
         if key.len() > self.max_key_len() {
-            return Err(Error::KeyTooLarge {
+            return Err(Error::Request(RequestError::KeyTooLarge {
                 len: key.len(),
                 max: self.max_key_len(),
-            });
+            }));
         }
         if value.len() > MAX_VALUE_LEN {
-            return Err(Error::ValueTooLarge {
+            return Err(Error::Request(RequestError::ValueTooLarge {
                 len: value.len(),
                 max: MAX_VALUE_LEN,
-            });
+            }));
         }
         Ok(())
     }

@@ -3,13 +3,16 @@
 //! over its snapshot.
 
 use super::*;
+use crate::error::TxnError;
 
 pub(super) fn lock_row(db: &DbInner, txn: TxnId, tree: TreeId, key: &[u8]) -> Result<bool> {
     match db.locks.lock(txn, tree, key, db.options.lock_wait_timeout) {
         Ok(crate::lock::Acquired::New) => Ok(true),
         Ok(crate::lock::Acquired::AlreadyHeld) => Ok(false),
-        Err(LockError::Deadlock { .. }) => Err(Error::Deadlock),
-        Err(LockError::Timeout { waited, .. }) => Err(Error::LockWaitTimeout { waited }),
+        Err(LockError::Deadlock { .. }) => Err(Error::Txn(TxnError::Deadlock)),
+        Err(LockError::Timeout { waited, .. }) => {
+            Err(Error::Txn(TxnError::LockWaitTimeout { waited }))
+        }
     }
 }
 
@@ -275,7 +278,7 @@ impl Transaction {
 
     /// Under repeatable read, chooses what writing (or locking) a row that another
     /// transaction changed after this one's snapshot does: fail with
-    /// [`Error::WriteConflict`] (`true`, the default: first updater wins, so no update is
+    /// [`TxnError::WriteConflict`] (`true`, the default: first updater wins, so no update is
     /// lost), or lock the row and go on, as InnoDB does (`false`). With `false` the write
     /// acts on the newest committed version: [`Transaction::get_for_update`] returns it, and
     /// a caller that computes the new value from what it returns loses no update, while one
@@ -353,7 +356,7 @@ impl Transaction {
     }
 
     /// Locks `key` as a write would, then reads its newest committed value (a *locking read*,
-    /// `SELECT … FOR UPDATE`). Under repeatable read, fails with [`Error::WriteConflict`] if
+    /// `SELECT … FOR UPDATE`). Under repeatable read, fails with [`TxnError::WriteConflict`] if
     /// the row changed after the snapshot.
     pub fn get_for_update(&mut self, tree: &Tree, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.lock(tree, key)?;
@@ -370,7 +373,7 @@ impl Transaction {
     /// snapshot), when a commit after the snapshot changed the row, or when this transaction
     /// has written it (the scan may have seen an earlier write): then read it with
     /// [`Transaction::get_for_update`]. Under repeatable read with write conflicts on, a
-    /// changed row fails here with [`Error::WriteConflict`], as its `get_for_update` would.
+    /// changed row fails here with [`TxnError::WriteConflict`], as its `get_for_update` would.
     pub fn lock_unchanged(&mut self, tree: &Tree, key: &[u8]) -> Result<bool> {
         self.lock(tree, key)?;
         if self.overlay(tree).is_some_and(|w| w.get(key).is_some()) {
@@ -422,9 +425,9 @@ impl Transaction {
         // fail again, or the retry would commit a lost update.
         if let Some(s) = self.snapshot.filter(|_| self.write_conflicts) {
             if self.db.mvcc.changed_since(tree.id(), key, s) {
-                return Err(Error::WriteConflict {
+                return Err(Error::Txn(TxnError::WriteConflict {
                     tree: tree.name().to_string(),
-                });
+                }));
             }
         }
         if new {

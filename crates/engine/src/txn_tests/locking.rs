@@ -1,6 +1,7 @@
 //! Locking behaviour: deadlocks, lock wait timeouts, rollback.
 
 use super::*;
+use crate::error::TxnError;
 
 // ---------------------------------------------------------------------------------------------
 // Locking behaviour.
@@ -18,7 +19,7 @@ fn deadlock(iso: IsolationLevel) {
         || {
             // T2 waiting for T1 would close the cycle: T2 is the victim, at once.
             let r = write(&mut t2, t, 1, 12);
-            assert!(matches!(r, Err(Error::Deadlock)), "{r:?}");
+            assert!(matches!(r, Err(Error::Txn(TxnError::Deadlock))), "{r:?}");
             let s = db.stats().locks;
             assert_eq!((s.deadlocks, s.current_waiters), (1, 1));
             // The victim keeps its locks until it rolls back; T1 still waits.
@@ -65,7 +66,7 @@ fn deadlock_cycle_of_three() {
         });
         wait_until("T2 to wait", || waiters(db) == 2);
         let r = write(&mut t3, t, 1, 3); // T3 -> T1 closes the cycle
-        assert!(matches!(r, Err(Error::Deadlock)), "{r:?}");
+        assert!(matches!(r, Err(Error::Txn(TxnError::Deadlock))), "{r:?}");
         assert!(!h1.is_finished() && !h2.is_finished());
         t3.rollback();
         let (t2, r2) = h2.join().unwrap();
@@ -91,7 +92,9 @@ fn lock_wait_timeout_leaves_the_holder_unaffected() {
     let start = Instant::now();
     let r = write(&mut t2, t, 1, 12);
     match r {
-        Err(Error::LockWaitTimeout { waited }) => assert!(waited >= timeout, "{waited:?}"),
+        Err(Error::Txn(TxnError::LockWaitTimeout { waited })) => {
+            assert!(waited >= timeout, "{waited:?}")
+        }
         r => panic!("expected a lock wait timeout, got {r:?}"),
     }
     assert!(start.elapsed() >= timeout);
@@ -100,7 +103,7 @@ fn lock_wait_timeout_leaves_the_holder_unaffected() {
     // A single-row write times out the same way.
     assert!(matches!(
         t.upsert(b"1", b"99"),
-        Err(Error::LockWaitTimeout { .. })
+        Err(Error::Txn(TxnError::LockWaitTimeout { .. }))
     ));
     // The holder keeps its lock and its writes and commits normally.
     write(&mut t1, t, 1, 13).unwrap();
@@ -131,7 +134,7 @@ fn discard(finish: impl FnOnce(Transaction)) {
     let mut probe = db.begin();
     assert!(matches!(
         write(&mut probe, t, 1, 0),
-        Err(Error::LockWaitTimeout { .. })
+        Err(Error::Txn(TxnError::LockWaitTimeout { .. }))
     ));
     probe.rollback();
     finish(t1);

@@ -51,6 +51,7 @@
 //! The tests of each row are named `rr_<anomaly>_…` and `rc_<anomaly>_…` (for example
 //! `rr_g0_write_cycle_prevented`, `rc_p4_lost_update_allowed`).
 
+use crate::error::TxnError;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -168,7 +169,7 @@ fn committed(t: &Tree) -> Vec<(u32, i64)> {
 }
 
 fn is_write_conflict<T: std::fmt::Debug>(r: &Result<T>) -> bool {
-    matches!(r, Err(Error::WriteConflict { .. }))
+    matches!(r, Err(Error::Txn(TxnError::WriteConflict { .. })))
 }
 
 /// Polls `cond` until it holds; panics after a generous bound instead of hanging.

@@ -2,6 +2,7 @@
 //! the write set.
 
 use super::*;
+use crate::error::TxnError;
 
 // ---------------------------------------------------------------------------------------------
 // Long-running readers and versions.
@@ -322,9 +323,9 @@ fn bank_transfers_keep_the_total_in_every_snapshot() {
                             commits.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(
-                            Error::Deadlock
-                            | Error::WriteConflict { .. }
-                            | Error::LockWaitTimeout { .. },
+                            Error::Txn(TxnError::Deadlock)
+                            | Error::Txn(TxnError::WriteConflict { .. })
+                            | Error::Txn(TxnError::LockWaitTimeout { .. }),
                         ) => {
                             retries.fetch_add(1, Ordering::Relaxed);
                         }

@@ -222,7 +222,7 @@ impl Catalog {
     pub fn load(db: &Database) -> Result<(Catalog, Tree), SqlError> {
         let sys = match db.open_tree(CATALOG_TREE) {
             Ok(t) => t,
-            Err(zipdb_engine::Error::NoSuchTree(_)) => db
+            Err(zipdb_engine::Error::Request(zipdb_engine::RequestError::NoSuchTree(_))) => db
                 .create_tree(CATALOG_TREE, Some(Codec::None))
                 .map_err(SqlError::engine)?,
             Err(e) => return Err(SqlError::engine(e)),

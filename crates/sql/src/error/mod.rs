@@ -147,36 +147,36 @@ impl SqlError {
 
     /// An engine error, with the MySQL code an application's retry logic expects.
     pub fn engine(e: zipdb_engine::Error) -> SqlError {
-        use zipdb_engine::Error as E;
+        use zipdb_engine::{Error as E, RequestError as R, StorageError as S, TxnError as T};
         match e {
-            E::Deadlock => SqlError::of(
+            E::Txn(T::Deadlock) => SqlError::of(
                 ErrorKind::LockDeadlock,
                 "Deadlock found when trying to get lock; try restarting transaction",
             ),
-            E::LockWaitTimeout { .. } => SqlError::of(
+            E::Txn(T::LockWaitTimeout { .. }) => SqlError::of(
                 ErrorKind::LockWaitTimeout,
                 "Lock wait timeout exceeded; try restarting transaction",
             ),
             // MariaDB's innodb_snapshot_isolation=ON reports the same condition as 1020.
-            E::WriteConflict { tree } => SqlError::of(
+            E::Txn(T::WriteConflict { tree }) => SqlError::of(
                 ErrorKind::Checkread,
                 format!(
                     "Record has changed since last read in table '{tree}'; try restarting \
                      transaction"
                 ),
             ),
-            E::ChangeTooLarge { bytes, max } => SqlError::of(
+            E::Request(R::ChangeTooLarge { bytes, max }) => SqlError::of(
                 ErrorKind::TransCacheFull,
                 format!(
                     "Transaction needs {bytes} bytes of redo, more than the WAL holds ({max}); \
                      commit it in smaller transactions"
                 ),
             ),
-            E::KeyTooLarge { max, .. } => SqlError::of(
+            E::Request(R::KeyTooLarge { max, .. }) => SqlError::of(
                 ErrorKind::TooLongKey,
                 format!("Specified key was too long; max key length is {max} bytes"),
             ),
-            E::ReadOnlyAfterIoError(m) => SqlError::of(
+            E::Storage(S::ReadOnlyAfterIoError(m)) => SqlError::of(
                 ErrorKind::GetErrno,
                 format!(
                     "Got error from storage engine: the database refuses changes after an I/O \
@@ -360,29 +360,39 @@ mod tests {
 
     #[test]
     fn retried_errors_are_the_three_that_roll_back() {
-        let conflict = SqlError::engine(zipdb_engine::Error::WriteConflict {
-            tree: "t".to_string(),
-        });
+        let conflict = SqlError::engine(zipdb_engine::Error::Txn(
+            zipdb_engine::TxnError::WriteConflict {
+                tree: "t".to_string(),
+            },
+        ));
         assert_eq!(
             (conflict.kind(), conflict.code()),
             (ErrorKind::Checkread, 1020)
         );
         assert!(conflict.rolls_back_transaction());
-        assert!(SqlError::engine(zipdb_engine::Error::Deadlock).rolls_back_transaction());
+        assert!(
+            SqlError::engine(zipdb_engine::Error::Txn(zipdb_engine::TxnError::Deadlock))
+                .rolls_back_transaction()
+        );
         // The engine's retryable family is exactly what rolls a transaction back here.
         for e in [
-            zipdb_engine::Error::Deadlock,
-            zipdb_engine::Error::LockWaitTimeout {
+            zipdb_engine::Error::Txn(zipdb_engine::TxnError::Deadlock),
+            zipdb_engine::Error::Txn(zipdb_engine::TxnError::LockWaitTimeout {
                 waited: std::time::Duration::from_millis(5),
-            },
-            zipdb_engine::Error::WriteConflict { tree: "t".into() },
-            zipdb_engine::Error::KeyTooLarge { len: 9, max: 8 },
-            zipdb_engine::Error::CorruptCatalog("x".into()),
+            }),
+            zipdb_engine::Error::Txn(zipdb_engine::TxnError::WriteConflict { tree: "t".into() }),
+            zipdb_engine::Error::Request(zipdb_engine::RequestError::KeyTooLarge {
+                len: 9,
+                max: 8,
+            }),
+            zipdb_engine::Error::Storage(zipdb_engine::StorageError::CorruptCatalog("x".into())),
         ] {
             let retry = e.class() == zipdb_engine::ErrorClass::RetryableTxn;
             assert_eq!(SqlError::engine(e).rolls_back_transaction(), retry);
         }
-        let corrupt = SqlError::engine(zipdb_engine::Error::CorruptCatalog("bad entry".into()));
+        let corrupt = SqlError::engine(zipdb_engine::Error::Storage(
+            zipdb_engine::StorageError::CorruptCatalog("bad entry".into()),
+        ));
         assert_eq!(corrupt.code(), 1877);
         assert!(
             corrupt.message().contains("bad entry"),
@@ -454,9 +464,11 @@ mod tests {
                 "Query execution was interrupted",
             ),
             (
-                SqlError::engine(zipdb_engine::Error::WriteConflict {
-                    tree: "t".to_string(),
-                }),
+                SqlError::engine(zipdb_engine::Error::Txn(
+                    zipdb_engine::TxnError::WriteConflict {
+                        tree: "t".to_string(),
+                    },
+                )),
                 1020,
                 "HY000",
                 "Record has changed since last read in table 't'; try restarting transaction",
