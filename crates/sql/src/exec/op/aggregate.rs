@@ -15,7 +15,7 @@
 use std::collections::btree_map::{self, BTreeMap};
 use std::iter::Peekable;
 
-use crate::exec::op::sort_spill::{Sorted, Sorter, SPILL_ROOM};
+use crate::exec::op::sort_spill::{try_hold, Sorted, Sorter};
 use crate::exec::op::{Operator, Row};
 use crate::exec::{AggState, GroupKey, KeyRef};
 use crate::expr::{Ctx, Expr};
@@ -120,10 +120,7 @@ impl<'a> Aggregate<'a> {
                 // Without GROUP BY there is one group: nothing to gain by spilling it.
                 Some(t) if spill.is_none() && !self.keys.is_empty() => {
                     // Room is left in the budget for the spill's own buffer.
-                    if table.saturating_add(bytes) <= self.table
-                        && self.mem.try_grow(bytes + SPILL_ROOM)
-                    {
-                        self.mem.shrink(SPILL_ROOM);
+                    if try_hold(&mut self.mem, table, bytes, self.table) {
                         None
                     } else {
                         Some(t)

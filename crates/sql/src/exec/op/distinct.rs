@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::exec::op::sort_spill::{Sorted, Sorter, SPILL_ROOM};
+use crate::exec::op::sort_spill::{try_hold, Sorted, Sorter};
 use crate::exec::op::{Operator, Row};
 use crate::exec::{GroupKey, KeyRef};
 use crate::expr::Ctx;
@@ -89,14 +89,10 @@ impl<'a> Distinct<'a> {
             let bytes = row_bytes(&row[..n]);
             match self.temp {
                 // Room is left in the budget for the spill's own buffer.
-                Some(t)
-                    if self.held.saturating_add(bytes) > self.table
-                        || !self.mem.try_grow(bytes + SPILL_ROOM) =>
-                {
+                Some(t) if !try_hold(&mut self.mem, self.held, bytes, self.table) => {
                     self.spill = Some(Sorter::new(Some(t), self.buffer, 0, &vec![false; n]));
                 }
                 Some(_) => {
-                    self.mem.shrink(SPILL_ROOM);
                     self.held += bytes;
                     self.seen.insert(GroupKey(row[..n].to_vec()));
                     return Ok(true);

@@ -35,7 +35,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::exec::hash::{hash_key, HashPart};
 use crate::exec::op::materialize::Materialized;
-use crate::exec::op::sort_spill::{decode_row, encode_row, Sorted, Sorter, SPILL_ROOM};
+use crate::exec::op::sort_spill::{decode_row, encode_row, try_hold, Sorted, Sorter};
 use crate::exec::op::{Operator, Row};
 use crate::expr::{Ctx, Expr};
 use crate::plan::join::KeyClass;
@@ -340,10 +340,7 @@ impl<'a> Collect<'a> {
             self.rows.push(r);
             return Ok(());
         };
-        if self.held.saturating_add(bytes) <= self.table
-            && self.mem.try_grow(bytes.saturating_add(SPILL_ROOM))
-        {
-            self.mem.shrink(SPILL_ROOM);
+        if try_hold(&mut self.mem, self.held, bytes, self.table) {
             self.held += bytes;
             self.rows.push(r);
             return Ok(());
@@ -534,13 +531,10 @@ impl PartJoin<'_, '_, '_> {
         while rd.next(&build.file, &mut rec)? {
             let bytes = row_bytes(&rec[2 + w..]);
             if build.level + 1 < MAX_DEPTH {
-                if t.held.saturating_add(bytes) > self.table.max(PART_MIN)
-                    || !self.mem.try_grow(bytes.saturating_add(SPILL_ROOM))
-                {
+                if !try_hold(self.mem, t.held, bytes, self.table.max(PART_MIN)) {
                     self.mem.shrink(t.held);
                     return Ok(None);
                 }
-                self.mem.shrink(SPILL_ROOM);
             } else if let Err(e) = self.mem.grow(bytes) {
                 self.mem.shrink(t.held);
                 return Err(e);
@@ -670,15 +664,13 @@ impl PartJoin<'_, '_, '_> {
                     None => break,
                 };
                 let bytes = row_bytes(&r);
-                if held.saturating_add(bytes) <= self.table.max(PART_MIN)
-                    && self.mem.try_grow(bytes.saturating_add(SPILL_ROOM))
-                {
-                    self.mem.shrink(SPILL_ROOM);
-                } else if chunk.is_empty() {
+                if !try_hold(self.mem, held, bytes, self.table.max(PART_MIN)) {
+                    // A chunk takes at least one row, past the budget or not.
+                    if !chunk.is_empty() {
+                        carry = Some(r);
+                        break;
+                    }
                     self.mem.grow(bytes)?;
-                } else {
-                    carry = Some(r);
-                    break;
                 }
                 held += bytes;
                 chunk.push(r);

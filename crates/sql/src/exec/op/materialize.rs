@@ -9,7 +9,7 @@
 //! Outside a session (no temporary space) they all stay in memory, charged (1290 past the
 //! budget).
 
-use crate::exec::op::sort_spill::{decode_row, encode_row, SPILL_ROOM};
+use crate::exec::op::sort_spill::{decode_row, encode_row, try_hold};
 use crate::exec::op::Row;
 use crate::expr::Ctx;
 use crate::runtime::limits::row_bytes;
@@ -110,10 +110,7 @@ impl<'a> Materialized<'a> {
             self.rows.push(r);
             return Ok(());
         };
-        if self.held.saturating_add(bytes) <= self.table
-            && self.mem.try_grow(bytes.saturating_add(SPILL_ROOM))
-        {
-            self.mem.shrink(SPILL_ROOM);
+        if try_hold(&mut self.mem, self.held, bytes, self.table) {
             self.held += bytes;
             self.rows.push(r);
             return Ok(());

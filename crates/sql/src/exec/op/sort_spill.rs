@@ -39,6 +39,19 @@ pub(crate) const FAN_IN: usize = 16;
 /// spilled rows' sort needs a buffer of at least a row; a merge needs a row per run read, and
 /// DISTINCT's second sort runs while the first one's merge still reads.
 pub(crate) const SPILL_ROOM: u64 = 64 << 10;
+
+/// The one rule of every operator that holds rows or keys in memory until it must spill
+/// (GROUP BY's groups, DISTINCT's keys, a join's build table and its partitions, a
+/// materialized table): charges `bytes` to `mem` and returns true when the held bytes stay
+/// within `cap` and the statement's budget keeps [`SPILL_ROOM`] free besides, for the spill's
+/// own buffer; otherwise charges nothing and returns false, and the caller spills.
+pub(crate) fn try_hold(mem: &mut Reservation<'_>, held: u64, bytes: u64, cap: u64) -> bool {
+    if held.saturating_add(bytes) > cap || !mem.try_grow(bytes.saturating_add(SPILL_ROOM)) {
+        return false;
+    }
+    mem.shrink(SPILL_ROOM);
+    true
+}
 /// Rows written or merged between two looks at the statement's stop signal.
 const POLL: u32 = 256;
 
@@ -223,11 +236,7 @@ impl<'a> Sorter<'a> {
         if self.spill.is_none() {
             return mem.try_grow(bytes);
         }
-        if !mem.try_grow(bytes.saturating_add(SPILL_ROOM)) {
-            return false;
-        }
-        mem.shrink(SPILL_ROOM);
-        true
+        try_hold(mem, 0, bytes, u64::MAX)
     }
 
     /// Every row pushed, in order.
