@@ -41,6 +41,8 @@ struct AggState {
     /// DISTINCT aggregates: the values counted so far, ordered as GROUP BY compares them (a
     /// linear list made COUNT(DISTINCT) quadratic).
     seen: Option<std::collections::BTreeSet<SqlOrdered>>,
+    /// Bytes of the values in `seen`, charged to the statement's budget by the caller.
+    seen_bytes: u64,
 }
 
 /// A value ordered by [`Value::order_cmp`] (the collation, numbers numerically), so that equal
@@ -72,28 +74,55 @@ impl AggState {
             sum: None,
             best: None,
             seen: distinct.then(std::collections::BTreeSet::new),
+            seen_bytes: 0,
         }
     }
 
-    fn add(&mut self, spec: &AggSpec, v: Value) -> Result<(), SqlError> {
+    /// Bytes [`AggState::add`] of `v` would newly hold: a DISTINCT aggregate's unseen value.
+    fn would_hold(&self, spec: &AggSpec, v: &Value) -> u64 {
+        match &self.seen {
+            Some(seen)
+                if !matches!(spec.func, AggFn::CountStar | AggFn::Any)
+                    && !v.is_null()
+                    && !seen.contains(&SqlOrdered(v.clone())) =>
+            {
+                crate::runtime::limits::row_bytes(std::slice::from_ref(v))
+            }
+            _ => 0,
+        }
+    }
+
+    /// Bytes this state holds beyond its fixed size: a DISTINCT aggregate's values.
+    fn held_bytes(&self) -> u64 {
+        self.seen_bytes
+    }
+
+    /// Folds `v` in; returns the bytes the state newly holds (a DISTINCT aggregate's new
+    /// value), which the caller charges: a COUNT(DISTINCT) over a large table holds every
+    /// distinct value, and was not charged before (one fixed charge per state).
+    fn add(&mut self, spec: &AggSpec, v: Value) -> Result<u64, SqlError> {
         if spec.func == AggFn::CountStar {
             self.count += 1;
-            return Ok(());
+            return Ok(0);
         }
         if spec.func == AggFn::Any {
             if self.count == 0 {
                 self.best = Some(v);
             }
             self.count += 1;
-            return Ok(());
+            return Ok(0);
         }
         if v.is_null() {
-            return Ok(());
+            return Ok(0);
         }
+        let mut held = 0;
         if let Some(seen) = &mut self.seen {
+            let bytes = crate::runtime::limits::row_bytes(std::slice::from_ref(&v));
             if !seen.insert(SqlOrdered(v.clone())) {
-                return Ok(());
+                return Ok(0);
             }
+            self.seen_bytes += bytes;
+            held = bytes;
         }
         self.count += 1;
         match spec.func {
@@ -139,7 +168,7 @@ impl AggState {
             }
             AggFn::Count | AggFn::CountStar | AggFn::Any => {}
         }
-        Ok(())
+        Ok(held)
     }
 
     fn finish(self, spec: &AggSpec) -> Value {

@@ -11,9 +11,16 @@
 //! sort is stable), so one spilled group's states are held at a time, and they are merged by
 //! key with the groups of the map. The two sets of groups are disjoint, so the output is
 //! what the map alone would give, for every aggregate (nothing partial is ever written).
+//!
+//! A DISTINCT aggregate's value set grows with its group, and is charged as it grows. When a
+//! held group's new value does not fit (less `SPILL_ROOM`), that group is split: its rows from
+//! then on go to the sort too, and when it leaves the map its spilled rows, which all arrived
+//! after those folded in memory, are folded into its states in arrival order.
 
 use std::collections::btree_map::{self, BTreeMap};
 use std::iter::Peekable;
+
+use std::collections::BTreeSet;
 
 use crate::exec::op::sort_spill::{try_hold, Sorted, Sorter};
 use crate::exec::op::{Operator, Row};
@@ -103,6 +110,11 @@ impl<'a> Aggregate<'a> {
         let mut table = 0u64;
         // Made when the first group does not fit.
         let mut spill: Option<Sorter<'a>> = None;
+        // Held groups whose DISTINCT values outgrew the budget: their later rows spill.
+        let mut split: BTreeSet<GroupKey> = BTreeSet::new();
+        let can_split =
+            self.temp.is_some() && !self.keys.is_empty() && self.aggs.iter().any(|a| a.distinct);
+        let mut args = Vec::with_capacity(self.aggs.len());
         let mut row = Vec::new();
         // The row's key values, searched for as they are; owned only by a new group.
         let mut key = Vec::with_capacity(self.keys.len());
@@ -112,7 +124,38 @@ impl<'a> Aggregate<'a> {
                 key.push(e.eval(&row, cx)?);
             }
             if let Some(states) = groups.get_mut(KeyRef::new(&key)) {
-                fold(states, self.aggs, &row, cx)?;
+                if !can_split {
+                    fold(states, self.aggs, &row, cx, &mut self.mem)?;
+                    continue;
+                }
+                eval_args(self.aggs, &row, cx, &mut args)?;
+                if split.is_empty() || !split.contains(KeyRef::new(&key)) {
+                    let bytes = states
+                        .iter()
+                        .zip(self.aggs)
+                        .zip(&args)
+                        .map(|((st, spec), v)| st.would_hold(spec, v))
+                        .sum();
+                    if try_hold(&mut self.mem, 0, bytes, u64::MAX) {
+                        for ((st, spec), v) in states.iter_mut().zip(self.aggs).zip(args.drain(..))
+                        {
+                            st.add(spec, v)?;
+                        }
+                        continue;
+                    }
+                    split.insert(GroupKey(key.clone()));
+                }
+                let sorter = match spill.as_mut() {
+                    Some(s) => s,
+                    None => {
+                        let asc = vec![false; self.keys.len()];
+                        spill.insert(Sorter::new(self.temp, self.buffer, 0, &asc))
+                    }
+                };
+                let mut r = Vec::with_capacity(key.len() + args.len());
+                r.extend(key.iter().cloned());
+                r.append(&mut args);
+                sorter.push(r, &mut self.mem, cx)?;
                 continue;
             }
             let bytes = self.group_bytes(&key);
@@ -141,18 +184,14 @@ impl<'a> Aggregate<'a> {
                     // The group's key, then one value per aggregate (NULL for COUNT(*)).
                     let mut r = Vec::with_capacity(key.len() + self.aggs.len());
                     r.append(&mut key);
-                    for spec in self.aggs {
-                        r.push(match &spec.arg {
-                            Some(a) => a.eval(&row, cx)?,
-                            None => Value::Null,
-                        });
-                    }
+                    eval_args(self.aggs, &row, cx, &mut args)?;
+                    r.append(&mut args);
                     sorter.push(r, &mut self.mem, cx)?;
                 }
                 None => {
                     table += bytes;
                     let mut fresh = self.fresh();
-                    fold(&mut fresh, self.aggs, &row, cx)?;
+                    fold(&mut fresh, self.aggs, &row, cx, &mut self.mem)?;
                     groups.insert(GroupKey(key.clone()), fresh);
                 }
             }
@@ -185,27 +224,43 @@ impl<'a> Aggregate<'a> {
         let mut states = self.fresh();
         let mut key = first;
         self.mem.shrink(row_bytes(&key));
-        add_args(&mut states, self.aggs, key.split_off(n))?;
-        let groups = self.groups.as_mut().expect("filled");
-        let sorted = groups.spilled.as_mut().expect("a spilled row has its sort");
-        loop {
-            match sorted.next(&mut self.mem, cx)? {
-                Some(mut r) if KeyRef::new(&r[..n]) == KeyRef::new(&key) => {
-                    self.mem.shrink(row_bytes(&r));
-                    add_args(&mut states, self.aggs, r.split_off(n))?;
-                }
-                next => {
-                    groups.ahead = next;
-                    break;
-                }
-            }
-        }
-        self.mem.shrink(states_bytes);
+        add_args(&mut states, self.aggs, key.split_off(n), &mut self.mem)?;
+        self.fold_spilled(&key, &mut states, cx)?;
+        self.mem.shrink(states_bytes + held_bytes(&states));
         *out = key;
         for (st, spec) in states.into_iter().zip(self.aggs) {
             out.push(st.finish(spec));
         }
         Ok(())
+    }
+}
+
+impl Aggregate<'_> {
+    /// Folds the spilled rows of group `key` that follow, in arrival order, into `states`;
+    /// leaves the first row of the next spilled group read ahead.
+    fn fold_spilled(
+        &mut self,
+        key: &[Value],
+        states: &mut [AggState],
+        cx: &Ctx,
+    ) -> Result<(), SqlError> {
+        let n = self.keys.len();
+        let groups = self.groups.as_mut().expect("filled");
+        let Some(sorted) = groups.spilled.as_mut() else {
+            return Ok(());
+        };
+        loop {
+            match sorted.next(&mut self.mem, cx)? {
+                Some(mut r) if KeyRef::new(&r[..n]) == KeyRef::new(key) => {
+                    self.mem.shrink(row_bytes(&r));
+                    add_args(states, self.aggs, r.split_off(n), &mut self.mem)?;
+                }
+                next => {
+                    groups.ahead = next;
+                    return Ok(());
+                }
+            }
+        }
     }
 }
 
@@ -217,7 +272,8 @@ impl Operator for Aggregate<'_> {
         let g = self.groups.as_mut().expect("filled");
         let n = self.keys.len();
         let from_map = match (g.held.peek(), &g.ahead) {
-            (Some((k, _)), Some(a)) => KeyRef::new(&k.0) < KeyRef::new(&a[..n]),
+            // A split group is in both; its map part arrived first.
+            (Some((k, _)), Some(a)) => KeyRef::new(&k.0) <= KeyRef::new(&a[..n]),
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => return Ok(false),
@@ -227,8 +283,16 @@ impl Operator for Aggregate<'_> {
             self.spilled_group(first, cx, out)?;
             return Ok(true);
         }
-        let (k, states) = g.held.next().expect("peeked");
-        let held = self.group_bytes(&k.0);
+        let (k, mut states) = g.held.next().expect("peeked");
+        if let Some(mut first) = g
+            .ahead
+            .take_if(|a| KeyRef::new(&a[..n]) == KeyRef::new(&k.0))
+        {
+            self.mem.shrink(row_bytes(&first));
+            add_args(&mut states, self.aggs, first.split_off(n), &mut self.mem)?;
+            self.fold_spilled(&k.0, &mut states, cx)?;
+        }
+        let held = self.group_bytes(&k.0) + held_bytes(&states);
         self.mem.shrink(held);
         *out = k.0;
         for (st, spec) in states.into_iter().zip(self.aggs) {
@@ -238,29 +302,67 @@ impl Operator for Aggregate<'_> {
     }
 }
 
-/// Adds one input row to its group's aggregate states.
+/// Adds one input row to its group's aggregate states, charging to `mem` what they newly
+/// hold (DISTINCT aggregates' values; past the budget, error 1290: a single group's value set
+/// does not spill).
 fn fold(
     states: &mut [AggState],
     aggs: &[AggSpec],
     row: &[Value],
     cx: &Ctx,
+    mem: &mut Reservation<'_>,
 ) -> Result<(), SqlError> {
     for (st, spec) in states.iter_mut().zip(aggs) {
         let v = match &spec.arg {
             Some(a) => a.eval(row, cx)?,
             None => Value::Null,
         };
-        st.add(spec, v)?;
+        charge(mem, st.add(spec, v)?)?;
     }
     Ok(())
 }
 
-/// Adds one spilled row's arguments, evaluated when it was read, to its group's states.
-fn add_args(states: &mut [AggState], aggs: &[AggSpec], args: Row) -> Result<(), SqlError> {
+/// Adds one spilled row's arguments, evaluated when it was read, to its group's states, as
+/// [`fold`] does.
+fn add_args(
+    states: &mut [AggState],
+    aggs: &[AggSpec],
+    args: Row,
+    mem: &mut Reservation<'_>,
+) -> Result<(), SqlError> {
     for ((st, spec), v) in states.iter_mut().zip(aggs).zip(args) {
-        st.add(spec, v)?;
+        charge(mem, st.add(spec, v)?)?;
     }
     Ok(())
+}
+
+/// The aggregates' arguments of `row` into `out` (cleared first; NULL for COUNT(*)).
+fn eval_args(
+    aggs: &[AggSpec],
+    row: &[Value],
+    cx: &Ctx,
+    out: &mut Vec<Value>,
+) -> Result<(), SqlError> {
+    out.clear();
+    for spec in aggs {
+        out.push(match &spec.arg {
+            Some(a) => a.eval(row, cx)?,
+            None => Value::Null,
+        });
+    }
+    Ok(())
+}
+
+fn charge(mem: &mut Reservation<'_>, bytes: u64) -> Result<(), SqlError> {
+    if bytes > 0 {
+        mem.grow(bytes)?;
+    }
+    Ok(())
+}
+
+/// Bytes `states` hold beyond their fixed charge, given back when the group leaves.
+fn held_bytes(states: &[AggState]) -> u64 {
+    states.iter().map(AggState::held_bytes).sum()
 }
 
 #[cfg(test)]
