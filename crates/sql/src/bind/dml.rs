@@ -13,8 +13,8 @@ use crate::catalog::{needs_value, no_default, Table};
 use crate::error::ErrorKind;
 use crate::expr::Expr;
 use crate::plan::dml::{DeletePlan, InsertMode, InsertPlan, UpdatePlan};
-use crate::plan::logical::node::{LogicalPlan, SortKey};
-use crate::plan::lower::{lower_delete, lower_update};
+use crate::plan::logical::node::{Field, LogicalPlan, SortKey};
+use crate::plan::lower::{lower_delete, lower_insert, lower_update};
 use crate::types::value::Value;
 use crate::SqlError;
 
@@ -86,6 +86,17 @@ pub fn compile_insert(
     env: &Env,
     c: &mut Compiler,
 ) -> Result<InsertPlan, SqlError> {
+    lower_insert(bind_insert(ins, env, c)?)
+}
+
+/// INSERT/REPLACE as a [`LogicalPlan::Insert`] over its source, before the optimizer's
+/// passes: a Values node of the compiled rows (VALUES, or SET's one row), or INSERT … SELECT's
+/// query (`bind::select::bind_insert_source`).
+pub(crate) fn bind_insert(
+    ins: &ast::Insert,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<LogicalPlan, SqlError> {
     let ast::TableObject::TableName(name) = &ins.table else {
         return Err(SqlError::unsupported("INSERT INTO TABLE FUNCTION"));
     };
@@ -111,9 +122,7 @@ pub fn compile_insert(
             .collect::<Result<_, _>>()?
     };
     let vars = env.vars;
-    let mut rows = Vec::new();
-    let mut select = None;
-    if !ins.assignments.is_empty() {
+    let (source, source_meta) = if !ins.assignments.is_empty() {
         let mut r = Vec::new();
         for a in &ins.assignments {
             r.push(c.compile(
@@ -124,55 +133,30 @@ pub fn compile_insert(
                 },
             )?);
         }
-        rows.push(r);
+        (values_node(&t, &columns, vec![r])?, None)
     } else {
         let Some(src) = &ins.source else {
             return Err(SqlError::unsupported("INSERT without VALUES"));
         };
-        let values = match &*src.body {
-            ast::SetExpr::Values(values) => values,
+        match &*src.body {
+            ast::SetExpr::Values(values) => (
+                values_node(&t, &columns, compile_rows(values, &columns, vars, c)?)?,
+                None,
+            ),
             // INSERT ... SELECT: the rows come from a query, read whole before the first insert
-            // (so a query over the target table sees it as it was, as in MySQL).
+            // when it reads the target (so it sees the table as it was, as in MySQL).
             _ => {
-                let p = crate::bind::select::compile_select(src, env, c)?;
-                if p.visible != columns.len() {
+                let (p, meta) = crate::bind::select::bind_insert_source(src, env, c)?;
+                if p.visible_fields().len() != columns.len() {
                     return Err(SqlError::of(
                         ErrorKind::WrongValueCountOnRow,
                         "Column count doesn't match value count at row 1",
                     ));
                 }
-                select = Some(Box::new(p));
-                &EMPTY_VALUES
+                (p, meta)
             }
-        };
-        for (n, row) in values.rows.iter().enumerate() {
-            if row.content.len() != columns.len() {
-                return Err(SqlError::of(
-                    ErrorKind::WrongValueCountOnRow,
-                    format!("Column count doesn't match value count at row {}", n + 1),
-                ));
-            }
-            let mut r = Vec::with_capacity(row.content.len());
-            for e in &row.content {
-                r.push(match e {
-                    // DEFAULT in VALUES.
-                    ast::Expr::Identifier(id)
-                        if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
-                    {
-                        Expr::Func(crate::expr::Func::Coalesce, Vec::new())
-                    }
-                    _ => c.compile(
-                        e,
-                        &mut NoScope {
-                            vars,
-                            clause: "field list",
-                        },
-                    )?,
-                });
-            }
-            rows.push(r);
         }
-    }
+    };
     let mut on_dup = Vec::new();
     if let Some(ast::OnInsert::DuplicateKeyUpdate(assigns)) = &ins.on {
         for a in assigns {
@@ -190,22 +174,63 @@ pub fn compile_insert(
     } else {
         InsertMode::Insert
     };
-    Ok(InsertPlan {
-        table: t,
-        columns,
-        rows,
-        select,
-        mode,
-        on_dup,
-    })
+    LogicalPlan::insert(t, columns, source, source_meta, mode, on_dup)
 }
 
-/// No VALUES rows (INSERT ... SELECT).
-static EMPTY_VALUES: ast::Values = ast::Values {
-    explicit_row: false,
-    value_keyword: false,
-    rows: Vec::new(),
-};
+/// VALUES rows compiled, one expression per named column (`DEFAULT` as an argument-less
+/// COALESCE, which the executor reads as the column's default).
+fn compile_rows(
+    values: &ast::Values,
+    columns: &[usize],
+    vars: &dyn Fn(&str) -> Result<Value, SqlError>,
+    c: &mut Compiler,
+) -> Result<Vec<Vec<Expr>>, SqlError> {
+    let mut rows = Vec::with_capacity(values.rows.len());
+    for (n, row) in values.rows.iter().enumerate() {
+        if row.content.len() != columns.len() {
+            return Err(SqlError::of(
+                ErrorKind::WrongValueCountOnRow,
+                format!("Column count doesn't match value count at row {}", n + 1),
+            ));
+        }
+        let mut r = Vec::with_capacity(row.content.len());
+        for e in &row.content {
+            r.push(match e {
+                // DEFAULT in VALUES.
+                ast::Expr::Identifier(id)
+                    if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
+                {
+                    Expr::Func(crate::expr::Func::Coalesce, Vec::new())
+                }
+                _ => c.compile(
+                    e,
+                    &mut NoScope {
+                        vars,
+                        clause: "field list",
+                    },
+                )?,
+            });
+        }
+        rows.push(r);
+    }
+    Ok(rows)
+}
+
+/// The Values node of `rows` (moved in): its fields are the target columns'.
+fn values_node(
+    t: &Table,
+    columns: &[usize],
+    rows: Vec<Vec<Expr>>,
+) -> Result<LogicalPlan, SqlError> {
+    let fields = columns
+        .iter()
+        .map(|&i| {
+            let cd = &t.def.columns[i];
+            Field::new(None, &cd.name, cd.ty, cd.nullable)
+        })
+        .collect();
+    LogicalPlan::values(rows, fields)
+}
 
 // ---- UPDATE / DELETE ---------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 //! - The tabular form tools parse (the default, `FORMAT=TRADITIONAL`): MariaDB's ten
 //!   columns, one row per table a query block reads, built from the plan that runs.
 //! - `FORMAT=TREE` (MySQL 8's spelling; MariaDB has none): one row holding the indented
-//!   logical plan of a SELECT (`plan::logical::tree`), the shape operators are built from.
+//!   logical plan of a SELECT, INSERT, UPDATE or DELETE (`plan::logical::tree`), after the
+//!   optimizer's passes: the plan that lowering translates.
 //!
 //! `FORMAT=JSON` is MariaDB's and is refused (1235) rather than half done; TEXT and GRAPHVIZ
 //! are 1791 as in MariaDB. sqlparser's grammar reads no other names, so `FORMAT=TRADITIONAL`
@@ -12,7 +13,10 @@
 //! Where the tabular form differs from MariaDB's: `rows` is 1 for a constant lookup and
 //! NULL otherwise (zipdb keeps no row-count statistics yet); `possible_keys` names only the
 //! key chosen; derived tables are never merged into their outer block, so they always show
-//! as `<derivedN>` with a DERIVED row; a table shows by name, not by alias.
+//! as `<derivedN>` with a DERIVED row; a table shows by name, not by alias; INSERT … SELECT
+//! over its own target says "Using temporary" (zipdb reads such a query whole before the
+//! first insert) even where MariaDB reads the target by a constant lookup while planning and
+//! says nothing.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -20,6 +24,7 @@ use std::sync::Arc;
 use crate::bind::compile::Compiler;
 use crate::catalog::{ColumnDef, Table};
 use crate::error::{ErrorKind, SqlError};
+use crate::exec::operator::reads_table;
 use crate::expr::{Cmp, Expr};
 use crate::plan::access::{Access, ColBound};
 use crate::plan::dml::{Plan, PlanRoot};
@@ -51,6 +56,8 @@ struct Row {
     reference: Option<String>,
     rows: Option<String>,
     extra: Vec<&'static str>,
+    /// MariaDB's INSERT … VALUES row has a NULL Extra, not an empty one.
+    no_extra: bool,
 }
 
 impl super::Session {
@@ -76,49 +83,54 @@ impl super::Session {
         }
     }
 
-    /// The logical plan of a SELECT, UPDATE or DELETE after the optimizer's passes (pushed
-    /// filters, pruned columns, access paths, join methods, sorts the scan satisfies). Its
-    /// subqueries print as the compiled queries they are.
+    /// The logical plan of a SELECT, INSERT, UPDATE or DELETE after the optimizer's passes
+    /// (pushed filters, pruned columns, access paths, join methods, sorts the scan
+    /// satisfies). Its subqueries print as the compiled queries they are. A SELECT's is the
+    /// plan lowering translates (optimized once, then printed and lowered); DML's is
+    /// optimized as its lowering does (`plan::lower::lower_update` and the others).
     fn explain_tree(&mut self, stmt: &sqlparser::ast::Statement) -> Result<String, SqlError> {
         use sqlparser::ast::Statement;
         let mut c = Compiler::new();
-        let q = match stmt {
-            Statement::Query(q) => q,
+        let dml = match stmt {
+            Statement::Query(q) => {
+                let captured: RefCell<Option<LogicalPlan>> = RefCell::new(None);
+                let lowered = self.with_env(|env| {
+                    crate::bind::select::bind_and_lower(q, env, &mut c, &|p: &mut LogicalPlan| {
+                        *captured.borrow_mut() = Some(p.clone());
+                    })
+                });
+                match lowered {
+                    Some(r) => {
+                        r?;
+                    }
+                    None => return Err(SqlError::unsupported("EXPLAIN FORMAT=TREE of this query")),
+                }
+                let plan = captured
+                    .into_inner()
+                    .ok_or_else(|| SqlError::internal("EXPLAIN FORMAT=TREE: no plan was bound"))?;
+                return tree_of(plan, c);
+            }
+            Statement::Insert(i) => {
+                self.with_env(|env| crate::bind::dml::bind_insert(i, env, &mut c))?
+            }
             Statement::Update(u) => {
-                let plan = self.with_env(|env| crate::bind::dml::bind_update(u, env, &mut c))?;
-                return optimized_tree(plan, c);
+                self.with_env(|env| crate::bind::dml::bind_update(u, env, &mut c))?
             }
             Statement::Delete(d) => {
-                let plan = self.with_env(|env| crate::bind::dml::bind_delete(d, env, &mut c))?;
-                return optimized_tree(plan, c);
+                self.with_env(|env| crate::bind::dml::bind_delete(d, env, &mut c))?
             }
             _ => {
-                return Err(SqlError::unsupported("EXPLAIN FORMAT=TREE of INSERT"));
+                return Err(SqlError::unsupported(
+                    "EXPLAIN FORMAT=TREE of this statement",
+                ))
             }
         };
-        let captured: RefCell<Option<LogicalPlan>> = RefCell::new(None);
-        let lowered = self.with_env(|env| {
-            crate::bind::select::bind_and_lower(q, env, &mut c, &|p: &mut LogicalPlan| {
-                *captured.borrow_mut() = Some(p.clone());
-            })
-        });
-        match lowered {
-            Some(r) => {
-                r?;
-            }
-            None => return Err(SqlError::unsupported("EXPLAIN FORMAT=TREE of this query")),
-        }
-        let plan = captured
-            .into_inner()
-            .ok_or_else(|| SqlError::internal("EXPLAIN FORMAT=TREE: no plan was bound"))?;
-        optimized_tree(plan, c)
+        tree_of(crate::plan::rules::pipeline::optimize(dml)?, c)
     }
 }
 
-/// The tree of `plan` after the passes, as lowering read it (`lower` runs them on its own
-/// copy), with the subqueries `c` compiled.
-fn optimized_tree(plan: LogicalPlan, mut c: Compiler) -> Result<String, SqlError> {
-    let plan = crate::plan::rules::pipeline::optimize(plan)?;
+/// The tree of `plan`, which the passes have run over, with the subqueries `c` compiled.
+fn tree_of(plan: LogicalPlan, mut c: Compiler) -> Result<String, SqlError> {
     let subqueries = c
         .take_subqueries()
         .into_iter()
@@ -178,7 +190,9 @@ fn table_outcome(rows: Vec<Row>) -> Outcome {
                 text(r.key_len),
                 text(r.reference),
                 text(r.rows),
-                if r.extra.is_empty() {
+                if r.no_extra {
+                    Value::Null
+                } else if r.extra.is_empty() {
                     Value::Str(String::new())
                 } else {
                     Value::Str(r.extra.join("; "))
@@ -208,8 +222,13 @@ fn tabular(root: &PlanRoot) -> Vec<Row> {
             Some(s) => {
                 w.simple &= s.union.is_empty() && !has_derived(s);
                 w.select(s, "PRIMARY");
-                if let Some(first) = w.rows.first_mut() {
-                    first.extra.push("Using temporary");
+                // A query over the target is read whole before the first row is stored
+                // (exec/dml.rs), where MariaDB says it uses a temporary table.
+                let own = &i.table.def;
+                if reads_table(s, &root.subqueries, &own.db, &own.name) {
+                    if let Some(first) = w.rows.first_mut() {
+                        first.extra.push("Using temporary");
+                    }
                 }
             }
             None => w.rows.push(Row {
@@ -217,6 +236,7 @@ fn tabular(root: &PlanRoot) -> Vec<Row> {
                 select_type: "INSERT".into(),
                 table: Some(i.table.def.name.clone()),
                 access_type: Some("ALL".into()),
+                no_extra: true,
                 ..Row::default()
             }),
         },
@@ -517,6 +537,7 @@ impl Walk {
             key_len,
             reference,
             extra: Vec::new(),
+            no_extra: false,
         }
     }
 }
@@ -551,6 +572,76 @@ fn decimal_bytes(precision: u8, scale: u8) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// EXPLAIN FORMAT=TREE prints the plan that runs: a statement's plan is optimized once
+    /// (before D3's rest a SELECT's was optimized by lowering and again for the printer),
+    /// and the tree is the one lowering was handed.
+    #[test]
+    fn the_tree_is_optimized_once() {
+        use crate::plan::rules::pipeline::RUNS;
+        let dir = std::env::temp_dir().join(format!("zipdb-explain-once-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        {
+            let (_db, inst) = crate::Instance::open_for_tests(&dir);
+            let mut s = inst.session("root", 1);
+            for sql in [
+                "CREATE DATABASE d",
+                "USE d",
+                "CREATE TABLE t (id INT PRIMARY KEY, a INT, KEY (a))",
+                "CREATE TABLE u (id INT PRIMARY KEY, b INT)",
+            ] {
+                assert!(s.query(sql).pop().expect("a result").is_ok(), "{sql}");
+            }
+            let cases = [
+                "SELECT t.id FROM t JOIN u ON u.id = t.a WHERE t.id > 1 ORDER BY t.id",
+                "SELECT * FROM (SELECT a, COUNT(*) n FROM t GROUP BY a) d WHERE d.n > 1",
+                "INSERT INTO u SELECT id, a FROM t WHERE id = 5",
+                "INSERT INTO u VALUES (1, 2), (3, 4)",
+                "UPDATE t SET a = 1 WHERE id = 2",
+                "DELETE FROM t WHERE a = 3 ORDER BY id LIMIT 1",
+            ];
+            for sql in cases {
+                let before = RUNS.with(|r| r.get());
+                let out = s.query(&format!("EXPLAIN FORMAT=TREE {sql}")).pop();
+                let Some(Ok(Outcome::Rows { rows, .. })) = out else {
+                    panic!("{sql}: {out:?}");
+                };
+                assert_eq!(RUNS.with(|r| r.get()) - before, 1, "{sql}");
+                assert!(matches!(&rows[0][0], Value::Str(t) if t.starts_with("-> ")));
+            }
+            // The printed tree is the plan lowering translated: the copy the hook takes of
+            // the optimized plan prints as EXPLAIN does, and lowering it again (a plain
+            // translation) gives the plan that runs.
+            let sql = "SELECT t.id FROM t JOIN u ON u.id = t.a WHERE t.id > 1 ORDER BY t.id";
+            let printed = match s.query(&format!("EXPLAIN FORMAT=TREE {sql}")).pop() {
+                Some(Ok(Outcome::Rows { rows, .. })) => rows[0][0].clone(),
+                other => panic!("{other:?}"),
+            };
+            let stmts = crate::front::parse::parse_ast(sql).expect("parses");
+            let sqlparser::ast::Statement::Query(q) = &stmts[0] else {
+                panic!("a query");
+            };
+            let seen: RefCell<Option<LogicalPlan>> = RefCell::new(None);
+            let lowered = s
+                .with_env(|env| {
+                    crate::bind::select::bind_and_lower(q, env, &mut Compiler::new(), &|p| {
+                        *seen.borrow_mut() = Some(p.clone());
+                    })
+                })
+                .expect("a SELECT")
+                .expect("lowers");
+            let plan = seen.into_inner().expect("the hook saw the plan");
+            let tree = LogicalRoot::new(plan.clone(), Vec::new()).unwrap().tree();
+            assert!(
+                matches!(&printed, Value::Str(p) if *p == tree),
+                "{printed:?}\n{tree}"
+            );
+            // What the executor runs is that plan, translated: its decisions are the tree's.
+            assert!(lowered.ordered_scan.is_some(), "{lowered:?}");
+            assert!(matches!(lowered.access, Access::Primary(_)), "{lowered:?}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn decimal_sizes_match_mariadb() {

@@ -17,8 +17,9 @@ use sqlparser::ast;
 
 use crate::bind::compile::Compiler;
 use crate::bind::env::Env;
-use crate::plan::logical::node::BlockMeta;
-use crate::plan::lower::lower;
+use crate::plan::logical::node::{BlockMeta, LogicalPlan};
+use crate::plan::lower::{lower, lower_optimized};
+use crate::plan::rules::pipeline::optimize;
 use crate::plan::select::SelectPlan;
 use crate::SqlError;
 
@@ -71,15 +72,21 @@ fn compile_set(q: &ast::Query, env: &Env, c: &mut Compiler) -> Result<SelectPlan
     union::plan_union(q, env, c).and_then(|(p, cols, sub)| lower(p, cols, sub))
 }
 
-/// A plain query block or set operation (under its WITH) bound to a LogicalPlan, `alter`
-/// applied to it (tests change plans there; EXPLAIN FORMAT=TREE keeps a copy), then lowered.
-/// `None` when its FROM clause fails (the statement's error) or it is no SELECT.
+/// A plain query block or set operation (under its WITH) bound to a LogicalPlan and
+/// optimized, `alter` applied to the optimized plan (tests change plans there; EXPLAIN
+/// FORMAT=TREE keeps a copy: the tree it prints is the plan translated, optimized once), then
+/// lowered. `None` when its FROM clause fails (the statement's error) or it is no SELECT.
 pub(crate) fn bind_and_lower(
     q: &ast::Query,
     env: &Env,
     c: &mut Compiler,
-    alter: &dyn Fn(&mut crate::plan::logical::node::LogicalPlan),
+    alter: &dyn Fn(&mut LogicalPlan),
 ) -> Option<Result<SelectPlan, SqlError>> {
+    let finish = |p: LogicalPlan, cols, sub| {
+        let mut p = optimize(p)?;
+        alter(&mut p);
+        lower_optimized(p, cols, sub)
+    };
     if let Some(with) = &q.with {
         if with.recursive {
             return None;
@@ -107,21 +114,33 @@ pub(crate) fn bind_and_lower(
             return bind_and_lower(&x, env, c, alter);
         }
         ast::SetExpr::SetOperation { .. } | ast::SetExpr::Query(_) => {
-            return Some(union::plan_union(q, env, c).and_then(|(mut p, cols, sub)| {
-                alter(&mut p);
-                lower(p, cols, sub)
-            }));
+            return Some(
+                union::plan_union(q, env, c).and_then(|(p, cols, sub)| finish(p, cols, sub)),
+            );
         }
         _ => return None,
     };
     let from = from_tables(sel, env, c, &bind_query).ok()?;
     let lock = block::lock(&from, for_update(q));
     Some(
-        block::plan_block(q, sel, env, c, from, lock).and_then(|(mut p, cols, sub)| {
-            alter(&mut p);
-            lower(p, cols, sub)
-        }),
+        block::plan_block(q, sel, env, c, from, lock)
+            .and_then(|(p, cols, sub)| finish(p, cols, sub)),
     )
+}
+
+/// INSERT … SELECT's query, not yet optimized: a query block as its LogicalPlan with its
+/// metadata (the statement's passes optimize it), anything else (a set operation, a
+/// parenthesized query) lowered on its own and held as a Compiled node, as a derived
+/// table's query is.
+pub(crate) fn bind_insert_source(
+    q: &ast::Query,
+    env: &Env,
+    c: &mut Compiler,
+) -> Result<(LogicalPlan, Option<BlockMeta>), SqlError> {
+    Ok(match bind_query(q, env, c)? {
+        Query::Lowered(p) => (LogicalPlan::compiled(*p), None),
+        Query::New(p, meta) => (p, Some(meta)),
+    })
 }
 
 fn for_update(q: &ast::Query) -> bool {

@@ -85,11 +85,9 @@ pub struct SortKey {
     pub desc: bool,
 }
 
-// The binder builds Scan, OneRow, Derived, Compiled, Join, Filter, Project, Aggregate,
-// Distinct, Sort, Limit and SetOp (D1b–D1d), and Update and Delete (D3); Values and Insert
-// are built by tests only until INSERT binds to them, and Scan's `alias` and `access` are
-// read by the printer and D2b's access-path pass.
-#[allow(dead_code)]
+// The binder builds every node: Scan, OneRow, Derived, Compiled, Join, Filter, Project,
+// Aggregate, Distinct, Sort, Limit and SetOp (D1b–D1d), Update and Delete (D3), Insert and
+// Values (D3's rest). Some fields are read by the printer only.
 #[derive(Debug, Clone)]
 pub enum LogicalPlan {
     /// A table's rows. The row is the table's full row: `columns` are those read (the others
@@ -191,12 +189,16 @@ pub enum LogicalPlan {
         all: bool,
         schema: Schema,
     },
-    /// `columns`: the table column each of the source's columns goes to. `on_dup` reads
-    /// `[old row…, new row…]`, as `DupScope` compiles it.
+    /// `columns`: the table column each of the source's visible columns goes to. The source
+    /// is a Values node (INSERT … VALUES/SET), a query block (INSERT … SELECT, optimized with
+    /// the statement: `source_meta` is its metadata, for lowering) or a Compiled query (a set
+    /// operation, lowered on its own). `on_dup` reads `[old row…, new row…]`, as `DupScope`
+    /// compiles it.
     Insert {
         table: Arc<Table>,
         columns: Vec<usize>,
         source: Box<LogicalPlan>,
+        source_meta: Option<BlockMeta>,
         mode: InsertMode,
         on_dup: Vec<(usize, Expr)>,
     },
@@ -290,7 +292,9 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // INSERT … VALUES binds to it at D3 (tests before)
+    /// INSERT's rows, each as long as `fields`. The rows are moved in, never copied: a bulk
+    /// INSERT's thousands of rows pass through the plan to the executor as the binder built
+    /// them.
     pub fn values(rows: Vec<Vec<Expr>>, fields: Vec<Field>) -> Result<LogicalPlan, SqlError> {
         if let Some(r) = rows.iter().position(|r| r.len() != fields.len()) {
             return Err(invalid(
@@ -540,22 +544,21 @@ impl LogicalPlan {
         })
     }
 
-    #[allow(dead_code)] // DML binds to plans at D3 (tests before)
+    /// `source_meta`: the source block's metadata when the source is a query block (see the
+    /// node); a block's hidden ORDER BY columns are not inserted.
     pub fn insert(
         table: Arc<Table>,
         columns: Vec<usize>,
         source: LogicalPlan,
+        source_meta: Option<BlockMeta>,
         mode: InsertMode,
         on_dup: Vec<(usize, Expr)>,
     ) -> Result<LogicalPlan, SqlError> {
-        if source.schema().width() != columns.len() {
+        let width = source.visible_fields().len();
+        if width != columns.len() {
             return Err(invalid(
                 "Insert",
-                format!(
-                    "source of {} columns into {}",
-                    source.schema().width(),
-                    columns.len()
-                ),
+                format!("source of {width} columns into {}", columns.len()),
             ));
         }
         for &c in &columns {
@@ -570,6 +573,7 @@ impl LogicalPlan {
             table,
             columns,
             source: Box::new(source),
+            source_meta,
             mode,
             on_dup,
         })
@@ -625,7 +629,6 @@ impl LogicalPlan {
     }
 
     /// The nodes this one reads, in order.
-    #[allow(dead_code)] // the printer (D4) and DML checks (D3) walk plans (tests before)
     pub fn inputs(&self) -> Vec<&LogicalPlan> {
         match self {
             LogicalPlan::Scan { .. }
@@ -649,7 +652,6 @@ impl LogicalPlan {
     }
 
     /// This node's own expressions (not its inputs'), in the order the printer shows them.
-    #[allow(dead_code)] // the printer (D4) reads it (tests before)
     pub fn exprs(&self) -> Vec<&Expr> {
         match self {
             LogicalPlan::Scan { .. }

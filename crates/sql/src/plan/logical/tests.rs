@@ -455,8 +455,15 @@ fn insert_select_with_on_duplicate_key_update() {
         &[0, 1],
     );
     let on_dup = vec![(1, Expr::Col(3))];
-    let plan =
-        LogicalPlan::insert(f.u.clone(), vec![0, 1], select, InsertMode::Insert, on_dup).unwrap();
+    let plan = LogicalPlan::insert(
+        f.u.clone(),
+        vec![0, 1],
+        select,
+        None,
+        InsertMode::Insert,
+        on_dup,
+    )
+    .unwrap();
     assert!(plan.schema().fields.is_empty());
     assert_eq!(
         tree(plan),
@@ -471,7 +478,14 @@ fn insert_select_with_on_duplicate_key_update() {
         vec![field(None, "x", INT, false)],
     )
     .unwrap();
-    let plan = LogicalPlan::insert(f.u.clone(), vec![0], values, InsertMode::Ignore, vec![]);
+    let plan = LogicalPlan::insert(
+        f.u.clone(),
+        vec![0],
+        values,
+        None,
+        InsertMode::Ignore,
+        vec![],
+    );
     assert_eq!(
         tree(plan.unwrap()),
         "-> Insert: d.u (x) ignore\n\
@@ -482,7 +496,7 @@ fn insert_select_with_on_duplicate_key_update() {
         &[0, 1],
     );
     refused(
-        LogicalPlan::insert(f.u.clone(), vec![0], two, InsertMode::Insert, vec![]),
+        LogicalPlan::insert(f.u.clone(), vec![0], two, None, InsertMode::Insert, vec![]),
         "Insert",
     );
     let one = keep(LogicalPlan::scan(f.t.clone(), None, vec![0]).unwrap(), &[0]);
@@ -491,6 +505,7 @@ fn insert_select_with_on_duplicate_key_update() {
             f.u.clone(),
             vec![0],
             one,
+            None,
             InsertMode::Replace,
             vec![(0, *col(4))],
         ),

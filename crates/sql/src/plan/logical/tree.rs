@@ -152,7 +152,15 @@ fn label(p: &LogicalPlan, n: Names) -> String {
         }
         LogicalPlan::OneRow => "One row".into(),
         LogicalPlan::Values { rows, .. } => {
-            format!("Values: {}", list(rows, |r| format!("({})", list(r, x))))
+            // The binder's `DEFAULT` is an argument-less COALESCE (exec/dml.rs reads it so).
+            let value = |e: &Expr| match e {
+                Expr::Func(Func::Coalesce, a) if a.is_empty() => "DEFAULT".to_string(),
+                e => x(e),
+            };
+            format!(
+                "Values: {}",
+                list(rows, |r| format!("({})", list(r, value)))
+            )
         }
         LogicalPlan::Derived { alias, schema, .. } => {
             format!(

@@ -1,18 +1,52 @@
-//! From an UPDATE's or DELETE's [`LogicalPlan`] to the plan the executor runs (issue 20, D3):
-//! the passes that apply to one table (`plan::rules::pipeline::optimize`: the zero-dates
-//! rewrite of the WHERE and the target's access path) decide, then this translates the shape
-//! the binder builds (bind/dml.rs): Update/Delete → Limit? → Sort? → Filter (WHERE)? → Scan of
-//! the target. The executor sorts and limits the rows itself (exec/dml.rs), so a Sort here is
-//! never satisfied by the scan. Any other shape is a bug: an internal error.
+//! From a DML statement's [`LogicalPlan`] to the plan the executor runs (issue 20, D3).
+//! UPDATE/DELETE: the passes that apply to one table (`plan::rules::pipeline::optimize`: the
+//! zero-dates rewrite of the WHERE and the target's access path) decide, then this translates
+//! the shape the binder builds (bind/dml.rs): Update/Delete → Limit? → Sort? → Filter (WHERE)?
+//! → Scan of the target. The executor sorts and limits the rows itself (exec/dml.rs), so a
+//! Sort here is never satisfied by the scan. INSERT: the source's query block (INSERT …
+//! SELECT) goes through the passes as a SELECT's and lowers as one; VALUES rows move into the
+//! executable plan as they are. Any other shape is a bug: an internal error.
 
 use crate::error::SqlError;
 use crate::expr::Expr;
 use crate::plan::access::Access;
-use crate::plan::dml::{DeletePlan, UpdatePlan};
+use crate::plan::dml::{DeletePlan, InsertPlan, UpdatePlan};
 use crate::plan::logical::node::LogicalPlan;
 use crate::plan::rules::pipeline::optimize;
 
 use super::from::cannot;
+
+/// The optimized plan of an INSERT (a [`LogicalPlan::Insert`]).
+pub(crate) fn lower_insert(plan: LogicalPlan) -> Result<InsertPlan, SqlError> {
+    let LogicalPlan::Insert {
+        table,
+        columns,
+        source,
+        source_meta,
+        mode,
+        on_dup,
+    } = optimize(plan)?
+    else {
+        return Err(cannot("an INSERT that is no Insert node"));
+    };
+    let (rows, select) = match (*source, source_meta) {
+        (LogicalPlan::Values { rows, .. }, None) => (rows, None),
+        (LogicalPlan::Compiled { plan, .. }, None) => (Vec::new(), Some(plan)),
+        (block, Some(m)) => {
+            let p = super::block::lower_block(block, m.columns, m.has_sub)?;
+            (Vec::new(), Some(Box::new(p)))
+        }
+        _ => return Err(cannot("an INSERT source without its block's metadata")),
+    };
+    Ok(InsertPlan {
+        table,
+        columns,
+        rows,
+        select,
+        mode,
+        on_dup,
+    })
+}
 
 /// The optimized plan of an UPDATE (a [`LogicalPlan::Update`]).
 pub(crate) fn lower_update(plan: LogicalPlan) -> Result<UpdatePlan, SqlError> {

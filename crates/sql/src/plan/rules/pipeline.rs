@@ -22,6 +22,8 @@ use crate::plan::rules::zero_dates::zero_dates_are_null;
 /// 5. [`eliminate_sort`]: needs the first table's access path.
 /// 6. [`choose_join_methods`]: needs each joined table's access path.
 pub(crate) fn optimize(mut plan: LogicalPlan) -> Result<LogicalPlan, SqlError> {
+    #[cfg(test)]
+    RUNS.with(|r| r.set(r.get() + 1));
     for_each_block(&mut plan, &mut |b| {
         zero_dates_are_null(b);
         Ok(())
@@ -46,11 +48,27 @@ pub(crate) fn optimize(mut plan: LogicalPlan) -> Result<LogicalPlan, SqlError> {
     Ok(plan)
 }
 
+// How many times `optimize` ran on this thread: tests check that a statement's plan is
+// optimized once (EXPLAIN FORMAT=TREE prints the plan lowering translates, not a copy
+// optimized again).
+#[cfg(test)]
+thread_local! {
+    pub(crate) static RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 type BlockPass<'a> = dyn FnMut(&mut LogicalPlan) -> Result<(), SqlError> + 'a;
 
 /// Calls `f` on each derived table's block below `plan` (innermost first), then on `plan`.
-/// The depth is the query's nesting, which the parser bounds.
+/// An INSERT's blocks are its source's: INSERT … SELECT's query is optimized as a SELECT
+/// (INSERT … VALUES has none, and its rows are not visited). The depth is the query's
+/// nesting, which the parser bounds.
 pub(crate) fn for_each_block(plan: &mut LogicalPlan, f: &mut BlockPass) -> Result<(), SqlError> {
+    if let LogicalPlan::Insert { source, .. } = plan {
+        return match **source {
+            LogicalPlan::Values { .. } | LogicalPlan::Compiled { .. } => Ok(()),
+            _ => for_each_block(source, f),
+        };
+    }
     if let Some(b) = block(plan) {
         for_each_derived(b.from, f)?;
     }

@@ -645,3 +645,130 @@ fn lowering_a_dml_plan_keeps_its_clauses_and_decisions() {
     assert!(matches!(d.access, Access::Full));
     assert!(d.filter.is_none() && d.order.is_empty() && d.limit.is_none());
 }
+
+/// INSERT INTO u (id, x) SELECT t.id, t.a FROM t `filter`, as bind/dml.rs builds it: the
+/// query block under the Insert, with its metadata.
+fn insert_select(f: &Fixture, filter: Option<Expr>) -> LogicalPlan {
+    use crate::plan::dml::InsertMode;
+    use crate::plan::logical::node::BlockMeta;
+    use crate::types::result::ColumnMeta;
+    let meta = BlockMeta {
+        columns: Arc::new(vec![ColumnMeta::bigint("id"), ColumnMeta::bigint("a")]),
+        has_sub: false,
+    };
+    let src = block(scan(&f.t), filter, &[0, 1], &[]);
+    LogicalPlan::insert(
+        f.u.clone(),
+        vec![0, 1],
+        src,
+        Some(meta),
+        InsertMode::Replace,
+        vec![],
+    )
+    .unwrap()
+}
+
+#[test]
+fn an_insert_selects_query_is_optimized_as_a_select() {
+    let f = fixture();
+    let wheres = [
+        ("pk point", Some(eq(col(0), int(5))), "Primary"),
+        ("index", Some(eq(col(1), int(4))), "Index"),
+        ("no key", Some(eq(col(3), int(4))), "Full"),
+        ("no WHERE", None, "Full"),
+    ];
+    for (what, w, kind) in wheres {
+        let before = format!("{:?}", choose_access(&f.t, w.as_ref()));
+        assert!(before.starts_with(kind), "{what}: {before}");
+        let p = optimize(insert_select(&f, w.clone())).unwrap();
+        let got: Vec<String> = scan_access(&p).iter().map(|a| format!("{a:?}")).collect();
+        assert_eq!(got, vec![before], "{what}");
+        // Pruned as a SELECT's: the Scan reads the selected columns and the WHERE's.
+        let mut read = Vec::new();
+        p.walk(&mut |n| {
+            if let LogicalPlan::Scan { columns, .. } = n {
+                read.clone_from(columns);
+            }
+        });
+        let want = match what {
+            "no key" => vec![0, 1, 3],
+            _ => vec![0, 1],
+        };
+        assert_eq!(read, want, "{what}");
+        // Lowering translates the decisions into the executor's plan.
+        let ins = crate::plan::lower::lower_insert(insert_select(&f, w)).unwrap();
+        let sel = ins.select.as_ref().expect("INSERT … SELECT");
+        assert!(ins.rows.is_empty());
+        assert_eq!(format!("{:?}", sel.access), got[0], "{what}");
+        assert_eq!(ins.columns, [0, 1]);
+        assert_eq!(ins.mode, crate::plan::dml::InsertMode::Replace);
+    }
+    let tree = LogicalRoot::new(
+        optimize(insert_select(&f, Some(eq(col(0), int(5))))).unwrap(),
+        Vec::new(),
+    )
+    .unwrap()
+    .tree();
+    let lines: Vec<&str> = tree.lines().map(str::trim).collect();
+    assert_eq!(
+        lines,
+        [
+            "-> Insert: d.u (id, x) replace",
+            "-> Project: t.id, t.a",
+            "-> Filter: t.id = 5",
+            "-> Scan: d.t (id, a) using const PRIMARY",
+        ],
+        "{tree}"
+    );
+}
+
+#[test]
+fn insert_values_rows_pass_through_the_passes_unchanged_and_uncopied() {
+    use crate::plan::dml::InsertMode;
+    use crate::plan::logical::node::Field;
+    let f = fixture();
+    let rows: Vec<Vec<Expr>> = (0..1000).map(|i| vec![*int(i), Expr::Param(0)]).collect();
+    let (at, first_row) = (rows.as_ptr(), rows[0].as_ptr());
+    let fields = vec![
+        Field::new(None, "id", INT, false),
+        Field::new(None, "x", INT, true),
+    ];
+    let values = LogicalPlan::values(rows, fields).unwrap();
+    let on_dup = vec![(1, Expr::Col(4 + 1))];
+    let p = LogicalPlan::insert(
+        f.u.clone(),
+        vec![0, 1],
+        values,
+        None,
+        InsertMode::Insert,
+        on_dup,
+    )
+    .unwrap();
+    let before = format!("{p:?}");
+    let p = optimize(p).unwrap();
+    assert_eq!(format!("{p:?}"), before);
+    let ins = crate::plan::lower::lower_insert(p).unwrap();
+    // The rows the binder compiled are the rows the executor reads: moved, not copied.
+    assert_eq!((ins.rows.as_ptr(), ins.rows[0].as_ptr()), (at, first_row));
+    assert_eq!(ins.rows.len(), 1000);
+    assert!(ins.select.is_none());
+    assert!(matches!(ins.on_dup[..], [(1, Expr::Col(5))]));
+}
+
+#[test]
+fn an_insert_source_block_without_its_metadata_is_an_internal_error() {
+    use crate::plan::dml::InsertMode;
+    let f = fixture();
+    let src = block(scan(&f.t), None, &[0, 1], &[]);
+    let p = LogicalPlan::insert(
+        f.u.clone(),
+        vec![0, 1],
+        src,
+        None,
+        InsertMode::Insert,
+        vec![],
+    )
+    .unwrap();
+    let e = crate::plan::lower::lower_insert(p).unwrap_err();
+    assert!(e.message().contains("metadata"), "{}", e.message());
+}
