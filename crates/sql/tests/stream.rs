@@ -153,9 +153,22 @@ fn joins_and_union_all_larger_than_max_session_mem_used_stream_and_succeed() {
         s.query_into(sql, &mut c);
         assert_eq!((c.rows, c.end), (rows, Some(Ok(()))), "{sql}");
     }
-    // A set operation that compares rows still holds them, within the budget.
+    // UNION (DISTINCT) streams its operands into one DISTINCT, which spills its keys past
+    // the budget: first occurrences, in order.
+    let mut c = Counter::new();
+    s.query_into(
+        "SELECT c, id FROM t UNION SELECT c, id FROM t UNION ALL SELECT c, id FROM t",
+        &mut c,
+    );
+    assert_eq!((c.rows, c.end), (2 * ROWS, Some(Ok(()))));
+    let ids: Vec<Vec<String>> = q(
+        &mut s,
+        "SELECT id FROM t WHERE id < 3 UNION SELECT id FROM t WHERE id < 5 UNION SELECT 1",
+    );
+    assert_eq!(ids, [["0"], ["1"], ["2"], ["3"], ["4"]].map(|r| vec![r[0].to_string()]));
+    // INTERSECT and EXCEPT still hold their operands, within the budget.
     assert_eq!(
-        code(&mut s, "SELECT c, id FROM t UNION SELECT c, id FROM t"),
+        code(&mut s, "SELECT c, id FROM t INTERSECT SELECT c, id FROM t"),
         Some(1290)
     );
 }

@@ -4,10 +4,14 @@
 //!
 //! UNION ALL streams operand after operand: each operand's tree is built only when the one
 //! before it is used up, so its LIMIT, constant WHERE terms and key bounds are evaluated where
-//! `SelectPlan::run` evaluates them, after the earlier operands' rows. UNION (DISTINCT),
-//! INTERSECT and EXCEPT compare each row with all the others: the operands up to the last such
-//! operation are read whole and combined by `set_combine` when the tree is built, as the
-//! buffered path does, and the UNION ALL operands after it stream behind those rows.
+//! `SelectPlan::run` evaluates them, after the earlier operands' rows. A UNION (DISTINCT)
+//! applies to everything before it: when every operation up to the last DISTINCT one is a
+//! UNION, those operands stream, in order, into one [`Distinct`] (first occurrences in
+//! arrival order, as `set_combine` keeps them; past `tmp_memory_table_size` it spills instead
+//! of failing with 1290). INTERSECT and EXCEPT compare each row with all the others: the
+//! operands up to the last such operation are read whole and combined by `set_combine` when
+//! the tree is built, as the buffered path does. The UNION ALL operands after the last
+//! DISTINCT operation stream behind either.
 //!
 //! The nesting of these trees follows the query's (a derived table in a derived table, a set
 //! operation as an operand), which the parser bounds at `SELECT_NESTING_MAX` levels.
@@ -15,11 +19,13 @@
 use zipdb_engine::Transaction;
 
 use crate::exec::locked::Locked;
+use crate::exec::op::distinct::Distinct;
 use crate::exec::op::{Operator, Row};
 use crate::exec::set_combine;
 use crate::expr::Ctx;
 use crate::plan::select::{SelectPlan, SetOp, Subquery};
 use crate::runtime::limits::row_bytes;
+use crate::runtime::memory::Reservation;
 use crate::SqlError;
 
 /// Builds the rows of a nested plan: its operator tree when it streams, else its collected
@@ -52,27 +58,9 @@ pub(crate) fn source<'a>(
     // too (it is UNION ALL as compiled): everything up to the last operation that is not
     // UNION ALL is combined whole.
     let all = SetOp::Union { distinct: false };
-    let (held, rest) = match p.union.iter().rposition(|(_, op)| *op != all) {
-        Some(last) => {
-            let mut acc: Vec<Row> = Vec::new();
-            for (q, op) in &p.union[..=last] {
-                let mut rows = Vec::new();
-                let mut src = nested(q, txn, ctx, subs, locked)?;
-                let mut r = Vec::new();
-                while src.next(ctx, &mut r)? {
-                    // Held until the statement ends, as the buffered path holds them.
-                    ctx.charge(row_bytes(&r))?;
-                    rows.push(std::mem::take(&mut r));
-                }
-                set_combine(*op, &mut acc, rows);
-            }
-            (acc, &p.union[last + 1..])
-        }
-        None => (Vec::new(), &p.union[..]),
-    };
-    Ok(Some(Box::new(UnionAll {
-        held: Held::new(held),
-        rest,
+    let chain = |operands| UnionAll {
+        head: Box::new(Held::new(Vec::new())),
+        rest: operands,
         cur: None,
         txn,
         ctx: *ctx,
@@ -80,6 +68,40 @@ pub(crate) fn source<'a>(
         locked,
         nested,
         scanned: 0,
+    };
+    let (head, rest): (Box<dyn Operator + 'a>, _) =
+        match p.union.iter().rposition(|(_, op)| *op != all) {
+            Some(last)
+                if p.union[..=last]
+                    .iter()
+                    .all(|(_, op)| matches!(op, SetOp::Union { .. })) =>
+            {
+                let temp = ctx.killed.and_then(|i| i.temp());
+                let operands = Box::new(chain(&p.union[..=last]));
+                // Whole rows are compared, as `set_combine` compares them.
+                let d = Distinct::new(operands, usize::MAX, Reservation::new(ctx.killed), temp);
+                (Box::new(d), &p.union[last + 1..])
+            }
+            Some(last) => {
+                let mut acc: Vec<Row> = Vec::new();
+                for (q, op) in &p.union[..=last] {
+                    let mut rows = Vec::new();
+                    let mut src = nested(q, txn, ctx, subs, locked)?;
+                    let mut r = Vec::new();
+                    while src.next(ctx, &mut r)? {
+                        // Held until the statement ends, as the buffered path holds them.
+                        ctx.charge(row_bytes(&r))?;
+                        rows.push(std::mem::take(&mut r));
+                    }
+                    set_combine(*op, &mut acc, rows);
+                }
+                (Box::new(Held::new(acc)), &p.union[last + 1..])
+            }
+            None => (Box::new(Held::new(Vec::new())), &p.union[..]),
+        };
+    Ok(Some(Box::new(UnionAll {
+        head,
+        ..chain(rest)
     })))
 }
 
@@ -109,10 +131,10 @@ impl Operator for Held {
     }
 }
 
-/// The combined rows of the blocking operands (if any), then each further UNION ALL operand's
-/// rows as its tree yields them.
+/// The rows of `head` (the combined blocking operands, if any), then each further UNION ALL
+/// operand's rows as its tree yields them.
 struct UnionAll<'a> {
-    held: Held,
+    head: Box<dyn Operator + 'a>,
     rest: &'a [(SelectPlan, SetOp)],
     cur: Option<Box<dyn Operator + 'a>>,
     txn: Option<&'a Transaction>,
@@ -127,7 +149,7 @@ struct UnionAll<'a> {
 
 impl Operator for UnionAll<'_> {
     fn next(&mut self, cx: &Ctx, out: &mut Row) -> Result<bool, SqlError> {
-        if self.held.next(cx, out)? {
+        if self.head.next(cx, out)? {
             return Ok(true);
         }
         loop {
