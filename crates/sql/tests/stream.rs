@@ -165,7 +165,10 @@ fn joins_and_union_all_larger_than_max_session_mem_used_stream_and_succeed() {
         &mut s,
         "SELECT id FROM t WHERE id < 3 UNION SELECT id FROM t WHERE id < 5 UNION SELECT 1",
     );
-    assert_eq!(ids, [["0"], ["1"], ["2"], ["3"], ["4"]].map(|r| vec![r[0].to_string()]));
+    assert_eq!(
+        ids,
+        [["0"], ["1"], ["2"], ["3"], ["4"]].map(|r| vec![r[0].to_string()])
+    );
     // INTERSECT and EXCEPT still hold their operands, within the budget.
     assert_eq!(
         code(&mut s, "SELECT c, id FROM t INTERSECT SELECT c, id FROM t"),
@@ -204,5 +207,57 @@ fn a_client_gone_mid_stream_fails_the_statement_and_the_session_goes_on() {
     assert_eq!(
         q(&mut s, "SELECT id FROM t WHERE id > 19997"),
         [["19998"], ["19999"]]
+    );
+}
+
+/// EXISTS reads one row of its subquery and a scalar subquery two, as MariaDB's do: over a
+/// table far larger than the budget, EXISTS answers and a scalar subquery of many rows fails
+/// with "more than 1 row" (1242), not with the budget's 1290.
+#[test]
+fn exists_and_scalar_subqueries_read_only_the_rows_they_need() {
+    let f = fixture("stream");
+    let mut s = f.inst.session("root", 1);
+    filled(&mut s);
+    q(&mut s, "CREATE TABLE m (id INT PRIMARY KEY, x INT)");
+    q(&mut s, "INSERT INTO m VALUES (1, 1), (2, 2), (3, 3)");
+    q(&mut s, "SET max_session_mem_used = 200000");
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT EXISTS (SELECT c FROM t), NOT EXISTS (SELECT * FROM t a, t b)"
+        ),
+        vec![vec!["1".to_string(), "0".to_string()]]
+    );
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT id FROM m WHERE EXISTS (SELECT 1 FROM t WHERE t.k >= m.x) ORDER BY id"
+        ),
+        vec![
+            vec!["1".to_string()],
+            vec!["2".to_string()],
+            vec!["3".to_string()]
+        ]
+    );
+    assert_eq!(code(&mut s, "SELECT (SELECT c FROM t)"), Some(1242));
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT (SELECT c FROM t WHERE id = 5) = REPEAT('x', 100)"
+        ),
+        vec![vec!["1".to_string()]]
+    );
+    // UPDATE/DELETE run theirs ahead the same way.
+    q(
+        &mut s,
+        "UPDATE m SET x = x + 1 WHERE EXISTS (SELECT c FROM t)",
+    );
+    assert_eq!(
+        q(&mut s, "SELECT SUM(x) FROM m"),
+        vec![vec!["9".to_string()]]
+    );
+    assert_eq!(
+        code(&mut s, "DELETE FROM m WHERE x = (SELECT k FROM t)"),
+        Some(1242)
     );
 }

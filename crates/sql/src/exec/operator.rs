@@ -522,21 +522,22 @@ impl Operator for Project<'_> {
     }
 }
 
-/// Runs `p` through its operator tree and collects its rows, each charged to the statement's
-/// memory budget (they are held until their reader is done): a subquery's rows, a join
-/// step's derived table, an INSERT … SELECT that must read its rows before writing. Its
-/// subqueries read through the `SubCtx` in `ctx`, which the caller set up.
-pub(crate) fn collect(
+/// Runs `p` through its operator tree and collects up to `max` of its rows, each charged to
+/// the statement's memory budget (they are held until their reader is done): a subquery's
+/// rows (an EXISTS needs one, a scalar subquery two, so they read no further, as MariaDB's
+/// do). Its subqueries read through the `SubCtx` in `ctx`, which the caller set up.
+pub(crate) fn collect_up_to(
     p: &SelectPlan,
     txn: Option<&Transaction>,
     ctx: &Ctx,
     subs: &[Subquery],
     locked: &Locked,
+    max: usize,
 ) -> Result<Vec<Row>, SqlError> {
     let mut op = build(p, txn, ctx, subs, locked)?;
     let mut rows = Vec::new();
     let mut row = Vec::new();
-    while op.next(ctx, &mut row)? {
+    while rows.len() < max && op.next(ctx, &mut row)? {
         ctx.charge(crate::runtime::limits::row_bytes(&row))?;
         rows.push(std::mem::take(&mut row));
     }

@@ -11,7 +11,7 @@ use zipdb_engine::Transaction;
 
 use crate::error::{ErrorKind, SqlError};
 use crate::exec::locked::Locked;
-use crate::exec::operator::collect;
+use crate::exec::operator::collect_up_to;
 use crate::expr::{Cmp, Ctx, Expr, SubKind, SubqueryId, SubqueryRef, SubqueryRunner};
 use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::value::Value;
@@ -77,6 +77,16 @@ impl InIndex {
     }
 }
 
+/// Rows a subquery of `kind` reads at most: EXISTS needs one, a scalar subquery two (the
+/// second is an error), IN and ANY/ALL every one.
+fn rows_needed(kind: &SubKind) -> usize {
+    match kind {
+        SubKind::Exists(_) => 1,
+        SubKind::Scalar => 2,
+        SubKind::In(..) | SubKind::Quantified(..) => usize::MAX,
+    }
+}
+
 /// The plan of subquery `id` in the statement's table.
 fn plan_of(subs: &[Subquery], id: SubqueryId) -> Result<&SelectPlan, SqlError> {
     subs.get(id.0)
@@ -93,11 +103,11 @@ pub fn prefill<'a>(
     txn: &Transaction,
     ctx: &Ctx,
 ) -> Result<Option<SubCtx<'a>>, SqlError> {
-    let mut refs: Vec<SubqueryRef> = Vec::new();
+    let mut refs: Vec<(SubqueryRef, usize)> = Vec::new();
     for e in exprs {
         e.visit(&mut |x| {
-            if let Expr::Subquery(sub, _) = x {
-                refs.push((**sub).clone());
+            if let Expr::Subquery(sub, kind) = x {
+                refs.push(((**sub).clone(), rows_needed(kind)));
             }
         });
     }
@@ -105,7 +115,7 @@ pub fn prefill<'a>(
         return Ok(None);
     }
     let mut cache = HashMap::new();
-    for sub in refs {
+    for (sub, max) in refs {
         debug_assert!(
             sub.outer_cols.is_empty(),
             "a correlated subquery in UPDATE/DELETE"
@@ -117,7 +127,7 @@ pub fn prefill<'a>(
             ..*ctx
         };
         let none = Locked::default();
-        let rows = collect(plan_of(subs, sub.id)?, Some(txn), &inner, subs, &none)?;
+        let rows = collect_up_to(plan_of(subs, sub.id)?, Some(txn), &inner, subs, &none, max)?;
         cache.insert(sub.id, Rc::new(rows));
     }
     Ok(Some(SubCtx {
@@ -161,7 +171,15 @@ fn eval_subquery(
             ..*ctx
         };
         let none = Locked::default();
-        collect(plan_of(sc.subs, sub.id)?, Some(txn), &inner, sc.subs, &none)
+        let max = rows_needed(kind);
+        collect_up_to(
+            plan_of(sc.subs, sub.id)?,
+            Some(txn),
+            &inner,
+            sc.subs,
+            &none,
+            max,
+        )
     };
     let rows = if sub.outer_cols.is_empty() {
         let cached = sc.cache.borrow().get(&sub.id).cloned();
