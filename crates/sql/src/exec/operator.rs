@@ -522,6 +522,26 @@ impl Operator for Project<'_> {
     }
 }
 
+/// Runs `p` through its operator tree and hands each row to `f` until it returns false; no
+/// row is held (a correlated IN or ANY/ALL subquery stops at the row that decides it).
+pub(crate) fn for_each_row(
+    p: &SelectPlan,
+    txn: Option<&Transaction>,
+    ctx: &Ctx,
+    subs: &[Subquery],
+    locked: &Locked,
+    mut f: impl FnMut(&[Value]) -> Result<bool, SqlError>,
+) -> Result<(), SqlError> {
+    let mut op = build(p, txn, ctx, subs, locked)?;
+    let mut row = Vec::new();
+    while op.next(ctx, &mut row)? {
+        if !f(&row)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Runs `p` through its operator tree and collects up to `max` of its rows, each charged to
 /// the statement's memory budget (they are held until their reader is done): a subquery's
 /// rows (an EXISTS needs one, a scalar subquery two, so they read no further, as MariaDB's

@@ -11,7 +11,7 @@ use zipdb_engine::Transaction;
 
 use crate::error::{ErrorKind, SqlError};
 use crate::exec::locked::Locked;
-use crate::exec::operator::collect_up_to;
+use crate::exec::operator::{collect_up_to, for_each_row};
 use crate::expr::{Cmp, Ctx, Expr, SubKind, SubqueryId, SubqueryRef, SubqueryRunner};
 use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::value::Value;
@@ -158,6 +158,9 @@ fn eval_subquery(
     row: &[Value],
     ctx: &Ctx,
 ) -> Result<Value, SqlError> {
+    if !sub.outer_cols.is_empty() && matches!(kind, SubKind::In(..) | SubKind::Quantified(..)) {
+        return eval_streamed(sc, sub, kind, row, ctx);
+    }
     let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
         let txn = sc
             .txn
@@ -265,16 +268,7 @@ fn eval_subquery(
             let v = x.eval(row, ctx)?;
             let mut unknown = false;
             for r in rows.iter() {
-                let c = r.first().and_then(|c| v.sql_cmp(c));
-                let holds = c.map(|o| match op {
-                    Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
-                    Cmp::Ne => o != Ordering::Equal,
-                    Cmp::Lt => o == Ordering::Less,
-                    Cmp::Le => o != Ordering::Greater,
-                    Cmp::Gt => o == Ordering::Greater,
-                    Cmp::Ge => o != Ordering::Less,
-                });
-                match holds {
+                match r.first().and_then(|c| v.sql_cmp(c)).map(|o| holds(*op, o)) {
                     Some(h) if h != *all => return Ok(Value::Int(i64::from(h))),
                     None => unknown = true,
                     Some(_) => {}
@@ -287,4 +281,103 @@ fn eval_subquery(
             }
         }
     })
+}
+
+/// A correlated IN or ANY/ALL subquery, run for this outer `row` and read row by row up to
+/// the row that decides it: nothing is held, where collecting every row made each outer row
+/// hold (and be charged for) all of its matches. The answers are [`eval_subquery`]'s: IN
+/// over no rows is false (true for NOT IN) without evaluating its operand, which is
+/// evaluated at the first row.
+fn eval_streamed(
+    sc: &SubCtx,
+    sub: &SubqueryRef,
+    kind: &SubKind,
+    row: &[Value],
+    ctx: &Ctx,
+) -> Result<Value, SqlError> {
+    let txn = sc
+        .txn
+        .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
+    let own = SubCtx::new(sc.subs, txn);
+    let inner = Ctx {
+        outer: row,
+        sub: Some(&own),
+        ..*ctx
+    };
+    let none = Locked::default();
+    let plan = plan_of(sc.subs, sub.id)?;
+    match kind {
+        SubKind::In(x, neg) => {
+            let mut v: Option<Value> = None;
+            let mut decided: Option<Value> = None;
+            let mut saw_null = false;
+            for_each_row(plan, Some(txn), &inner, sc.subs, &none, |r| {
+                let v = match &v {
+                    Some(v) => v,
+                    None => {
+                        let x = x.eval(row, ctx)?;
+                        if x.is_null() {
+                            decided = Some(Value::Null);
+                            return Ok(false);
+                        }
+                        v.insert(x)
+                    }
+                };
+                match r.first().and_then(|c| v.sql_cmp(c)) {
+                    Some(Ordering::Equal) => {
+                        decided = Some(Value::Int(i64::from(!*neg)));
+                        Ok(false)
+                    }
+                    None => {
+                        saw_null = true;
+                        Ok(true)
+                    }
+                    Some(_) => Ok(true),
+                }
+            })?;
+            Ok(match decided {
+                Some(d) => d,
+                None if saw_null => Value::Null,
+                None => Value::Int(i64::from(*neg)),
+            })
+        }
+        SubKind::Quantified(x, op, all) => {
+            let v = x.eval(row, ctx)?;
+            let mut decided: Option<bool> = None;
+            let mut unknown = false;
+            for_each_row(plan, Some(txn), &inner, sc.subs, &none, |r| {
+                match r.first().and_then(|c| v.sql_cmp(c)).map(|o| holds(*op, o)) {
+                    Some(h) if h != *all => {
+                        decided = Some(h);
+                        Ok(false)
+                    }
+                    None => {
+                        unknown = true;
+                        Ok(true)
+                    }
+                    Some(_) => Ok(true),
+                }
+            })?;
+            Ok(match decided {
+                Some(h) => Value::Int(i64::from(h)),
+                None if unknown => Value::Null,
+                None => Value::Int(i64::from(*all)),
+            })
+        }
+        SubKind::Scalar | SubKind::Exists(_) => {
+            Err(SqlError::internal("a scalar or EXISTS subquery streamed"))
+        }
+    }
+}
+
+/// Whether `v op c` holds, given `v`'s order against `c`.
+fn holds(op: Cmp, o: Ordering) -> bool {
+    match op {
+        Cmp::Eq | Cmp::NullSafeEq => o == Ordering::Equal,
+        Cmp::Ne => o != Ordering::Equal,
+        Cmp::Lt => o == Ordering::Less,
+        Cmp::Le => o != Ordering::Greater,
+        Cmp::Gt => o == Ordering::Greater,
+        Cmp::Ge => o != Ordering::Less,
+    }
 }
