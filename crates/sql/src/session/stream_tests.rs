@@ -764,8 +764,11 @@ fn joins_and_union_all_larger_than_the_memory_budget_stream() {
             // (The buffered path failed these with 1290.)
             assert_eq!(outcome(s, sql), Ok(rows), "streamed: {sql}");
         }
-        // What blocks still holds its rows within the budget.
+        // UNION (DISTINCT) streams into a spilling DISTINCT; INTERSECT still holds its
+        // operands within the budget.
         let sql = "SELECT id, c FROM t UNION SELECT id + 2000, c FROM t";
+        assert_eq!(outcome(s, sql), Ok(4000), "{sql}");
+        let sql = "SELECT id, c FROM t INTERSECT SELECT id, c FROM t";
         assert_eq!(outcome(s, sql), Err(1290), "{sql}");
     });
 }
