@@ -1,9 +1,10 @@
 //! CAST and the conversions functions share with it.
 
+use crate::error::ErrorKind;
 use crate::expr::node::CastTo;
 use crate::types::convert::temporal::to_datetime;
 use crate::types::temporal::DateTime;
-use crate::types::value::{format_double, Value};
+use crate::types::value::{format_double, text_int, Value};
 use crate::SqlError;
 
 pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
@@ -11,9 +12,15 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
         return Ok(Value::Null);
     }
     Ok(match to {
-        CastTo::Signed => Value::Int(v.to_i64().unwrap_or(0)),
+        CastTo::Signed => match &v {
+            Value::Str(s) => Value::Int(text_cast(s.as_bytes(), false)),
+            Value::Bytes(b) => Value::Int(text_cast(b, false)),
+            _ => Value::Int(v.to_i64().unwrap_or(0)),
+        },
         CastTo::Unsigned => match v {
             Value::UInt(u) => Value::UInt(u),
+            Value::Str(s) => Value::UInt(text_cast(s.as_bytes(), true) as u64),
+            Value::Bytes(b) => Value::UInt(text_cast(&b, true) as u64),
             // A negative integer wraps (two's complement), a negative DECIMAL or DOUBLE
             // clips to 0, as in MariaDB.
             Value::Decimal(d) if d.mant < 0 => Value::UInt(0),
@@ -41,6 +48,21 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
             None => Value::Null,
         },
     })
+}
+
+/// Text CAST AS SIGNED or UNSIGNED, as MariaDB casts it: the integer prefix's 64 bits, wrapped
+/// (`'18446744073709551615'` is -1 as SIGNED, `'-1'` is 18446744073709551615 as UNSIGNED) with
+/// note 1105, or an end of the range with 1292 when it overflows.
+fn text_cast(b: &[u8], unsigned: bool) -> i64 {
+    let p = text_int(b);
+    let (bits, overflow) = p.bits();
+    let note = |m: &'static str| crate::types::diag::note(ErrorKind::UnknownError, || m.into());
+    if unsigned && p.neg && p.found && !overflow {
+        note("Cast to unsigned converted negative integer to it's positive complement");
+    } else if !unsigned && !p.neg && bits < 0 && !overflow {
+        note("Cast to signed converted positive out-of-range integer to it's negative complement");
+    }
+    bits
 }
 
 /// [`to_datetime`] for a function's argument or a CAST: a value that is not a date is NULL
