@@ -17,6 +17,8 @@ pub(crate) mod eval;
 mod func;
 mod like;
 mod node;
+#[cfg(test)]
+mod number_golden;
 mod typing;
 
 pub use self::cast::{cast, fmt_double};

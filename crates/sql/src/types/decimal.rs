@@ -2,6 +2,8 @@
 
 use std::cmp::Ordering;
 
+use crate::types::convert::number::{Scan, Tail};
+
 /// A fixed-point decimal: `mant / 10^scale`.
 #[derive(Debug, Clone, Copy)]
 pub struct Decimal {
@@ -70,33 +72,31 @@ impl Decimal {
         })
     }
 
-    /// Parses `[-+]digits[.digits]` (and an exponent, via f64 when present).
+    /// Parses text that is all number (`[-+]digits[.digits][e[-+]digits]`, spaces around it
+    /// allowed), exactly: see [`Decimal::of_scan`].
     pub fn parse(s: &str) -> Option<Decimal> {
-        let s = s.trim();
-        if s.contains(['e', 'E']) {
-            let v: f64 = s.parse().ok()?;
-            return Decimal::from_f64(v, 10);
-        }
-        let (neg, digits) = match s.as_bytes().first()? {
-            b'-' => (true, &s[1..]),
-            b'+' => (false, &s[1..]),
-            _ => (false, s),
-        };
-        let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
-        if int.is_empty() && frac.is_empty() {
+        let d = Scan::read(s.as_bytes());
+        if !d.found() || d.tail() == Tail::Garbage {
             return None;
         }
-        if !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
+        Decimal::of_scan(&d)
+    }
+
+    /// A scanned number, exactly at its own scale (the digits after the point less the
+    /// exponent), or rounded to 30 digits after the point, or to fewer where the integer
+    /// digits leave less of the 38: `None` past 38 integer digits; zero for no number.
+    pub(crate) fn of_scan(d: &Scan) -> Option<Decimal> {
+        let int_digits = d.point().max(0);
+        if int_digits > i64::from(DECIMAL_DIGITS_MAX) {
             return None;
         }
-        let frac = &frac[..frac.len().min(30)];
-        let mut mant: i128 = 0;
-        for c in int.bytes().chain(frac.bytes()) {
-            mant = mant.checked_mul(10)?.checked_add(i128::from(c - b'0'))?;
-        }
+        let scale = (d.frac.len() as i64 - d.exp)
+            .clamp(0, 30)
+            .min(i64::from(DECIMAL_DIGITS_MAX) - int_digits) as u8;
+        let mant = d.scaled(scale).0?;
         Some(Decimal {
-            mant: if neg { -mant } else { mant },
-            scale: frac.len() as u8,
+            mant: if d.neg { -mant } else { mant },
+            scale,
         })
     }
 

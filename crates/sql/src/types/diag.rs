@@ -187,17 +187,11 @@ pub fn quoted(b: &[u8]) -> String {
     }
 }
 
-/// 1292 for a string read as a number when only its first `consumed` bytes were one: a
-/// warning, or a note when only spaces were cut (MySQL's rule); none when all of it was read.
-/// `consumed` is 0 when no number was found (even in an empty string). `kind` is DOUBLE,
-/// DECIMAL or INTEGER.
-pub fn truncated_number(kind: &str, text: &[u8], consumed: usize) {
-    let rest = text.get(consumed..).unwrap_or_default();
-    if consumed > 0 && rest.is_empty() {
-        return;
-    }
+/// 1292 for a string read as a number that was not all number: a note when only spaces
+/// followed the number (MySQL's rule), else a warning. `kind` is DOUBLE, DECIMAL or INTEGER.
+pub fn truncated_number(kind: &str, text: &[u8], only_spaces: bool) {
     let msg = || format!("Truncated incorrect {kind} value: '{}'", quoted(text));
-    if consumed > 0 && rest.iter().all(|&c| c == b' ') {
+    if only_spaces {
         note(ErrorKind::TruncatedWrongValue, msg);
     } else {
         warn(ErrorKind::TruncatedWrongValue, msg);
@@ -279,13 +273,16 @@ mod tests {
     #[test]
     fn truncation_levels() {
         let s = Scope::begin(false);
-        truncated_number("DOUBLE", b"1 ", 1);
-        truncated_number("DOUBLE", b"1x", 1);
-        truncated_number("DOUBLE", b" ", 0);
-        truncated_number("DOUBLE", b"", 0);
-        truncated_number("DOUBLE", b"1", 1);
+        truncated_number("DOUBLE", b"1 ", true);
+        truncated_number("INTEGER", b"1x", false);
         let d = s.finish();
-        let got: Vec<_> = d.warnings.iter().map(|w| w.level).collect();
-        assert_eq!(got, ["Note", "Warning", "Warning", "Warning"]);
+        let got: Vec<_> = d.warnings.iter().map(|w| (w.level, &*w.message)).collect();
+        assert_eq!(
+            got,
+            [
+                ("Note", "Truncated incorrect DOUBLE value: '1 '"),
+                ("Warning", "Truncated incorrect INTEGER value: '1x'")
+            ]
+        );
     }
 }

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use crate::types::collation::collate_cmp;
+use crate::types::convert::number::{IntPrefix, Scan, Tail};
 use crate::types::datetext::read as read_text;
 use crate::types::decimal::Decimal;
 // `zipdb_sql::value::{DateTime, days_in_month}` are public paths (the server's binary protocol).
@@ -40,16 +41,19 @@ impl Value {
             Value::UInt(u) => *u as f64,
             Value::Double(d) => *d,
             Value::Decimal(d) => d.to_f64(),
-            Value::Str(s) => numeric_prefix(s.as_bytes()),
-            Value::Bytes(b) => numeric_prefix(b),
+            Value::Str(s) => text_f64(s.as_bytes()),
+            Value::Bytes(b) => text_f64(b),
             Value::Date(p) | Value::DateTime(p) => temporal_number(*p),
         })
     }
 
-    /// As a signed integer (rounding, saturating), MySQL's implicit conversion.
+    /// As a signed integer (rounding, saturating), MySQL's implicit conversion; text by its
+    /// integer prefix, as MariaDB's `val_int` reads it (`'2.7'` is 2, with a warning).
     pub fn to_i64(&self) -> Option<i64> {
         Some(match self {
             Value::Null => return None,
+            Value::Str(s) => text_i64(s.as_bytes()),
+            Value::Bytes(b) => text_i64(b),
             Value::Int(i) => *i,
             Value::UInt(u) => i64::try_from(*u).unwrap_or(i64::MAX),
             Value::Decimal(d) => {
@@ -78,16 +82,8 @@ impl Value {
                 scale: 0,
             }),
             Value::Decimal(d) => Some(*d),
-            Value::Str(s) => match Decimal::parse(s) {
-                Some(d) => {
-                    let body = s.trim_end_matches(' ').len();
-                    if body < s.len() {
-                        crate::types::diag::truncated_number("DECIMAL", s.as_bytes(), body);
-                    }
-                    Some(d)
-                }
-                None => Decimal::from_f64(numeric_prefix_as(s.as_bytes(), "DECIMAL"), 6),
-            },
+            Value::Str(s) => text_decimal(s.as_bytes()),
+            Value::Bytes(b) => text_decimal(b),
             other => Decimal::from_f64(other.to_f64()?, 6),
         }
     }
@@ -288,61 +284,56 @@ pub fn format_double(d: f64) -> String {
     }
 }
 
-/// The number a string starts with, as MySQL converts `'12abc'` to 12, raising 1292 (see
-/// [`crate::types::diag::truncated_number`]) when it is not all number.
-pub fn numeric_prefix(b: &[u8]) -> f64 {
-    numeric_prefix_as(b, "DOUBLE")
+/// Says what reading `text` as a number of `kind` (DOUBLE, DECIMAL, INTEGER) left out:
+/// warning 1292 for no number or text after it, a note when only spaces followed.
+fn report(kind: &str, text: &[u8], found: bool, tail: Tail) {
+    match (found, tail) {
+        (true, Tail::None) => {}
+        (true, Tail::Spaces) => crate::types::diag::truncated_number(kind, text, true),
+        _ => crate::types::diag::truncated_number(kind, text, false),
+    }
 }
 
-/// [`numeric_prefix`], naming the type read in the warning (DOUBLE, DECIMAL, INTEGER).
-pub fn numeric_prefix_as(b: &[u8], kind: &str) -> f64 {
-    let Ok(whole) = std::str::from_utf8(b) else {
-        crate::types::diag::truncated_number(kind, b, 0);
-        return 0.0;
-    };
-    let s = whole.trim_start();
-    let lead = whole.len() - s.len();
-    let mut end = 0;
-    let bytes = s.as_bytes();
-    let mut seen_digit = false;
-    let mut seen_dot = false;
-    let mut seen_e = false;
-    while end < bytes.len() {
-        let c = bytes[end];
-        let ok = match c {
-            b'0'..=b'9' => {
-                seen_digit = true;
-                true
-            }
-            b'+' | b'-' => end == 0 || matches!(bytes[end - 1], b'e' | b'E'),
-            b'.' if !seen_dot && !seen_e => {
-                seen_dot = true;
-                true
-            }
-            b'e' | b'E' if seen_digit && !seen_e => {
-                seen_e = true;
-                true
-            }
-            _ => false,
-        };
-        if !ok {
-            break;
-        }
-        end += 1;
+/// Text as a double, as MySQL converts `'12abc'` to 12 (with 1292): the numeric prefix, 0 when
+/// there is none, the largest double past it (`'1e400'`, with a warning).
+fn text_f64(b: &[u8]) -> f64 {
+    let d = Scan::read(b);
+    let f = d.double();
+    if f.is_infinite() {
+        report("DOUBLE", b, false, Tail::Garbage);
+        return f64::MAX.copysign(f);
     }
-    let mut t = &s[..end];
-    while !t.is_empty() && t.parse::<f64>().is_err() {
-        t = &t[..t.len() - 1];
+    report("DOUBLE", b, d.found(), d.tail());
+    f
+}
+
+/// Text as a DECIMAL, exactly (its own scale, up to 30 digits; `None` past 38 digits).
+fn text_decimal(b: &[u8]) -> Option<Decimal> {
+    let d = Scan::read(b);
+    let r = Decimal::of_scan(&d);
+    // Past 38 digits: NULL, with the warning of text that is no number.
+    report("DECIMAL", b, d.found() && r.is_some(), d.tail());
+    r
+}
+
+/// Text read as an integer, as MariaDB's `val_int` reads it: sign and integer digits (a point
+/// or an exponent ends them), with 1292 (INTEGER) for no digits, overflow or text after them.
+pub(crate) fn text_int(b: &[u8]) -> IntPrefix {
+    let p = Scan::read(b).int_prefix();
+    report("INTEGER", b, p.found && !p.bits().1, p.tail);
+    p
+}
+
+/// [`text_int`], saturating at the ends of `i64`.
+fn text_i64(b: &[u8]) -> i64 {
+    let p = text_int(b);
+    let bits = p.bits().0;
+    if !p.neg && bits < 0 {
+        // Past i64::MAX (as MariaDB's unsigned result), saturated for signed callers.
+        i64::MAX
+    } else {
+        bits
     }
-    let consumed = if t.is_empty() { 0 } else { lead + t.len() };
-    let v: f64 = t.parse().unwrap_or(0.0);
-    if v.is_infinite() {
-        // '1e400': MySQL saturates at the largest double, with a warning.
-        crate::types::diag::truncated_number(kind, b, 0);
-        return f64::MAX.copysign(v);
-    }
-    crate::types::diag::truncated_number(kind, b, consumed);
-    v
 }
 
 fn temporal_number(p: i64) -> f64 {
@@ -386,9 +377,17 @@ mod tests {
             Date(d).sql_cmp(&Str("2020-01-02".into())),
             Some(Ordering::Equal)
         );
-        assert_eq!(numeric_prefix(b" 12abc"), 12.0);
-        assert_eq!(numeric_prefix(b"1e3x"), 1000.0);
-        assert_eq!(numeric_prefix(b"abc"), 0.0);
+        assert_eq!(text_f64(b" 12abc"), 12.0);
+        assert_eq!(text_f64(b"1e3x"), 1000.0);
+        assert_eq!(text_f64(b"abc"), 0.0);
+        assert_eq!(text_f64(b"-1e400"), -f64::MAX);
+        assert_eq!(text_i64(b"-2.7"), -2);
+        assert_eq!(text_i64(b"99999999999999999999"), i64::MAX);
+        assert_eq!(text_i64(b"-99999999999999999999"), i64::MIN);
+        assert_eq!(
+            text_decimal(b"1.5e-3x").map(|d| d.to_string()),
+            Some("0.0015".into())
+        );
         assert_eq!(format_double(1.0), "1");
         assert_eq!(format_double(0.1), "0.1");
         assert_eq!(format_double(1e20), "1e20");

@@ -1,174 +1,18 @@
-//! Numbers into columns: the number scanner (`strtod` / `str2my_decimal`), and conversion
-//! into integer, floating point and DECIMAL columns.
+//! Numbers into integer, floating point and DECIMAL columns. Text is read by the one scanner
+//! (`types::convert::number`); numbers are written out as text and read by it too.
 
 use super::issue::Issue;
+use crate::types::convert::number::{Scan, Tail};
 use crate::types::decimal::Decimal;
 use crate::types::temporal::DateTime;
 use crate::types::value::Value;
 
-// ---- numbers in text ---------------------------------------------------------------------
-
-/// MariaDB's "space" for trailing text: what may follow a number (a note) or be cut off a
-/// string (a note) without being "important data".
-pub(super) fn is_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}
-
-/// What follows a number or a date in text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Tail {
-    None,
-    Spaces,
-    Garbage,
-}
-
-pub(super) fn tail_of(rest: &[u8]) -> Tail {
-    if rest.is_empty() {
-        Tail::None
-    } else if rest.iter().all(|&c| is_space(c)) {
-        Tail::Spaces
-    } else {
-        Tail::Garbage
-    }
-}
-
-/// A number read from the start of text, as `strtod` / `str2my_decimal` read it: leading
-/// spaces, a sign, digits with an optional point, an optional exponent.
-#[derive(Debug, Clone)]
-pub(super) struct Digits {
-    pub(super) neg: bool,
-    /// Significant digits, no leading zeros (empty for zero).
-    pub(super) digits: Vec<u8>,
-    /// How many of `digits` stand before the decimal point (may be negative or exceed the
-    /// count: 1e5 is digits "1", point 6).
-    pub(super) point: i64,
-}
-
-impl Digits {
-    /// Reads a number from the start of `s`: the number (`None` when there are no digits)
-    /// and what follows it.
-    pub(super) fn scan(s: &[u8]) -> (Option<Digits>, Tail) {
-        let mut i = 0;
-        while i < s.len() && is_space(s[i]) {
-            i += 1;
-        }
-        let mut neg = false;
-        if i < s.len() && (s[i] == b'-' || s[i] == b'+') {
-            neg = s[i] == b'-';
-            i += 1;
-        }
-        let int_start = i;
-        while i < s.len() && s[i].is_ascii_digit() {
-            i += 1;
-        }
-        let int = &s[int_start..i];
-        let mut frac: &[u8] = &[];
-        if i < s.len() && s[i] == b'.' {
-            let f0 = i + 1;
-            let mut j = f0;
-            while j < s.len() && s[j].is_ascii_digit() {
-                j += 1;
-            }
-            if !int.is_empty() || j > f0 {
-                frac = &s[f0..j];
-                i = j;
-            }
-        }
-        if int.is_empty() && frac.is_empty() {
-            return (None, tail_of(s));
-        }
-        let mut exp: i64 = 0;
-        if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
-            let mut j = i + 1;
-            let mut eneg = false;
-            if j < s.len() && (s[j] == b'-' || s[j] == b'+') {
-                eneg = s[j] == b'-';
-                j += 1;
-            }
-            let e0 = j;
-            while j < s.len() && s[j].is_ascii_digit() {
-                exp = (exp * 10 + i64::from(s[j] - b'0')).min(1_000_000);
-                j += 1;
-            }
-            if j > e0 {
-                if eneg {
-                    exp = -exp;
-                }
-                i = j;
-            } else {
-                exp = 0;
-            }
-        }
-        (Some(Digits::new(neg, int, frac, exp)), tail_of(&s[i..]))
-    }
-
-    fn new(neg: bool, int: &[u8], frac: &[u8], exp: i64) -> Digits {
-        let mut all: Vec<u8> = int.iter().chain(frac).copied().collect();
-        let lead = all.iter().take_while(|&&c| c == b'0').count();
-        all.drain(..lead);
-        let point = int.len() as i64 - lead as i64 + exp;
-        Digits {
-            neg: neg && !all.is_empty(),
-            digits: all,
-            point,
-        }
-    }
-
-    /// The shortest digits that read back as `f` (MariaDB converts a double to DECIMAL
-    /// through them).
-    pub(super) fn of_double(f: f64) -> Digits {
-        let s = format!("{:e}", f.abs());
-        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let (int, frac) = m.split_once('.').unwrap_or((m, ""));
-        let mut d = Digits::new(
-            false,
-            int.as_bytes(),
-            frac.as_bytes(),
-            e.parse().unwrap_or(0),
-        );
-        d.neg = f < 0.0 && !d.digits.is_empty();
-        d
-    }
-
-    /// |value| × 10^scale rounded half away from zero (`None` past 38 digits), and whether a
-    /// non-zero digit was rounded away.
-    pub(super) fn scaled(&self, scale: u8) -> (Option<i128>, bool) {
-        let keep = self.point + i64::from(scale);
-        let n = self.digits.len() as i64;
-        if keep > 38 {
-            return (None, false);
-        }
-        if keep < 0 {
-            return (Some(0), n > 0);
-        }
-        let keep_u = keep as usize;
-        let mut m: i128 = 0;
-        for k in 0..keep_u {
-            let d = self.digits.get(k).map_or(0, |c| c - b'0');
-            m = m * 10 + i128::from(d);
-        }
-        let dropped = if keep_u < self.digits.len() {
-            &self.digits[keep_u..]
-        } else {
-            &[][..]
-        };
-        if dropped.first().is_some_and(|&c| c >= b'5') {
-            m += 1;
-        }
-        (Some(m), dropped.iter().any(|&c| c != b'0'))
-    }
-
-    fn to_f64(&self) -> f64 {
-        if self.digits.is_empty() {
-            return 0.0;
-        }
-        let s = format!(
-            "{}0.{}e{}",
-            if self.neg { "-" } else { "" },
-            std::str::from_utf8(&self.digits).unwrap_or("0"),
-            self.point
-        );
-        s.parse().unwrap_or(0.0)
+/// The bytes of a string value (empty for any other).
+fn text_of(v: &Value) -> &[u8] {
+    match v {
+        Value::Str(s) => s.as_bytes(),
+        Value::Bytes(b) => b,
+        _ => &[],
     }
 }
 
@@ -197,22 +41,26 @@ pub(super) fn shown(b: &[u8]) -> String {
     }
 }
 
-/// YYYYMMDD or YYYYMMDDHHMMSS, as a temporal reads as a number (fraction: microseconds).
-fn temporal_digits(p: i64, datetime: bool) -> Digits {
+/// YYYYMMDD or YYYYMMDDHHMMSS, as a temporal reads as a number (fraction: microseconds), as
+/// text for [`Scan`].
+pub(super) fn temporal_text(p: i64, datetime: bool) -> String {
     let d = DateTime::unpack(p);
     let ymd = i128::from(d.year) * 10000 + i128::from(d.month) * 100 + i128::from(d.day);
-    let (int, frac) = if datetime {
-        let hms = i128::from(d.hour) * 10000 + i128::from(d.minute) * 100 + i128::from(d.second);
-        let frac = if d.micro == 0 {
-            String::new()
-        } else {
-            format!("{:06}", d.micro)
-        };
-        ((ymd * 1_000_000 + hms).to_string(), frac)
+    if !datetime {
+        return ymd.to_string();
+    }
+    let hms = i128::from(d.hour) * 10000 + i128::from(d.minute) * 100 + i128::from(d.second);
+    if d.micro == 0 {
+        (ymd * 1_000_000 + hms).to_string()
     } else {
-        (ymd.to_string(), String::new())
-    };
-    Digits::new(false, int.as_bytes(), frac.as_bytes(), 0)
+        format!("{}.{:06}", ymd * 1_000_000 + hms, d.micro)
+    }
+}
+
+/// The shortest digits that read back as `f`, as text for [`Scan`] (MariaDB converts a double
+/// to DECIMAL through them).
+pub(super) fn double_text(f: f64) -> String {
+    format!("{f:e}")
 }
 
 // ---- integers ----------------------------------------------------------------------------
@@ -241,8 +89,8 @@ pub(super) fn to_int(v: Value, bytes: u8, unsigned: bool) -> (Value, Vec<Issue>)
             (int_value(m, unsigned), Vec::new())
         }
     };
-    // From digits: the rounded value, clipped; `None` past 38 digits (clipped by sign).
-    let from_digits = |d: &Digits| -> (Value, Vec<Issue>) {
+    // From a scanned number: the rounded value, clipped; past 38 digits clipped by sign.
+    let from_digits = |d: &Scan| -> (Value, Vec<Issue>) {
         match d.scaled(0).0 {
             Some(m) => clip(if d.neg { -m } else { m }),
             None => clip(if d.neg { i128::MIN } else { i128::MAX }),
@@ -278,27 +126,32 @@ pub(super) fn to_int(v: Value, bytes: u8, unsigned: bool) -> (Value, Vec<Issue>)
                 clip(r as i128)
             }
         }
-        Value::Date(p) => from_digits(&temporal_digits(p, false)),
-        Value::DateTime(p) => from_digits(&temporal_digits(p, true)),
+        Value::Date(p) => from_digits(&Scan::read(temporal_text(p, false).as_bytes())),
+        Value::DateTime(p) => from_digits(&Scan::read(temporal_text(p, true).as_bytes())),
         Value::Str(_) | Value::Bytes(_) => {
-            let b = text_bytes(&v);
-            let (d, tail) = Digits::scan(&b);
-            let Some(d) = d else {
+            let b = text_of(&v);
+            let d = Scan::read(b);
+            if !d.found() {
                 return (
                     int_value(0, unsigned),
                     vec![Issue::BadValue {
                         kind: "integer",
-                        text: shown(&b),
+                        text: shown(b),
                     }],
                 );
-            };
+            }
             let (val, issues) = from_digits(&d);
             if !issues.is_empty() {
                 return (val, issues);
             }
-            (val, tail_issues(tail))
+            (val, tail_issues(d.tail()))
         }
     }
+}
+
+fn temporal_f64(p: i64, datetime: bool) -> f64 {
+    let t = temporal_text(p, datetime);
+    Scan::read(t.as_bytes()).double()
 }
 
 fn tail_issues(tail: Tail) -> Vec<Issue> {
@@ -316,30 +169,27 @@ pub(super) fn to_double(v: Value, float: bool) -> (Value, Vec<Issue>) {
     let store = |f: f64| Value::Double(if float { f64::from(f as f32) } else { f });
     let (f, mut issues) = match &v {
         Value::Str(_) | Value::Bytes(_) => {
-            let b = text_bytes(&v);
-            let (d, tail) = Digits::scan(&b);
-            match d {
-                None => {
-                    return (
-                        Value::Double(0.0),
-                        vec![Issue::BadValue {
-                            kind: "double",
-                            text: shown(&b),
-                        }],
-                    )
-                }
-                Some(d) => {
-                    let f = d.to_f64();
-                    if f.is_infinite() || f.abs() > max {
-                        return (store(max.copysign(f)), vec![Issue::OutOfRange]);
-                    }
-                    (f, tail_issues(tail))
-                }
+            let b = text_of(&v);
+            let d = Scan::read(b);
+            if !d.found() {
+                return (
+                    Value::Double(0.0),
+                    vec![Issue::BadValue {
+                        kind: "double",
+                        text: shown(b),
+                    }],
+                );
             }
+            // Zero is stored positive (`-0` too), as the digits read it.
+            let f = if d.is_zero() { 0.0 } else { d.double() };
+            if f.is_infinite() || f.abs() > max {
+                return (store(max.copysign(f)), vec![Issue::OutOfRange]);
+            }
+            (f, tail_issues(d.tail()))
         }
         Value::Decimal(d) => (d.to_string().parse().unwrap_or(0.0), Vec::new()),
-        Value::Date(p) => (temporal_digits(*p, false).to_f64(), Vec::new()),
-        Value::DateTime(p) => (temporal_digits(*p, true).to_f64(), Vec::new()),
+        Value::Date(p) => (temporal_f64(*p, false), Vec::new()),
+        Value::DateTime(p) => (temporal_f64(*p, true), Vec::new()),
         other => (other.to_f64().unwrap_or(0.0), Vec::new()),
     };
     if f.is_nan() {
@@ -369,19 +219,15 @@ pub(super) fn to_decimal(v: Value, precision: u8, scale: u8) -> (Value, Vec<Issu
             _ => (dec(if neg { -max } else { max }), vec![Issue::OutOfRange]),
         }
     };
-    let from_digits = |d: &Digits| {
+    let from_digits = |d: &Scan| {
         let (m, lost) = d.scaled(scale);
-        fit(d.neg, m, lost)
+        fit(d.neg && !d.is_zero(), m, lost)
     };
+    let from_text = |t: &str| from_digits(&Scan::read(t.as_bytes()));
     match v {
         Value::Null => (Value::Null, Vec::new()),
-        Value::Int(i) => from_digits(&Digits::new(
-            i < 0,
-            i.unsigned_abs().to_string().as_bytes(),
-            b"",
-            0,
-        )),
-        Value::UInt(u) => from_digits(&Digits::new(false, u.to_string().as_bytes(), b"", 0)),
+        Value::Int(i) => from_text(&i.to_string()),
+        Value::UInt(u) => from_text(&u.to_string()),
         Value::Decimal(d) => {
             let neg = d.mant < 0;
             let a = d.mant.unsigned_abs();
@@ -402,24 +248,24 @@ pub(super) fn to_decimal(v: Value, precision: u8, scale: u8) -> (Value, Vec<Issu
             if !f.is_finite() {
                 return fit(f < 0.0, None, false);
             }
-            from_digits(&Digits::of_double(f))
+            from_text(&double_text(f))
         }
-        Value::Date(p) => from_digits(&temporal_digits(p, false)),
-        Value::DateTime(p) => from_digits(&temporal_digits(p, true)),
+        Value::Date(p) => from_text(&temporal_text(p, false)),
+        Value::DateTime(p) => from_text(&temporal_text(p, true)),
         Value::Str(_) | Value::Bytes(_) => {
-            let b = text_bytes(&v);
-            let (d, tail) = Digits::scan(&b);
-            let Some(d) = d else {
+            let b = text_of(&v);
+            let d = Scan::read(b);
+            if !d.found() {
                 return (
                     dec(0),
                     vec![Issue::BadValue {
                         kind: "decimal",
-                        text: shown(&b),
+                        text: shown(b),
                     }],
                 );
-            };
+            }
             let (val, issues) = from_digits(&d);
-            match tail {
+            match d.tail() {
                 // Text after the number: a warning, then what storing the number gives.
                 Tail::Garbage => {
                     let mut all = vec![Issue::Truncated];

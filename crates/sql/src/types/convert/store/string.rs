@@ -2,7 +2,7 @@
 
 use super::dtoa::gcvt;
 use super::issue::Issue;
-use super::number::is_space;
+use crate::types::convert::number::is_space;
 use crate::types::value::Value;
 
 // ---- strings -----------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 //! Values into DATE, DATETIME and TIMESTAMP columns.
 
 use super::issue::Issue;
+use super::number::double_text;
 use super::number::shown;
 use super::number::text_bytes;
-use super::number::Digits;
+use crate::types::convert::number::Scan;
 use crate::types::convert::temporal::number_to_datetime;
 use crate::types::temporal::DateTime;
 use crate::types::value::format_double;
@@ -43,45 +44,25 @@ pub(super) fn to_temporal(v: Value, fsp: Option<u8>) -> (Value, Vec<Issue>) {
             }
         }
         Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_) => {
-            let d = match &v {
-                Value::Double(f) => Digits::of_double(*f),
-                Value::Decimal(d) => {
-                    let s = d.to_string();
-                    Digits::scan(s.as_bytes()).0.unwrap_or(Digits {
-                        neg: false,
-                        digits: Vec::new(),
-                        point: 0,
-                    })
-                }
-                other => Digits::scan(&text_bytes(other)).0.unwrap_or(Digits {
-                    neg: false,
-                    digits: Vec::new(),
-                    point: 0,
-                }),
-            };
-            let text = match &v {
-                Value::Double(f) => format_double(*f),
+            // The number as text for the scanner: a double by its shortest digits.
+            let digits = match &v {
+                Value::Double(f) => double_text(*f),
                 other => other.to_string_lossy().unwrap_or_default(),
             };
-            let int = if d.neg { None } else { d.scaled(0).0 };
-            // The integer part, truncated (scaled() rounds: undo a round-up).
-            let (int_part, frac_digits) = match int {
-                Some(_) => {
-                    let p = d.point.max(0) as usize;
-                    let ip: i128 = d.digits[..p.min(d.digits.len())]
-                        .iter()
-                        .fold(0i128, |a, &c| a * 10 + i128::from(c - b'0'))
-                        * 10i128.pow(p.saturating_sub(d.digits.len()) as u32);
-                    let frac: Vec<u8> = if d.point < 0 {
-                        std::iter::repeat_n(b'0', (-d.point) as usize)
-                            .chain(d.digits.iter().copied())
-                            .collect()
-                    } else {
-                        d.digits[p.min(d.digits.len())..].to_vec()
-                    };
-                    (Some(ip), frac)
-                }
-                None => (None, Vec::new()),
+            let d = Scan::read(digits.as_bytes());
+            let text = match &v {
+                Value::Double(f) => format_double(*f),
+                _ => digits.clone(),
+            };
+            // The integer part, truncated; a negative number is no date.
+            let int_part = if d.neg && !d.is_zero() {
+                None
+            } else {
+                d.int_part()
+            };
+            let frac_digits: Vec<u8> = match int_part {
+                Some(_) => d.frac_digits().map(|c| c + b'0').collect(),
+                None => Vec::new(),
             };
             match int_part.and_then(number_to_datetime) {
                 None => return (zero_temporal(fsp), vec![bad(text)]),
