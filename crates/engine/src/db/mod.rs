@@ -62,7 +62,7 @@ mod writeset;
 
 pub use self::tree::Tree;
 use self::txn::{apply_commit, lock_row};
-pub use self::txn::{Savepoint, Transaction, TxnScan};
+pub use self::txn::{InsertProbe, Savepoint, Transaction, TxnScan};
 
 /// Name of the data file inside the database directory.
 pub const DATA_FILE: &str = "zipdb.data";

@@ -4,6 +4,9 @@
 
 use super::*;
 
+mod probe;
+pub use self::probe::InsertProbe;
+
 pub(super) fn lock_row(db: &DbInner, txn: TxnId, tree: TreeId, key: &[u8]) -> Result<bool> {
     match db.locks.lock(txn, tree, key, db.options.lock_wait_timeout) {
         Ok(crate::lock::Acquired::New) => Ok(true),
