@@ -12,8 +12,8 @@
 
 use super::*;
 
-/// Rows a cursor of the probe copies before it re-seeks: a step costs a row's copy (and an
-/// FSST value's decode), a seek a descent, so a gap of more than this many existing rows
+/// Rows a cursor of the probe copies before it re-seeks: a step costs a key's copy, a seek a
+/// descent, so a gap of more than this many existing rows
 /// between two probed keys is crossed with a descent.
 const STEPS_PER_SEEK: usize = 16;
 
@@ -91,6 +91,7 @@ impl<'a> Seek<'a> {
                     let c = self
                         .bt
                         .range_bounds(Bound::Included(key), Bound::Included(self.hi), false)
+                        .keys_only()
                         .with_limit(STEPS_PER_SEEK + 1);
                     self.cur.insert(c)
                 }
