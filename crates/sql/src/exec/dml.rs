@@ -287,7 +287,7 @@ impl InsertPlan {
         // Rows stored or changed (MariaDB's "copied"): IGNORE's Duplicates are the rest.
         let mut copied = 0u64;
         match &self.select {
-            None if crate::exec::insert_batch::applies(self) => {
+            None if self.batches() => {
                 copied += self.insert_batched(txn, ctx, &mut n)?;
             }
             None => {

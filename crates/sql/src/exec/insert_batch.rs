@@ -11,7 +11,7 @@
 //! touches early is the table's AUTO_INCREMENT counter: on a failure it is set back to what
 //! the per-row path would have left, unless another session moved it meanwhile.
 //!
-//! Only statements whose effects this keeps qualify ([`applies`]): plain INSERT (IGNORE,
+//! Only statements whose effects this keeps qualify ([`InsertPlan::batches`]): plain INSERT (IGNORE,
 //! REPLACE and ON DUPLICATE KEY UPDATE resolve duplicates row by row), of two rows or more,
 //! into a table without UNIQUE secondary indexes (their checks read and lock other trees), with
 //! VALUES that are literals, parameters or DEFAULT (nothing to evaluate that could read the
@@ -38,28 +38,9 @@ const CHUNK_BYTES: usize = 1 << 20;
 #[cfg(test)]
 thread_local! {
     /// Tests compare the batch path with the per-row path by turning it off.
-    static ROW_PATH_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    pub(crate) static ROW_PATH_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Rows the batch path wrote without the per-row path (tests check that it ran).
-    static BATCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Whether `p` takes the batch path (see the module docs).
-pub(crate) fn applies(p: &InsertPlan) -> bool {
-    #[cfg(test)]
-    if ROW_PATH_ONLY.with(|c| c.get()) {
-        return false;
-    }
-    p.select.is_none()
-        && p.mode == InsertMode::Insert
-        && p.on_dup.is_empty()
-        && p.rows.len() > 1
-        && !p.table.def.indexes.iter().any(|i| i.unique)
-        && p.rows.iter().flatten().all(|e| match e {
-            Expr::Const(_) | Expr::Param(_) => true,
-            // DEFAULT.
-            Expr::Func(Func::Coalesce, a) => a.is_empty(),
-            _ => false,
-        })
+    pub(crate) static BATCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// A built row waiting in a chunk.
@@ -76,6 +57,25 @@ struct Pending {
 type Failed = (usize, SqlError);
 
 impl InsertPlan {
+    /// Whether this statement takes the batch path (see the module docs).
+    pub(super) fn batches(&self) -> bool {
+        #[cfg(test)]
+        if ROW_PATH_ONLY.with(|c| c.get()) {
+            return false;
+        }
+        self.select.is_none()
+            && self.mode == InsertMode::Insert
+            && self.on_dup.is_empty()
+            && self.rows.len() > 1
+            && !self.table.def.indexes.iter().any(|i| i.unique)
+            && self.rows.iter().flatten().all(|e| match e {
+                Expr::Const(_) | Expr::Param(_) => true,
+                // DEFAULT.
+                Expr::Func(Func::Coalesce, a) => a.is_empty(),
+                _ => false,
+            })
+    }
+
     /// Inserts the VALUES rows chunk by chunk; returns how many rows it stored.
     pub(super) fn insert_batched(
         &self,
@@ -195,7 +195,3 @@ impl InsertPlan {
         Ok(copied)
     }
 }
-
-#[cfg(test)]
-#[path = "insert_batch_tests.rs"]
-mod tests;

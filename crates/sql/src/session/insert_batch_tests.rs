@@ -1,12 +1,11 @@
-//! The batch path against the per-row path: the same statements on two instances, one with
+//! INSERT's batch path (exec/insert_batch.rs) against the per-row path: the same statements on two instances, one with
 //! the batch path turned off, give the same results, warnings, errors and rows; and its rows
 //! lock another session's inserts as the per-row path does.
 
 use std::time::Duration;
 
-use super::*;
-use crate::instance::session::Session;
-use crate::types::result::Outcome;
+use crate::exec::insert_batch::{BATCHED, ROW_PATH_ONLY};
+use crate::{Outcome, Session};
 
 fn open(dir: &std::path::Path, wait: Duration) -> std::sync::Arc<crate::Instance> {
     let _ = std::fs::remove_dir_all(dir);
