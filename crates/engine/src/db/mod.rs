@@ -136,6 +136,16 @@ struct TreeShared {
     name: String,
     btree: BTree,
     dropped: AtomicBool,
+    applies: ApplyCount,
+}
+
+/// Commits that began and ended applying writes to a tree (the only way a published tree
+/// changes): a reader that saw the counts equal before reading, and `begun` unchanged after,
+/// read it while no commit changed it (txn/probe.rs).
+#[derive(Default)]
+struct ApplyCount {
+    begun: AtomicU64,
+    ended: AtomicU64,
 }
 
 struct CatalogState {
@@ -442,6 +452,7 @@ impl Database {
                     name: e.name,
                     btree,
                     dropped: AtomicBool::new(false),
+                    applies: ApplyCount::default(),
                 }),
             );
         }
@@ -663,6 +674,7 @@ impl Database {
                 name: name.to_string(),
                 btree,
                 dropped: AtomicBool::new(false),
+                applies: ApplyCount::default(),
             });
             cat.trees.insert(name.to_string(), shared.clone());
             Ok(shared)
@@ -865,6 +877,7 @@ impl ReplayCatalog for ReplayTrees<'_> {
                     name: name.to_string(),
                     btree,
                     dropped: AtomicBool::new(false),
+                    applies: ApplyCount::default(),
                 }),
             );
         }

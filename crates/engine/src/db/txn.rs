@@ -54,10 +54,15 @@ fn apply_ops(db: &DbInner, ops: &[CommitOp<'_>]) -> Result<(Ts, bool)> {
                 continue;
             }
             let bt = &tree.btree;
-            if keep {
-                crate::apply::record_before_images(&db.mvcc, bt, writes, ts)?;
-            }
-            existed |= crate::apply::apply_writes(bt, writes)?.unwrap_or(false);
+            tree.applies.begun.fetch_add(1, Ordering::SeqCst);
+            let r = (|| {
+                if keep {
+                    crate::apply::record_before_images(&db.mvcc, bt, writes, ts)?;
+                }
+                crate::apply::apply_writes(bt, writes)
+            })();
+            tree.applies.ended.fetch_add(1, Ordering::SeqCst);
+            existed |= r?.unwrap_or(false);
         }
         Ok(())
     })();

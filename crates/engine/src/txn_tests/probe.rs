@@ -180,6 +180,8 @@ fn a_commit_between_probe_and_write_is_seen() {
     let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
     let mut p = tx.probe_new_keys(&f.t, &refs).unwrap();
     assert_eq!(p.first_taken(), None);
+    // The probe holds no snapshot (that would make other commits keep before-images).
+    assert_eq!(f.db.stats().mvcc.snapshots, 0);
     assert!(f.t.insert(&k4(2), b"theirs").unwrap());
     assert!(tx.insert_probed(&mut p, 0, b"mine").unwrap());
     assert!(!tx.insert_probed(&mut p, 1, b"mine").unwrap());

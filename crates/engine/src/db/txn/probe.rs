@@ -6,9 +6,17 @@
 //! mostly ascending. The probe instead sorts a batch's keys and walks the tree once over their
 //! range (a cursor that re-seeks only across gaps), laid under this transaction's own writes,
 //! without locks. Each row is then locked in the caller's order, as the per-row path locks it,
-//! and written if the probe's answer still holds: the probe holds a snapshot, and a row that a
-//! commit changed after that snapshot (one that finished while the probe ran, or that held
-//! the lock the write waited for) is read again under its lock.
+//! and written if the probe's answer still holds: unless no commit was applying writes to the
+//! tree when the probe began and none has begun since (the tree's `ApplyCount`), the row is
+//! read again under its lock, as the per-row path reads it.
+//!
+//! Why that suffices: a commit that changes a probed row holds its lock until the commit is
+//! applied, so one that began before the row is locked here has begun before the count is
+//! read under the lock, and one that had ended before the probe began is in what it read.
+//! Commits to other rows may move them between leaves while the probe walks; a cursor still
+//! sees every row no commit changes. (A snapshot would tell the same per row, but holding one
+//! makes every other session's commits keep before-images, which cost a concurrent bulk load
+//! more than the probe saved.)
 
 use super::*;
 
@@ -19,13 +27,12 @@ const STEPS_PER_SEEK: usize = 16;
 
 /// The result of [`Transaction::probe_new_keys`]: a batch's keys, and the first of them (in
 /// the caller's order) that is taken: present in the tree or in the transaction's own writes,
-/// or equal to an earlier key of the batch. Holds a snapshot (so that commits keep the
-/// before-images [`Transaction::insert_probed`] checks) until dropped; keep it for one batch.
+/// or equal to an earlier key of the batch. Keep it for one batch.
 pub struct InsertProbe {
-    db: Arc<DbInner>,
     txn: TxnId,
     tree: Tree,
-    ts: Ts,
+    /// `applies.begun` of the tree when the probe began, if no commit was applying then.
+    quiet_at: Option<u64>,
     keys: Vec<u8>,
     ends: Vec<usize>,
     first_taken: usize,
@@ -38,12 +45,6 @@ impl std::fmt::Debug for InsertProbe {
             .field("keys", &self.ends.len())
             .field("first_taken", &self.first_taken())
             .finish()
-    }
-}
-
-impl Drop for InsertProbe {
-    fn drop(&mut self) {
-        self.db.mvcc.end_snapshot(self.ts);
     }
 }
 
@@ -125,15 +126,15 @@ impl Transaction {
     /// lock. Write the rows with [`Transaction::insert_probed`].
     pub fn probe_new_keys(&self, tree: &Tree, keys: &[&[u8]]) -> Result<InsertProbe> {
         let bt = tree.alive()?;
-        // Before the tree is read: a commit the walk below may have missed, or seen half
-        // applied, comes after this snapshot, and so leaves a before-image `insert_probed`
-        // finds.
-        let ts = self.db.mvcc.begin_snapshot();
+        // Before the tree is read: `begun`, then `ended` (a commit that begins in between
+        // shows in `begun` later).
+        let applies = &tree.t.applies;
+        let begun = applies.begun.load(Ordering::SeqCst);
+        let quiet_at = (applies.ended.load(Ordering::SeqCst) == begun).then_some(begun);
         let mut probe = InsertProbe {
-            db: self.db.clone(),
             txn: self.id,
             tree: tree.clone(),
-            ts,
+            quiet_at,
             keys: Vec::with_capacity(keys.iter().map(|k| k.len()).sum()),
             ends: Vec::with_capacity(keys.len()),
             first_taken: keys.len(),
@@ -198,13 +199,12 @@ impl Transaction {
         }
         let (tree, key) = (&probe.tree, probe.key(i));
         self.lock(tree, key)?;
-        // The probe read the tree without the lock: a commit of this row after its snapshot
-        // may have come before the walk or during it. Under the lock it is read again.
+        // The probe read the tree without the lock: unless no commit can have changed it
+        // since, the row is read again under the lock.
+        let unchanged = probe.quiet_at == Some(tree.t.applies.begun.load(Ordering::SeqCst));
         let taken = match self.overlay(tree).and_then(|w| w.get(key)) {
             Some(v) => v.is_some(),
-            None if self.db.mvcc.changed_since(tree.id(), key, probe.ts) => {
-                tree.alive()?.get_with(key, |_| ())?.is_some()
-            }
+            None if !unchanged => tree.alive()?.get_with(key, |_| ())?.is_some(),
             None => false,
         };
         if taken {
