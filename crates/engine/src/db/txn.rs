@@ -492,7 +492,7 @@ impl Transaction {
 
     fn record(&mut self, tree: &Tree, key: &[u8], value: Option<Vec<u8>>) {
         let added = entry_bytes(key, Some(&value));
-        let prev = self.set(tree).insert(key.to_vec(), value);
+        let prev = self.set(tree).insert(key, value);
         self.pending_bytes += added;
         if self.savepoints_open > 0 {
             // The replaced entry moves to the undo log (its bytes stay held).
@@ -530,7 +530,7 @@ impl Transaction {
             // The undo entry goes, and the write it undoes gives way to what it replaced.
             let mut freed = key.len() as u64 + ENTRY_OVERHEAD;
             let undone = match prev {
-                Some(v) => set.insert(key.clone(), v),
+                Some(v) => set.insert(&key, v),
                 None => set.remove(&key),
             };
             freed += entry_bytes(&key, undone.as_ref());

@@ -16,11 +16,11 @@ fn batch(tx: &mut Transaction, t: &Tree, keys: &[Vec<u8>]) -> Result<usize> {
     assert_eq!(p.len(), keys.len());
     for i in 0..keys.len() {
         assert_eq!(p.key(i), keys[i].as_slice());
-        if !tx.insert_probed(&mut p, i, i.to_string().as_bytes())? {
+        if !tx.insert_probed(&mut p, i, i.to_string().into_bytes())? {
             assert_eq!(p.first_taken(), Some(i));
             // Every later key is declined too.
             for j in i..keys.len() {
-                assert!(!tx.insert_probed(&mut p, j, b"x")?);
+                assert!(!tx.insert_probed(&mut p, j, b"x".to_vec())?);
             }
             return Ok(i);
         }
@@ -142,10 +142,10 @@ fn a_probed_insert_waits_for_the_lock_of_a_concurrent_insert() {
         let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
         let mut p = tx.probe_new_keys(t, &refs).unwrap();
         assert_eq!(p.first_taken(), None);
-        assert!(tx.insert_probed(&mut p, 0, b"mine").unwrap());
+        assert!(tx.insert_probed(&mut p, 0, b"mine".to_vec()).unwrap());
         let r = while_blocked(
             db,
-            || tx.insert_probed(&mut p, 1, b"mine"),
+            || tx.insert_probed(&mut p, 1, b"mine".to_vec()),
             || match commit {
                 true => other.commit().unwrap(),
                 false => std::mem::replace(&mut other, db.begin_with(RC)).rollback(),
@@ -160,7 +160,7 @@ fn a_probed_insert_waits_for_the_lock_of_a_concurrent_insert() {
             (_, true) => assert!(is_write_conflict(&r), "{r:?}"),
             (_, false) => {
                 assert!(r.unwrap(), "the rolled-back row is free");
-                assert!(tx.insert_probed(&mut p, 2, b"mine").unwrap());
+                assert!(tx.insert_probed(&mut p, 2, b"mine".to_vec()).unwrap());
             }
         }
         drop(p);
@@ -183,10 +183,10 @@ fn a_commit_between_probe_and_write_is_seen() {
     // The probe holds no snapshot (that would make other commits keep before-images).
     assert_eq!(f.db.stats().mvcc.snapshots, 0);
     assert!(f.t.insert(&k4(2), b"theirs").unwrap());
-    assert!(tx.insert_probed(&mut p, 0, b"mine").unwrap());
-    assert!(!tx.insert_probed(&mut p, 1, b"mine").unwrap());
+    assert!(tx.insert_probed(&mut p, 0, b"mine".to_vec()).unwrap());
+    assert!(!tx.insert_probed(&mut p, 1, b"mine".to_vec()).unwrap());
     assert!(
-        !tx.insert_probed(&mut p, 2, b"mine").unwrap(),
+        !tx.insert_probed(&mut p, 2, b"mine".to_vec()).unwrap(),
         "after the first taken"
     );
     drop(p);
@@ -213,8 +213,8 @@ fn probed_rows_are_locked_until_the_transaction_ends() {
     other.put(&f.t, &k4(30), b"theirs").unwrap();
     let refs: Vec<&[u8]> = vec![&[0, 0, 0, 29], &[0, 0, 0, 30]];
     let mut p = tx.probe_new_keys(&f.t, &refs).unwrap();
-    assert!(tx.insert_probed(&mut p, 0, b"mine").unwrap());
-    let r = tx.insert_probed(&mut p, 1, b"mine");
+    assert!(tx.insert_probed(&mut p, 0, b"mine".to_vec()).unwrap());
+    let r = tx.insert_probed(&mut p, 1, b"mine".to_vec());
     assert!(matches!(r, Err(Error::LockWaitTimeout { .. })), "{r:?}");
     drop(p);
     tx.rollback();
@@ -246,6 +246,6 @@ fn oversized_keys_fail_as_put_does() {
     let long = vec![7u8; f.t.max_key_len() + 1];
     let refs: Vec<&[u8]> = vec![&long];
     let mut p = tx.probe_new_keys(&f.t, &refs).unwrap();
-    let r = tx.insert_probed(&mut p, 0, b"v");
+    let r = tx.insert_probed(&mut p, 0, b"v".to_vec());
     assert!(matches!(r, Err(Error::KeyTooLarge { .. })), "{r:?}");
 }

@@ -166,7 +166,7 @@ impl InsertPlan {
         for (i, p) in chunk.iter_mut().enumerate() {
             let fail = |e: SqlError| (i, e);
             let new = txn
-                .insert_probed(&mut probe, i, &p.value)
+                .insert_probed(&mut probe, i, std::mem::take(&mut p.value))
                 .map_err(|e| fail(eng(e)))?;
             if new {
                 // Index entries end with the row's key, locked just now.

@@ -180,7 +180,7 @@ impl Transaction {
         Ok(probe)
     }
 
-    /// Writes the new row `value` at the probe's key `i`, doing what `get_for_update` of the
+    /// Writes the new row `value` (taken, not copied) at the probe's key `i`, doing what `get_for_update` of the
     /// key followed by `put` does when the row does not exist: locks the row as that would
     /// (waiting, deadlock and write-conflict errors alike) and buffers the write. Returns
     /// `false`, writing nothing, when the row exists after all, and for the probe's first
@@ -191,7 +191,7 @@ impl Transaction {
         &mut self,
         probe: &mut InsertProbe,
         i: usize,
-        value: &[u8],
+        value: Vec<u8>,
     ) -> Result<bool> {
         assert_eq!(probe.txn, self.id, "a probe of another transaction");
         if i >= probe.first_taken {
@@ -211,8 +211,8 @@ impl Transaction {
             probe.first_taken = i;
             return Ok(false);
         }
-        tree.check_sizes(key, value)?;
-        self.record(tree, key, Some(value.to_vec()));
+        tree.check_sizes(key, &value)?;
+        self.record(tree, key, Some(value));
         Ok(true)
     }
 }
