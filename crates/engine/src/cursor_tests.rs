@@ -175,6 +175,24 @@ fn next_ref_iterator_and_limit_match_a_model() {
                 owned == want,
                 "{format}: iterator {lo:?}..{hi:?} rev {rev} {limit:?}"
             );
+            // Keys alone: the same keys, empty values.
+            let c = if rev {
+                t.range_rev((lo, hi))
+            } else {
+                t.range((lo, hi))
+            }
+            .unwrap()
+            .keys_only();
+            let c = match limit {
+                Some(n) => c.with_limit(n),
+                None => c,
+            };
+            let keys: Rows = c.map(|r| r.unwrap()).collect();
+            let want_keys: Rows = want.iter().map(|(k, _)| (k.clone(), Vec::new())).collect();
+            assert!(
+                keys == want_keys,
+                "{format}: keys only {lo:?}..{hi:?} rev {rev}"
+            );
             // A limit set after the first row counts from there, whatever is buffered.
             if let (Some(n), Some(first)) = (limit, want.first()) {
                 let c = if rev {
@@ -197,6 +215,37 @@ fn next_ref_iterator_and_limit_match_a_model() {
             }
         }
     }
+}
+
+/// A keys-only scan of an FSST tree decodes no record and neither uses nor builds a leaf
+/// view, where a plain scan builds them (the pool has room).
+#[test]
+fn keys_only_scans_leave_records_and_views_alone() {
+    let (_d, db) = db(4096);
+    let t = tree(&db, "fsst");
+    let mut rng = SmallRng::seed_from_u64(5);
+    for n in 0..3000 {
+        let k = key(n);
+        t.upsert(&k, &value(&mut rng, &k)).unwrap();
+    }
+    let pool = t.btree().pool();
+    let decoded = || t.btree().symbol_tables().record_stats().records_decoded;
+    let (d0, v0) = (decoded(), pool.stats().views);
+    let keys = t.range(..).unwrap().keys_only().count();
+    assert_eq!(keys, 3000);
+    let (d1, v1) = (decoded(), pool.stats().views);
+    assert_eq!(d1, d0, "a keys-only scan decodes nothing");
+    assert_eq!(
+        (v1.hits, v1.misses, v1.stored),
+        (v0.hits, v0.misses, v0.stored),
+        "a keys-only scan leaves the views alone"
+    );
+    // The test means something only where a plain scan does decode and build views.
+    for _ in 0..3 {
+        assert_eq!(t.range(..).unwrap().count(), 3000);
+    }
+    assert!(decoded() > d1);
+    assert!(pool.stats().views.misses > v1.misses);
 }
 
 /// Readers scan while a writer inserts and deletes the odd keys and rewrites the even ones

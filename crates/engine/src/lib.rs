@@ -51,8 +51,8 @@ mod txn_tests;
 pub use btree::symtab::RecordStats;
 pub use btree::{BTree, Cursor, VerifyReport};
 pub use db::{
-    Database, FlushPolicy, IsolationLevel, Options, Savepoint, Stats, StoreStats, Transaction,
-    Tree, TreeStats, TxnScan,
+    Database, FlushPolicy, InsertProbe, IsolationLevel, Options, Savepoint, Stats, StoreStats,
+    Transaction, Tree, TreeStats, TxnScan,
 };
 pub use error::{Error, ErrorClass, OpenError, RequestError, Result, StorageError, TxnError};
 pub use format::{FormatError, NodeFormat, RecordCodec, TableFormat, TreeFormat};

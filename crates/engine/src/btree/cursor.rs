@@ -92,6 +92,8 @@ pub struct Cursor<'t> {
     /// Rows still wanted (`usize::MAX`: all).
     left: usize,
     done: bool,
+    /// [`Cursor::keys_only`].
+    keys_only: bool,
 }
 
 impl std::fmt::Debug for Cursor<'_> {
@@ -178,6 +180,7 @@ impl<'t> Cursor<'t> {
             leaf: PageId::NONE,
             left: usize::MAX,
             done: empty,
+            keys_only: false,
         }
     }
 
@@ -186,6 +189,14 @@ impl<'t> Cursor<'t> {
     /// still wanted.
     pub fn with_limit(mut self, n: usize) -> Self {
         self.left = n;
+        self
+    }
+
+    /// Hands out keys with empty values: no value is copied or decoded, and no leaf view
+    /// (btree/leafview.rs) is used or built, as for a probe of which keys exist (a view built
+    /// for it would decode a whole leaf, and its visits would sway which leaves get one).
+    pub fn keys_only(mut self) -> Self {
+        self.keys_only = true;
         self
     }
 
@@ -405,7 +416,9 @@ impl<'t> Cursor<'t> {
             }
             let at = self.b.arena.len();
             self.b.arena.extend_from_slice(k);
-            t.read_value(&n, i, &mut self.b.arena)?;
+            if !self.keys_only {
+                t.read_value(&n, i, &mut self.b.arena)?;
+            }
             self.b.rows.push(Row {
                 start: at,
                 klen: k.len(),
@@ -424,6 +437,9 @@ impl<'t> Cursor<'t> {
         let t = self.tree;
         let id = g.id();
         let l = t.cleaf(id, g)?;
+        if self.keys_only {
+            return self.take_compact_keys(&l);
+        }
         if let Some(v) = t.leaf_view(g, &l)? {
             return self.take_view(&v);
         }
@@ -461,6 +477,29 @@ impl<'t> Cursor<'t> {
 }
 
 impl Cursor<'_> {
+    /// [`Self::take_compact`] of keys alone ([`Cursor::keys_only`]).
+    fn take_compact_keys(&mut self, l: &super::compact::CompactLeaf<'_>) -> Result<bool> {
+        let (start, end) = self.start_range(l.count(), |k| l.search(k))?;
+        self.b.rows.reserve(end - start);
+        for i in self.order(start, end) {
+            let at = self.b.arena.len();
+            // The value is checked as a key-and-value copy would check it, not read.
+            l.entry_into(i, &mut self.b.arena)?;
+            if self.past_end(&self.b.arena[at..]) {
+                self.b.arena.truncate(at);
+                return Ok(true);
+            }
+            let end = self.b.arena.len();
+            self.b.rows.push(Row {
+                start: at,
+                klen: end - at,
+                end,
+                fsst: None,
+            });
+        }
+        Ok(self.b.rows.len() >= self.left)
+    }
+
     /// [`Self::take_compact`] from a decoded view.
     fn take_view(&mut self, v: &LeafView) -> Result<bool> {
         let (start, end) = self.start_range(v.count(), |k| Ok(v.search(k)))?;

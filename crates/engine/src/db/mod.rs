@@ -63,7 +63,7 @@ mod writeset;
 
 pub use self::tree::Tree;
 use self::txn::{apply_commit, lock_row};
-pub use self::txn::{Savepoint, Transaction, TxnScan};
+pub use self::txn::{InsertProbe, Savepoint, Transaction, TxnScan};
 
 /// Name of the data file inside the database directory.
 pub const DATA_FILE: &str = "zipdb.data";
@@ -137,6 +137,16 @@ struct TreeShared {
     name: String,
     btree: BTree,
     dropped: AtomicBool,
+    applies: ApplyCount,
+}
+
+/// Commits that began and ended applying writes to a tree (the only way a published tree
+/// changes): a reader that saw the counts equal before reading, and `begun` unchanged after,
+/// read it while no commit changed it (txn/probe.rs).
+#[derive(Default)]
+struct ApplyCount {
+    begun: AtomicU64,
+    ended: AtomicU64,
 }
 
 struct CatalogState {
@@ -449,6 +459,7 @@ impl Database {
                     name: e.name,
                     btree,
                     dropped: AtomicBool::new(false),
+                    applies: ApplyCount::default(),
                 }),
             );
         }
@@ -670,6 +681,7 @@ impl Database {
                 name: name.to_string(),
                 btree,
                 dropped: AtomicBool::new(false),
+                applies: ApplyCount::default(),
             });
             cat.trees.insert(name.to_string(), shared.clone());
             Ok(shared)
@@ -875,6 +887,7 @@ impl ReplayCatalog for ReplayTrees<'_> {
                     name: name.to_string(),
                     btree,
                     dropped: AtomicBool::new(false),
+                    applies: ApplyCount::default(),
                 }),
             );
         }

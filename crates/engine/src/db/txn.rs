@@ -5,6 +5,9 @@
 use super::*;
 use crate::error::TxnError;
 
+mod probe;
+pub use self::probe::InsertProbe;
+
 pub(super) fn lock_row(db: &DbInner, txn: TxnId, tree: TreeId, key: &[u8]) -> Result<bool> {
     match db.locks.lock(txn, tree, key, db.options.lock_wait_timeout) {
         Ok(crate::lock::Acquired::New) => Ok(true),
@@ -54,10 +57,15 @@ fn apply_ops(db: &DbInner, ops: &[CommitOp<'_>]) -> Result<(Ts, bool)> {
                 continue;
             }
             let bt = &tree.btree;
-            if keep {
-                crate::apply::record_before_images(&db.mvcc, bt, writes, ts)?;
-            }
-            existed |= crate::apply::apply_writes(bt, writes)?.unwrap_or(false);
+            tree.applies.begun.fetch_add(1, Ordering::SeqCst);
+            let r = (|| {
+                if keep {
+                    crate::apply::record_before_images(&db.mvcc, bt, writes, ts)?;
+                }
+                crate::apply::apply_writes(bt, writes)
+            })();
+            tree.applies.ended.fetch_add(1, Ordering::SeqCst);
+            existed |= r?.unwrap_or(false);
         }
         Ok(())
     })();
@@ -487,7 +495,7 @@ impl Transaction {
 
     fn record(&mut self, tree: &Tree, key: &[u8], value: Option<Vec<u8>>) {
         let added = entry_bytes(key, Some(&value));
-        let prev = self.set(tree).insert(key.to_vec(), value);
+        let prev = self.set(tree).insert(key, value);
         self.pending_bytes += added;
         if self.savepoints_open > 0 {
             // The replaced entry moves to the undo log (its bytes stay held).
@@ -525,7 +533,7 @@ impl Transaction {
             // The undo entry goes, and the write it undoes gives way to what it replaced.
             let mut freed = key.len() as u64 + ENTRY_OVERHEAD;
             let undone = match prev {
-                Some(v) => set.insert(key.clone(), v),
+                Some(v) => set.insert(&key, v),
                 None => set.remove(&key),
             };
             freed += entry_bytes(&key, undone.as_ref());

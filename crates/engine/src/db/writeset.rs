@@ -52,18 +52,19 @@ impl WriteSet {
         }
     }
 
-    /// Sets `key`, returning the value it replaced.
-    pub(super) fn insert(&mut self, key: Vec<u8>, value: Value) -> Option<Value> {
-        match self.run_find(&key) {
+    /// Sets `key`, returning the value it replaced. (The key is borrowed: short keys are kept
+    /// inline, so an owned one would be an allocation per write for nothing.)
+    pub(super) fn insert(&mut self, key: &[u8], value: Value) -> Option<Value> {
+        match self.run_find(key) {
             Ok(i) => Some(std::mem::replace(&mut self.run[i].1, value)),
             Err(i) if i == self.run.len() => {
-                if let Some(slot) = self.map.get_mut(key.as_slice()) {
+                if let Some(slot) = self.map.get_mut(key) {
                     return Some(std::mem::replace(slot, value));
                 }
-                self.run.push((Key::new(&key), value));
+                self.run.push((Key::new(key), value));
                 None
             }
-            Err(_) => self.map.insert(Key::new(&key), value),
+            Err(_) => self.map.insert(Key::new(key), value),
         }
     }
 
@@ -298,7 +299,7 @@ mod tests {
                 match op {
                     Op::Insert(k, v) => {
                         let v = v.map(|b| vec![b]);
-                        prop_assert_eq!(ws.insert(k.clone(), v.clone()), model.insert(k.clone(), v));
+                        prop_assert_eq!(ws.insert(&k, v.clone()), model.insert(k.clone(), v));
                     }
                     Op::Remove(k) => prop_assert_eq!(ws.remove(&k), model.remove(&k)),
                 }
@@ -315,16 +316,13 @@ mod tests {
     fn ascending_keys_stay_in_the_run() {
         let mut ws = WriteSet::new();
         for i in 0u32..1000 {
-            assert_eq!(ws.insert(i.to_be_bytes().to_vec(), Some(vec![1])), None);
+            assert_eq!(ws.insert(&i.to_be_bytes(), Some(vec![1])), None);
         }
         assert_eq!(ws.run.len(), 1000);
         assert!(ws.map.is_empty());
         // A rewrite of a key in the run replaces it there; a key below goes to the map.
-        assert_eq!(
-            ws.insert(5u32.to_be_bytes().to_vec(), None),
-            Some(Some(vec![1]))
-        );
-        assert_eq!(ws.insert(vec![0], Some(vec![2])), None);
+        assert_eq!(ws.insert(&5u32.to_be_bytes(), None), Some(Some(vec![1])));
+        assert_eq!(ws.insert(&[0], Some(vec![2])), None);
         assert_eq!(ws.map.len(), 1);
         // Undone in reverse order, the run's keys leave from its end.
         for i in (0u32..1000).rev() {

@@ -206,4 +206,5 @@ fn while_blocked<R: Send>(
 
 mod hermitage;
 mod locking;
+mod probe;
 mod versions;

@@ -128,7 +128,7 @@ fn key_text(row: &[Value], cols: &[usize]) -> String {
 
 // ---- Row writes (shared by INSERT, UPDATE, DELETE) ---------------------------------------
 
-fn eng(e: zipdb_engine::Error) -> SqlError {
+pub(super) fn eng(e: zipdb_engine::Error) -> SqlError {
     SqlError::engine(e)
 }
 
@@ -192,7 +192,7 @@ fn prefix_successor(v: &mut Vec<u8>) -> bool {
     false
 }
 
-fn encode_row(t: &Table, row: &[Value]) -> Vec<u8> {
+pub(super) fn encode_row(t: &Table, row: &[Value]) -> Vec<u8> {
     let mut b = Vec::with_capacity(64);
     crate::catalog::codec::encode_row(&mut b, row, &t.types);
     b
@@ -214,7 +214,7 @@ fn delete_row(txn: &mut Transaction, t: &Table, pk: &[u8], row: &[Value]) -> Res
 
 /// Where an inserted row's values come from.
 #[derive(Clone, Copy)]
-enum Source<'a> {
+pub(super) enum Source<'a> {
     /// A row of INSERT … SELECT, one value per named column.
     Selected(&'a [Value]),
     /// A VALUES row's expressions.
@@ -287,6 +287,9 @@ impl InsertPlan {
         // Rows stored or changed (MariaDB's "copied"): IGNORE's Duplicates are the rest.
         let mut copied = 0u64;
         match &self.select {
+            None if self.batches() => {
+                copied += self.insert_batched(txn, ctx, &mut n)?;
+            }
             None => {
                 for (ri, exprs) in self.rows.iter().enumerate() {
                     let rowno = ri as u64 + 1;
@@ -312,6 +315,21 @@ impl InsertPlan {
         src: Source<'_>,
         n: &mut DmlCount,
     ) -> Result<u64, SqlError> {
+        let (pk, row) = self.build(ctx, rowno, src, n)?;
+        let copied = self.insert_one(txn, &self.table, pk, row, rowno, ctx, n)?;
+        ctx.check_pending(txn.pending_bytes())?;
+        Ok(copied)
+    }
+
+    /// The row `store` inserts, and its primary key: values, defaults, AUTO_INCREMENT (taken
+    /// from the table's counter here) and coercions, with their warnings in `n`.
+    pub(super) fn build(
+        &self,
+        ctx: &Ctx,
+        rowno: u64,
+        src: Source<'_>,
+        n: &mut DmlCount,
+    ) -> Result<(Vec<u8>, Vec<Value>), SqlError> {
         let t = &*self.table;
         let strict = self.mode != InsertMode::Ignore;
         let mut row: Vec<Value> = Vec::with_capacity(t.types.len());
@@ -385,9 +403,7 @@ impl InsertPlan {
         };
         let pk = t.pk_key(&row, hidden);
         n.records += 1;
-        let copied = self.insert_one(txn, t, pk, row, rowno, ctx, n)?;
-        ctx.check_pending(txn.pending_bytes())?;
-        Ok(copied)
+        Ok((pk, row))
     }
 
     /// INSERT … SELECT's rows, as the SELECT's operator tree yields them. With `reader` (a
@@ -454,7 +470,7 @@ impl InsertPlan {
     /// Inserts one row, or resolves its duplicate by the statement's mode; returns how many
     /// rows it stored or changed (0 or 1).
     #[allow(clippy::too_many_arguments)]
-    fn insert_one(
+    pub(super) fn insert_one(
         &self,
         txn: &mut Transaction,
         t: &Table,

@@ -11,6 +11,7 @@
 
 pub mod dml;
 pub(crate) mod hash;
+pub(crate) mod insert_batch;
 pub(crate) mod join;
 pub(crate) mod keyrange;
 pub(crate) mod load;

@@ -38,6 +38,8 @@ use sink::{Collect, ResultSink, SinkClosed, StatementEnd, Status};
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod insert_batch_tests;
+#[cfg(test)]
 mod insert_select_tests;
 #[cfg(test)]
 mod lock_tests;
