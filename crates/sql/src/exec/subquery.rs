@@ -162,27 +162,17 @@ fn eval_subquery(
         return eval_streamed(sc, sub, kind, row, ctx);
     }
     let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
-        let txn = sc
-            .txn
-            .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
-        // Its own subqueries get a cache of their own per run (a nested one may read this
-        // run's outer row).
-        let own = SubCtx::new(sc.subs, txn);
-        let inner = Ctx {
-            outer,
-            sub: Some(&own),
-            ..*ctx
-        };
-        let none = Locked::default();
         let max = rows_needed(kind);
-        collect_up_to(
-            plan_of(sc.subs, sub.id)?,
-            Some(txn),
-            &inner,
-            sc.subs,
-            &none,
-            max,
-        )
+        in_run(sc, outer, ctx, |txn, inner, none| {
+            collect_up_to(
+                plan_of(sc.subs, sub.id)?,
+                Some(txn),
+                inner,
+                sc.subs,
+                none,
+                max,
+            )
+        })
     };
     let rows = if sub.outer_cols.is_empty() {
         let cached = sc.cache.borrow().get(&sub.id).cloned();
@@ -295,45 +285,37 @@ fn eval_streamed(
     row: &[Value],
     ctx: &Ctx,
 ) -> Result<Value, SqlError> {
-    let txn = sc
-        .txn
-        .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
-    let own = SubCtx::new(sc.subs, txn);
-    let inner = Ctx {
-        outer: row,
-        sub: Some(&own),
-        ..*ctx
-    };
-    let none = Locked::default();
     let plan = plan_of(sc.subs, sub.id)?;
     match kind {
         SubKind::In(x, neg) => {
             let mut v: Option<Value> = None;
             let mut decided: Option<Value> = None;
             let mut saw_null = false;
-            for_each_row(plan, Some(txn), &inner, sc.subs, &none, |r| {
-                let v = match &v {
-                    Some(v) => v,
-                    None => {
-                        let x = x.eval(row, ctx)?;
-                        if x.is_null() {
-                            decided = Some(Value::Null);
-                            return Ok(false);
+            in_run(sc, row, ctx, |txn, inner, none| {
+                for_each_row(plan, Some(txn), inner, sc.subs, none, |r| {
+                    let v = match &v {
+                        Some(v) => v,
+                        None => {
+                            let x = x.eval(row, ctx)?;
+                            if x.is_null() {
+                                decided = Some(Value::Null);
+                                return Ok(false);
+                            }
+                            v.insert(x)
                         }
-                        v.insert(x)
+                    };
+                    match r.first().and_then(|c| v.sql_cmp(c)) {
+                        Some(Ordering::Equal) => {
+                            decided = Some(Value::Int(i64::from(!*neg)));
+                            Ok(false)
+                        }
+                        None => {
+                            saw_null = true;
+                            Ok(true)
+                        }
+                        Some(_) => Ok(true),
                     }
-                };
-                match r.first().and_then(|c| v.sql_cmp(c)) {
-                    Some(Ordering::Equal) => {
-                        decided = Some(Value::Int(i64::from(!*neg)));
-                        Ok(false)
-                    }
-                    None => {
-                        saw_null = true;
-                        Ok(true)
-                    }
-                    Some(_) => Ok(true),
-                }
+                })
             })?;
             Ok(match decided {
                 Some(d) => d,
@@ -345,18 +327,20 @@ fn eval_streamed(
             let v = x.eval(row, ctx)?;
             let mut decided: Option<bool> = None;
             let mut unknown = false;
-            for_each_row(plan, Some(txn), &inner, sc.subs, &none, |r| {
-                match r.first().and_then(|c| v.sql_cmp(c)).map(|o| holds(*op, o)) {
-                    Some(h) if h != *all => {
-                        decided = Some(h);
-                        Ok(false)
+            in_run(sc, row, ctx, |txn, inner, none| {
+                for_each_row(plan, Some(txn), inner, sc.subs, none, |r| {
+                    match r.first().and_then(|c| v.sql_cmp(c)).map(|o| holds(*op, o)) {
+                        Some(h) if h != *all => {
+                            decided = Some(h);
+                            Ok(false)
+                        }
+                        None => {
+                            unknown = true;
+                            Ok(true)
+                        }
+                        Some(_) => Ok(true),
                     }
-                    None => {
-                        unknown = true;
-                        Ok(true)
-                    }
-                    Some(_) => Ok(true),
-                }
+                })
             })?;
             Ok(match decided {
                 Some(h) => Value::Int(i64::from(h)),
@@ -368,6 +352,27 @@ fn eval_streamed(
             Err(SqlError::internal("a scalar or EXISTS subquery streamed"))
         }
     }
+}
+
+/// Runs `f` with what one run of a subquery for the outer row `outer` reads through: the
+/// transaction, a context whose own subqueries get a cache of their own per run (a nested one
+/// may read this run's outer row), and no locked rows.
+fn in_run<R>(
+    sc: &SubCtx,
+    outer: &[Value],
+    ctx: &Ctx,
+    f: impl FnOnce(&Transaction, &Ctx, &Locked) -> Result<R, SqlError>,
+) -> Result<R, SqlError> {
+    let txn = sc
+        .txn
+        .ok_or_else(|| SqlError::internal("a subquery was not run ahead"))?;
+    let own = SubCtx::new(sc.subs, txn);
+    let inner = Ctx {
+        outer,
+        sub: Some(&own),
+        ..*ctx
+    };
+    f(txn, &inner, &Locked::default())
 }
 
 /// Whether `v op c` holds, given `v`'s order against `c`.
