@@ -5,7 +5,10 @@ use sqlparser::ast;
 
 use crate::error::ErrorKind;
 use crate::expr::builtins::Unit;
-use crate::expr::{cast, Arith, CastTo, Cmp, Expr, Func, SubKind, SubqueryId, SubqueryRef};
+use crate::expr::{
+    cast, lookup, Arith, CastTo, Cmp, DateAdd, Expr, Func, SubKind, SubqueryId, SubqueryRef,
+    TimestampDiff,
+};
 use crate::plan::select::{SelectPlan, Subquery};
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
@@ -273,8 +276,8 @@ impl Compiler {
             A::IsNotNull(x) => Expr::IsNull(b(self.compile(x, scope)?), true),
             A::IsTrue(x) => Expr::Cmp(
                 Cmp::NullSafeEq,
-                b(Expr::Func(
-                    Func::If,
+                b(builtin(
+                    "IF",
                     vec![
                         self.compile(x, scope)?,
                         Expr::Const(Value::Int(1)),
@@ -376,7 +379,7 @@ impl Compiler {
                 if let Some(f) = substring_for {
                     args.push(self.compile(f, scope)?);
                 }
-                Expr::Func(Func::Substring, args)
+                builtin("SUBSTRING", args)
             }
             A::Trim {
                 expr,
@@ -387,19 +390,19 @@ impl Compiler {
                 if trim_what.is_some() {
                     return Err(SqlError::unsupported("TRIM(... FROM ...)"));
                 }
-                let f = match trim_where {
-                    Some(ast::TrimWhereField::Leading) => Func::LTrim,
-                    Some(ast::TrimWhereField::Trailing) => Func::RTrim,
-                    _ => Func::Trim,
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "LTRIM",
+                    Some(ast::TrimWhereField::Trailing) => "RTRIM",
+                    _ => "TRIM",
                 };
-                Expr::Func(f, vec![self.compile(expr, scope)?])
+                builtin(name, vec![self.compile(expr, scope)?])
             }
-            A::Position { expr, r#in } => Expr::Func(
-                Func::Locate,
+            A::Position { expr, r#in } => builtin(
+                "LOCATE",
                 vec![self.compile(expr, scope)?, self.compile(r#in, scope)?],
             ),
-            A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.compile(expr, scope)?]),
-            A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.compile(expr, scope)?]),
+            A::Ceil { expr, .. } => builtin("CEIL", vec![self.compile(expr, scope)?]),
+            A::Floor { expr, .. } => builtin("FLOOR", vec![self.compile(expr, scope)?]),
             A::Function(f) => self.function(f, scope)?,
             // A charset introducer: `_binary'..'` is a binary string, `_utf8mb4'..'` a string.
             A::Prefixed { prefix, value } => match self.compile(value, scope)? {
@@ -448,7 +451,7 @@ impl Compiler {
             _ => return Err(SqlError::unsupported(&format!("{iv}"))),
         };
         let n = self.compile(&iv.value, scope)?;
-        Ok(Expr::Func(Func::DateAdd(unit, sub), vec![d, n]))
+        Ok(Expr::Func(Func::new(DateAdd { unit, sub }), vec![d, n]))
     }
 
     /// Functions whose arguments are not all expressions: DATE_ADD(d, INTERVAL n unit) and
@@ -471,7 +474,13 @@ impl Compiler {
                     // ADDDATE(d, n): n days.
                     n if name == "ADDDATE" || name == "SUBDATE" => {
                         let n = self.compile(n, scope)?;
-                        Ok(Some(Expr::Func(Func::DateAdd(Unit::Day, sub), vec![d, n])))
+                        Ok(Some(Expr::Func(
+                            Func::new(DateAdd {
+                                unit: Unit::Day,
+                                sub,
+                            }),
+                            vec![d, n],
+                        )))
                     }
                     other => Err(SqlError::syntax(&other.to_string(), 1)),
                 }
@@ -487,7 +496,10 @@ impl Compiler {
                 .ok_or_else(|| SqlError::syntax(&args[0].to_string(), 1))?;
                 let a = self.compile(args[1], scope)?;
                 let b = self.compile(args[2], scope)?;
-                Ok(Some(Expr::Func(Func::TimestampDiff(unit), vec![a, b])))
+                Ok(Some(Expr::Func(
+                    Func::new(TimestampDiff { unit }),
+                    vec![a, b],
+                )))
             }
             _ => Ok(None),
         }
@@ -535,26 +547,7 @@ impl Compiler {
             }
             ast::FunctionArguments::Subquery(_) => return Err(SqlError::unsupported("subqueries")),
         }
-        let (func, min, max) = match name.as_str() {
-            "CONCAT" => (Func::Concat, 1, usize::MAX),
-            "CONCAT_WS" => (Func::ConcatWs, 2, usize::MAX),
-            "LENGTH" | "OCTET_LENGTH" => (Func::Length, 1, 1),
-            "CHAR_LENGTH" | "CHARACTER_LENGTH" => (Func::CharLength, 1, 1),
-            "UPPER" | "UCASE" => (Func::Upper, 1, 1),
-            "LOWER" | "LCASE" => (Func::Lower, 1, 1),
-            "SUBSTRING" | "SUBSTR" | "MID" => (Func::Substring, 2, 3),
-            "TRIM" => (Func::Trim, 1, 1),
-            "LTRIM" => (Func::LTrim, 1, 1),
-            "RTRIM" => (Func::RTrim, 1, 1),
-            "REPLACE" => (Func::Replace, 3, 3),
-            "LEFT" => (Func::Left, 2, 2),
-            "RIGHT" => (Func::Right, 2, 2),
-            "ABS" => (Func::Abs, 1, 1),
-            "CEIL" | "CEILING" => (Func::Ceil, 1, 1),
-            "FLOOR" => (Func::Floor, 1, 1),
-            "ROUND" => (Func::Round, 1, 2),
-            "SQRT" => (Func::Sqrt, 1, 1),
-            "POW" | "POWER" => (Func::Pow, 2, 2),
+        match name.as_str() {
             "MOD" => {
                 if args.len() != 2 {
                     return Err(SqlError::wrong_args(&name));
@@ -563,110 +556,31 @@ impl Compiler {
                 let l = args.pop().expect("two");
                 return Ok(Expr::Arith(Arith::Mod, Box::new(l), Box::new(r)));
             }
-            "COALESCE" => (Func::Coalesce, 1, usize::MAX),
-            "IFNULL" => (Func::Coalesce, 2, 2),
-            "NULLIF" => (Func::NullIf, 2, 2),
-            "IF" => (Func::If, 3, 3),
-            "GREATEST" => (Func::Greatest, 2, usize::MAX),
-            "LEAST" => (Func::Least, 2, usize::MAX),
-            "NOW" | "CURRENT_TIMESTAMP" | "SYSDATE" | "LOCALTIME" | "LOCALTIMESTAMP" => {
-                (Func::Now, 0, 1)
-            }
-            "CURDATE" | "CURRENT_DATE" => (Func::CurDate, 0, 0),
-            "DATABASE" | "SCHEMA" => (Func::Database, 0, 0),
-            "USER" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" => (Func::User, 0, 0),
-            "VERSION" => (Func::Version, 0, 0),
-            "CONNECTION_ID" => (Func::ConnectionId, 0, 0),
-            "LAST_INSERT_ID" => (Func::LastInsertId, 0, 0),
-            "HEX" => (Func::Hex, 1, 1),
-            "YEAR" => (Func::Year, 1, 1),
-            "MONTH" => (Func::Month, 1, 1),
-            "DAY" | "DAYOFMONTH" => (Func::Day, 1, 1),
-            "DATE" => (Func::Date, 1, 1),
-            "REPEAT" => (Func::Repeat, 2, 2),
-            "REVERSE" => (Func::Reverse, 1, 1),
-            "LPAD" => (Func::LPad, 2, 3),
-            "RPAD" => (Func::RPad, 2, 3),
-            "LOCATE" => (Func::Locate, 2, 3),
-            "POSITION" => (Func::Locate, 2, 2),
-            "INSTR" => {
+            // INSTR(hay, needle) is LOCATE(needle, hay); POSITION(needle, hay) too (its `IN`
+            // form is compiled above).
+            "INSTR" | "POSITION" => {
                 if args.len() != 2 {
                     return Err(SqlError::wrong_args(&name));
                 }
-                args.swap(0, 1);
-                (Func::Locate, 2, 2)
-            }
-            "SUBSTRING_INDEX" => (Func::SubstringIndex, 3, 3),
-            "SPACE" => (Func::Space, 1, 1),
-            "ASCII" => (Func::Ascii, 1, 1),
-            "MD5" => (Func::Md5, 1, 1),
-            "SHA1" | "SHA" => (Func::Sha1, 1, 1),
-            "SHA2" => (Func::Sha2, 2, 2),
-            "TO_BASE64" => (Func::ToBase64, 1, 1),
-            "FROM_BASE64" => (Func::FromBase64, 1, 1),
-            "FORMAT" => (Func::Format, 2, 2),
-            "STRCMP" => (Func::Strcmp, 2, 2),
-            "SIGN" => (Func::Sign, 1, 1),
-            "TRUNCATE" => (Func::Truncate, 2, 2),
-            "EXP" => (Func::Exp, 1, 1),
-            "LN" => (Func::Ln, 1, 1),
-            "LOG" => (Func::Log, 1, 2),
-            "LOG2" => (Func::Log2, 1, 1),
-            "LOG10" => (Func::Log10, 1, 1),
-            "PI" => (Func::Pi, 0, 0),
-            "DEGREES" => (Func::Degrees, 1, 1),
-            "RADIANS" => (Func::Radians, 1, 1),
-            "SIN" => (Func::Sin, 1, 1),
-            "COS" => (Func::Cos, 1, 1),
-            "TAN" => (Func::Tan, 1, 1),
-            "RAND" => {
-                if !args.is_empty() {
-                    return Err(SqlError::unsupported("RAND(seed)"));
+                if name == "INSTR" {
+                    args.swap(0, 1);
                 }
-                (Func::Rand, 0, 0)
+                return Ok(builtin("LOCATE", args));
             }
-            "CRC32" => (Func::Crc32, 1, 1),
-            "DATEDIFF" => (Func::DateDiff, 2, 2),
-            "UNIX_TIMESTAMP" => (Func::UnixTimestamp, 0, 1),
-            "FROM_UNIXTIME" => (Func::FromUnixtime, 1, 1),
-            "HOUR" => (Func::Hour, 1, 1),
-            "MINUTE" => (Func::Minute, 1, 1),
-            "SECOND" => (Func::Second, 1, 1),
-            "DAYOFWEEK" => (Func::DayOfWeek, 1, 1),
-            "WEEKDAY" => (Func::Weekday, 1, 1),
-            "DAYOFYEAR" => (Func::DayOfYear, 1, 1),
-            "DAYNAME" => (Func::DayName, 1, 1),
-            "MONTHNAME" => (Func::MonthName, 1, 1),
-            "QUARTER" => (Func::Quarter, 1, 1),
-            "WEEK" => (Func::Week, 1, 2),
-            "LAST_DAY" => (Func::LastDay, 1, 1),
-            "MAKEDATE" => (Func::MakeDate, 2, 2),
-            "DATE_FORMAT" => (Func::DateFormat, 2, 2),
-            "STR_TO_DATE" => (Func::StrToDate, 2, 2),
-            "CURTIME" | "CURRENT_TIME" | "UTC_TIME" => (Func::CurTime, 0, 1),
-            "UTC_TIMESTAMP" => (Func::Now, 0, 1),
-            "UTC_DATE" => (Func::CurDate, 0, 0),
-            "SLEEP" => (Func::Sleep, 1, 1),
-            "ISNULL" => (Func::IsNull, 1, 1),
-            "FIELD" => (Func::Field, 2, usize::MAX),
-            "ELT" => (Func::Elt, 2, usize::MAX),
-            "INET_ATON" => (Func::InetAton, 1, 1),
-            "INET_NTOA" => (Func::InetNtoa, 1, 1),
-            "UUID" => (Func::Uuid, 0, 0),
+            "RAND" if !args.is_empty() => return Err(SqlError::unsupported("RAND(seed)")),
             "COUNT" | "SUM" | "MIN" | "MAX" | "AVG" => {
                 return Err(SqlError::of(
                     ErrorKind::InvalidGroupFuncUse,
                     format!("Invalid use of group function {name}"),
                 ))
             }
-            _ => return Err(SqlError::unknown_function(&name)),
-        };
-        if args.len() < min || args.len() > max {
-            return Err(wrong_count(&name));
+            _ => {}
         }
-        if matches!(func, Func::LPad | Func::RPad) && args.len() == 2 {
-            // MariaDB pads with spaces when no pad string is given.
-            args.push(Expr::Const(Value::Str(" ".into())));
+        let Some(func) = lookup(&name) else {
+            return Err(SqlError::unknown_function(&name));
+        };
+        if !func.arity().allows(args.len()) {
+            return Err(wrong_count(&name));
         }
         Ok(settle(Expr::Func(func, args), scope))
     }
@@ -686,10 +600,10 @@ fn settle(mut e: Expr, scope: &dyn Scope) -> Expr {
                 .map(|(_, r)| r)
                 .chain(els.as_deref_mut())
                 .collect(),
-            Expr::Func(Func::If, args) => args.iter_mut().skip(1).collect(),
-            Expr::Func(Func::Coalesce | Func::Greatest | Func::Least, args) => {
-                args.iter_mut().collect()
-            }
+            Expr::Func(f, args) => match f.first_result_operand() {
+                Some(first) => args.iter_mut().skip(first).collect(),
+                None => Vec::new(),
+            },
             _ => Vec::new(),
         }
     }
@@ -717,6 +631,13 @@ fn settle(mut e: Expr, scope: &dyn Scope) -> Expr {
         }
     }
     e
+}
+
+/// A call of built-in function `name` that the binder makes itself (TRIM's `LEADING` form,
+/// `IS TRUE`, ...): the name is one [`lookup`] knows.
+fn builtin(name: &str, args: Vec<Expr>) -> Expr {
+    let f = lookup(name).unwrap_or_else(|| panic!("{name} is not a built-in function"));
+    Expr::Func(f, args)
 }
 
 /// A call with the wrong number of arguments: error 1582, or a syntax error (1064) for the

@@ -200,7 +200,7 @@ fn compile_rows(
                 ast::Expr::Identifier(id)
                     if id.value.eq_ignore_ascii_case("DEFAULT") && id.quote_style.is_none() =>
                 {
-                    Expr::Func(crate::expr::Func::Coalesce, Vec::new())
+                    Expr::column_default()
                 }
                 _ => c.compile(
                     e,
@@ -391,7 +391,7 @@ pub(crate) fn bind_update(
                     return Err(no_default(cd));
                 }
                 if cd.default_now {
-                    Expr::Func(crate::expr::Func::Now, Vec::new())
+                    Expr::Func(crate::expr::Func::new(crate::expr::Now), Vec::new())
                 } else {
                     Expr::Const(cd.default.clone().unwrap_or(Value::Null))
                 }

@@ -350,9 +350,9 @@ impl InsertPlan {
             }
             Source::Exprs(exprs) => {
                 for (e, &c) in exprs.iter().zip(&self.columns) {
-                    // `DEFAULT` compiles to an argument-less COALESCE: keep the default. A
-                    // column without one: 1364 (strict), or a warning for this row.
-                    if matches!(e, Expr::Func(crate::expr::Func::Coalesce, a) if a.is_empty()) {
+                    // `DEFAULT`: keep the default. A column without one: 1364 (strict), or a
+                    // warning for this row.
+                    if e.is_column_default() {
                         let col = &t.def.columns[c];
                         if needs_value(col) {
                             if strict {

@@ -23,7 +23,7 @@ use zipdb_engine::Transaction;
 
 use crate::error::SqlError;
 use crate::exec::dml::{encode_row, eng, DmlCount, Source};
-use crate::expr::{Ctx, Expr, Func};
+use crate::expr::{Ctx, Expr};
 use crate::plan::dml::{InsertMode, InsertPlan};
 use crate::types::value::Value;
 
@@ -70,8 +70,7 @@ impl InsertPlan {
             && !self.table.def.indexes.iter().any(|i| i.unique)
             && self.rows.iter().flatten().all(|e| match e {
                 Expr::Const(_) | Expr::Param(_) => true,
-                // DEFAULT.
-                Expr::Func(Func::Coalesce, a) => a.is_empty(),
+                e if e.is_column_default() => true,
                 _ => false,
             })
     }

@@ -50,6 +50,21 @@ impl Unit {
         })
     }
 
+    /// The unit as SQL spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Microsecond => "MICROSECOND",
+            Unit::Second => "SECOND",
+            Unit::Minute => "MINUTE",
+            Unit::Hour => "HOUR",
+            Unit::Day => "DAY",
+            Unit::Week => "WEEK",
+            Unit::Month => "MONTH",
+            Unit::Quarter => "QUARTER",
+            Unit::Year => "YEAR",
+        }
+    }
+
     /// Whether adding this unit to a date keeps it a date.
     pub fn is_date_part(self) -> bool {
         matches!(

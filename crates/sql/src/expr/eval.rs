@@ -5,10 +5,9 @@ use std::cmp::Ordering;
 
 use crate::expr::arith::{arith, bool_val, int_result};
 use crate::expr::cast::cast;
-use crate::expr::ctx::Ctx;
-use crate::expr::func::func;
+use crate::expr::func::{ColumnDefault, Date};
 use crate::expr::like::like;
-use crate::expr::node::{CastTo, Cmp, Expr, Func, SubKind};
+use crate::expr::node::{Args, CastTo, Cmp, Ctx, Expr, Func, SubKind};
 use crate::types::decimal::Decimal;
 use crate::types::value::Value;
 use crate::SqlError;
@@ -71,6 +70,17 @@ impl Expr {
         f(self);
     }
 
+    /// `DEFAULT` as INSERT, UPDATE and LOAD DATA compile it: the column's default, which
+    /// the statement substitutes.
+    pub fn column_default() -> Expr {
+        Expr::Func(Func::new(ColumnDefault), Vec::new())
+    }
+
+    /// Whether this is [`Expr::column_default`].
+    pub fn is_column_default(&self) -> bool {
+        matches!(self, Expr::Func(f, _) if f.is::<ColumnDefault>())
+    }
+
     /// Whether the expression contains a subquery.
     pub fn has_subquery(&self) -> bool {
         let mut found = false;
@@ -84,12 +94,8 @@ impl Expr {
     pub fn row_independent(&self) -> bool {
         let mut fixed = true;
         self.visit(&mut |e| {
-            fixed &= !matches!(
-                e,
-                Expr::Col(_)
-                    | Expr::Subquery(..)
-                    | Expr::Func(Func::Rand | Func::Sleep | Func::Uuid, _)
-            )
+            fixed &= !matches!(e, Expr::Col(_) | Expr::Subquery(..))
+                && !matches!(e, Expr::Func(f, _) if f.volatile())
         });
         fixed
     }
@@ -101,7 +107,7 @@ impl Expr {
     fn cmp_operand(&self, row: &[Value], ctx: &Ctx) -> Result<Value, SqlError> {
         // The kind is checked first: comparisons are hot, these operands rare.
         let (arg, zero) = match self {
-            Expr::Func(Func::Date, args) if args.len() == 1 => (&args[0], Value::Date(0)),
+            Expr::Func(f, args) if args.len() == 1 && f.is::<Date>() => (&args[0], Value::Date(0)),
             Expr::Cast(arg, CastTo::Date) => (&**arg, Value::Date(0)),
             Expr::Cast(arg, CastTo::DateTime(_)) => (&**arg, Value::DateTime(0)),
             _ => return self.eval(row, ctx),
@@ -351,7 +357,7 @@ impl Expr {
             }
             Expr::Cast(x, to) => cast(x.eval(row, ctx)?, *to)?,
             Expr::Coerce(x, ty) => crate::types::typeagg::conform(x.eval(row, ctx)?, *ty),
-            Expr::Func(f, args) => func(*f, args, row, ctx)?,
+            Expr::Func(f, args) => f.eval(&Args::new(args, row, ctx))?,
             Expr::Outer(i) => ctx
                 .outer
                 .get(*i)

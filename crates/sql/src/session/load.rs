@@ -551,7 +551,7 @@ impl Shape {
                 }
                 (Some(None), None) => Expr::Const(Value::Null),
                 // What the binder makes of DEFAULT in VALUES.
-                (None, _) => Expr::Func(crate::expr::Func::Coalesce, Vec::new()),
+                (None, _) => Expr::column_default(),
             });
         }
         out

@@ -1,20 +1,9 @@
-//! Reading the arguments of scalar functions, and the clock and random source they share.
+//! What several scalar functions share: reading a count argument, a double result, the clock
+//! and the random source.
 
-use crate::expr::builtins::{self as bi, Unit};
-use crate::expr::ctx::Ctx;
-use crate::expr::node::{Expr, Func};
+use crate::expr::node::Ctx;
 use crate::types::temporal::{self, DateTime};
 use crate::types::value::Value;
-use crate::SqlError;
-
-pub(crate) fn text_arg(
-    args: &[Expr],
-    i: usize,
-    row: &[Value],
-    ctx: &Ctx,
-) -> Result<Option<String>, SqlError> {
-    Ok(args[i].eval(row, ctx)?.to_string_lossy())
-}
 
 /// An integer argument as MariaDB reads a count: a BIGINT UNSIGNED above BIGINT's range wraps
 /// to a negative value.
@@ -46,56 +35,11 @@ pub(crate) fn count_arg(v: &Value) -> Option<i64> {
     }
 }
 
-/// The digits of fraction a temporal string result shows: MariaDB types it at compile time,
-/// from a literal's own digits, or 6 for a value that is not a constant (a column).
-pub(crate) fn arg_fsp(e: &Expr, v: &Value) -> u8 {
-    match (e, v) {
-        (Expr::Const(_), v) => bi::fraction_digits(v),
-        // Another temporal function's text already shows the digits it was typed with.
-        (Expr::Func(Func::DateAdd(..) | Func::FromUnixtime | Func::StrToDate, _), v) => {
-            bi::fraction_digits(v)
-        }
-        (_, Value::Str(_) | Value::Bytes(_)) => 6,
-        _ => 0,
-    }
-}
-
-/// The digits of fraction an `INTERVAL n SECOND` adds: a DECIMAL's scale, 6 for a DOUBLE or a
-/// string that is not a constant.
-pub(crate) fn interval_fsp(e: &Expr, n: &Value, unit: Unit) -> u8 {
-    match (unit, n) {
-        (Unit::Microsecond, _) => 6,
-        (Unit::Second, Value::Decimal(d)) => d.scale.min(6),
-        (Unit::Second, Value::Double(_)) => 6,
-        (Unit::Second, Value::Str(_)) if !matches!(e, Expr::Const(_)) => 6,
-        _ => 0,
-    }
-}
-
 pub(crate) fn double_or_null(x: f64) -> Value {
     if x.is_finite() {
         Value::Double(x)
     } else {
         Value::Null
-    }
-}
-
-/// A date result as its argument's kind: a DATE or DATETIME stays one, a string or number
-/// becomes a string (a date without time when it had none and the unit is of days or more).
-pub(crate) fn temporal_result(
-    arg: &Value,
-    d: DateTime,
-    had_time: bool,
-    date_unit: bool,
-    fsp: u8,
-) -> Value {
-    match arg {
-        Value::Date(_) if date_unit => Value::Date(d.pack()),
-        // A DATETIME(n) result prints n digits of fraction, zeros too: only text can say so.
-        Value::Date(_) | Value::DateTime(_) if fsp == 0 => Value::DateTime(d.pack()),
-        Value::Date(_) | Value::DateTime(_) => Value::Str(d.format(fsp)),
-        _ if !had_time && date_unit => Value::Str(d.format_date()),
-        _ => Value::Str(d.format(fsp)),
     }
 }
 
@@ -126,4 +70,13 @@ pub(crate) fn next_random() -> u64 {
         s.set(x);
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     })
+}
+
+/// A numeric argument as a double. A DATETIME reads as YYYYMMDDhhmmss here, also at midnight
+/// (`Value::to_f64` keeps midnight as YYYYMMDD for its comparisons with date numbers).
+pub(crate) fn double_arg(v: &Value) -> Option<f64> {
+    match v {
+        Value::DateTime(_) => count_arg(v).map(|n| n as f64),
+        v => v.to_f64(),
+    }
 }

@@ -9,7 +9,7 @@ use zipdb_engine::{Codec, Database, Options, TableFormat};
 
 use crate::catalog::{ColumnDef, Table, TableDef, TableOptions};
 use crate::error::{ErrorKind, SqlError};
-use crate::expr::{Cmp, Expr, Func, SubKind, SubqueryId, SubqueryRef};
+use crate::expr::{lookup, Cmp, Expr, SubKind, SubqueryId, SubqueryRef};
 use crate::plan::dml::InsertMode;
 use crate::plan::logical::node::{Field, JoinKind, LogicalPlan, Schema, SetKind, SortKey};
 use crate::plan::logical::root::LogicalRoot;
@@ -538,7 +538,7 @@ fn update_and_delete_read_their_target() {
     let set = vec![(
         1,
         Expr::Func(
-            Func::Concat,
+            lookup("CONCAT").unwrap(),
             vec![Expr::Col(1), Expr::Const(Value::Str("x".into()))],
         ),
     )];
@@ -691,9 +691,12 @@ fn expressions_print_with_explicit_parentheses() {
             None,
             vec![(
                 Expr::IsNull(col(2), true),
-                Expr::Func(Func::LTrim, vec![*col(1)]),
+                Expr::Func(lookup("LTRIM").unwrap(), vec![*col(1)]),
             )],
-            Some(Box::new(Expr::Func(Func::CharLength, vec![*col(1)]))),
+            Some(Box::new(Expr::Func(
+                lookup("CHAR_LENGTH").unwrap(),
+                vec![*col(1)],
+            ))),
         ),
         Expr::InList(col(0), vec![*int(1), Expr::Param(2)], true),
         Expr::Subquery(

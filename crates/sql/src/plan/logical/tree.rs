@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::catalog::Table;
-use crate::expr::{Arith, Cmp, Expr, Func, SubKind};
+use crate::expr::{Arith, Cmp, Expr, SubKind};
 use crate::plan::access::Access;
 use crate::plan::dml::InsertMode;
 use crate::plan::logical::node::{Field, JoinKind, LogicalPlan, Schema, SetKind};
@@ -152,11 +152,7 @@ fn label(p: &LogicalPlan, n: Names) -> String {
         }
         LogicalPlan::OneRow => "One row".into(),
         LogicalPlan::Values { rows, .. } => {
-            // The binder's `DEFAULT` is an argument-less COALESCE (exec/dml.rs reads it so).
-            let value = |e: &Expr| match e {
-                Expr::Func(Func::Coalesce, a) if a.is_empty() => "DEFAULT".to_string(),
-                e => x(e),
-            };
+            let value = |e: &Expr| x(e);
             format!(
                 "Values: {}",
                 list(rows, |r| format!("({})", list(r, value)))
@@ -351,45 +347,6 @@ fn agg(a: &AggSpec, n: Names) -> String {
     format!("{name}({}{arg})", if a.distinct { "distinct " } else { "" })
 }
 
-/// `CamelCase` → `camel_case`.
-fn snake(s: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
-}
-
-/// The SQL name of a function: its variant's name in snake case, except those MySQL writes
-/// as one word.
-fn func_name(f: &Func) -> String {
-    const ONE_WORD: &[&str] = &[
-        "LTrim",
-        "RTrim",
-        "LPad",
-        "RPad",
-        "CurDate",
-        "CurTime",
-        "DateDiff",
-        "DayOfWeek",
-        "DayOfYear",
-        "DayName",
-        "MonthName",
-        "MakeDate",
-        "IsNull",
-        "NullIf",
-    ];
-    let d = format!("{f:?}");
-    if ONE_WORD.contains(&d.as_str()) {
-        d.to_lowercase()
-    } else {
-        snake(&d)
-    }
-}
-
 fn column(row: Option<&Schema>, i: usize, unknown: &str) -> String {
     match row.and_then(|r| r.fields.get(i)) {
         Some(f) => field_name(f),
@@ -502,19 +459,7 @@ fn expr(e: &Expr, n: Names) -> String {
             }
             s + " END"
         }
-        Expr::Func(Func::DateAdd(unit, sub), args) if args.len() == 2 => format!(
-            "{}({}, INTERVAL {} {})",
-            if *sub { "date_sub" } else { "date_add" },
-            x(&args[0]),
-            x(&args[1]),
-            snake(&format!("{unit:?}")).to_uppercase()
-        ),
-        Expr::Func(Func::TimestampDiff(unit), args) => format!(
-            "timestampdiff({}, {})",
-            snake(&format!("{unit:?}")).to_uppercase(),
-            list(args, x)
-        ),
-        Expr::Func(f, args) => format!("{}({})", func_name(f), list(args, x)),
+        Expr::Func(f, args) => f.explain(&args.iter().map(x).collect::<Vec<_>>()),
         Expr::Cast(a, to) => format!("cast({} as {})", x(a), format!("{to:?}").to_lowercase()),
         // A value converted to the type of the IF/CASE/COALESCE it is an operand of: not a
         // CAST the user wrote, and MySQL's tree shows none.

@@ -4,7 +4,7 @@
 //! ([`zero_dates_are_null_in`]).
 
 use crate::catalog::ColumnDef;
-use crate::expr::{Cmp, Expr, Func};
+use crate::expr::{Cmp, Expr, IsNull};
 use crate::plan::logical::node::LogicalPlan;
 use crate::plan::rules::shape::from_side;
 use crate::types::sqltype::SqlType;
@@ -42,7 +42,7 @@ pub fn zero_dates_are_null_in(e: &mut Expr, columns: &[ColumnDef]) {
                 }
             }
         }
-        Expr::Func(Func::IsNull, args) => {
+        Expr::Func(f, args) if f.is::<IsNull>() => {
             if let [Expr::Col(i)] = args.as_slice() {
                 let i = *i;
                 if let Some(zero) = zero_date_of(columns.get(i)) {
