@@ -362,7 +362,7 @@ impl Compiler {
             A::Cast {
                 expr, data_type, ..
             } => {
-                let to = cast_target(data_type)?;
+                let to = cast_target(data_type, e, expr)?;
                 Expr::Cast(b(self.compile(expr, scope)?), to)
             }
             A::Substring {
@@ -685,7 +685,7 @@ fn typed_literal(t: &ast::DataType, v: &ast::Value) -> Result<Expr, SqlError> {
         ),
         other => return Err(SqlError::unsupported(&format!("literal {other} '{s}'"))),
     };
-    match cast(Value::Str(s.clone()), to)? {
+    match cast(Value::Str(s.clone()), &to)? {
         Value::Null => Err(SqlError::of(
             ErrorKind::WrongValue,
             format!("Incorrect {name} value: '{s}'"),
@@ -694,7 +694,8 @@ fn typed_literal(t: &ast::DataType, v: &ast::Value) -> Result<Expr, SqlError> {
     }
 }
 
-fn cast_target(t: &ast::DataType) -> Result<CastTo, SqlError> {
+/// The type of `cast` (`CAST(arg AS t)` as written), checked as MariaDB checks it.
+fn cast_target(t: &ast::DataType, cast: &ast::Expr, arg: &ast::Expr) -> Result<CastTo, SqlError> {
     use ast::DataType as D;
     Ok(match t {
         D::Signed | D::SignedInteger | D::Int(_) | D::Integer(_) | D::BigInt(_) => CastTo::Signed,
@@ -702,10 +703,36 @@ fn cast_target(t: &ast::DataType) -> Result<CastTo, SqlError> {
         D::Char(_) | D::Varchar(_) | D::Text | D::String(_) => CastTo::Char,
         D::Binary(_) | D::Varbinary(_) | D::Blob(_) => CastTo::Binary,
         D::Double(_) | D::DoublePrecision | D::Float(_) | D::Real => CastTo::Double,
-        D::Decimal(info) | D::Numeric(info) => CastTo::Decimal(match info {
-            ast::ExactNumberInfo::PrecisionAndScale(_, s) => u8::try_from(*s).unwrap_or(30),
-            _ => 0,
-        }),
+        D::Decimal(info) | D::Numeric(info) => {
+            let (precision, scale) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, s.unsigned_abs()),
+            };
+            if precision > 65 {
+                return Err(SqlError::of(
+                    ErrorKind::TooBigPrecision,
+                    format!("Too big precision specified for '{arg}'. Maximum is 65"),
+                ));
+            }
+            if scale > 38 {
+                return Err(SqlError::of(
+                    ErrorKind::TooBigScale,
+                    format!("Too big scale specified for '{arg}'. Maximum is 38"),
+                ));
+            }
+            if scale > precision {
+                return Err(SqlError::of(
+                    ErrorKind::MBiggerThanD,
+                    "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '')",
+                ));
+            }
+            CastTo::Decimal {
+                precision: precision as u8,
+                scale: scale as u8,
+                name: cast.to_string().into(),
+            }
+        }
         D::Date => CastTo::Date,
         D::Datetime(p) | D::Timestamp(p, _) => match p.unwrap_or(0) {
             p @ 0..=6 => CastTo::DateTime(p as u8),

@@ -156,8 +156,11 @@ errors! {
     CannotUser = 1396, "HY000", "Operation {op} failed for {users}";
     DataTooLong = 1406, "22001", "Data too long for column '{column}' at row {row}";
     CantCreateUserWithGrant = 1410, "42000", "You are not allowed to create a user with GRANT";
+    TooBigScale = 1425, "42000", "Too big scale specified for '{column}'. Maximum is {max}";
     TooBigPrecision = 1426, "42000",
         "Too-big precision {p} specified. Maximum is 65.";
+    MBiggerThanD = 1427, "42000",
+        "For float(M,D), double(M,D) or decimal(M,D), M must be >= D (column '{column}')";
     StackOverrunNeedMore = 1436, "HY000", "Thread stack overrun: {detail}";
     TooBigDisplaywidth = 1439, "42000", "Display width out of range for '{column}' (max = 255)";
     DatetimeFunctionOverflow = 1441, "22008", "Datetime function: {function} field overflow";
@@ -177,6 +180,7 @@ errors! {
     NotValidPassword = 1819, "HY000",
         "Your password does not satisfy the current policy requirements: {why}";
     TableCorrupt = 1877, "HY000", "Corrupt data: {detail}";
+    DataOverflow = 1916, "22003", "Got overflow when converting '{value}' to {type}. Value truncated";
     ConnectionKilled = 1927, "70100", "Connection was killed";
     StatementTimeout = 1969, "70100",
         "Query execution was interrupted (max_statement_time exceeded)";
@@ -278,7 +282,9 @@ mod tests {
         (K::CannotUser, 1396, "HY000"),
         (K::DataTooLong, 1406, "22001"),
         (K::CantCreateUserWithGrant, 1410, "42000"),
+        (K::TooBigScale, 1425, "42000"),
         (K::TooBigPrecision, 1426, "42000"),
+        (K::MBiggerThanD, 1427, "42000"),
         (K::StackOverrunNeedMore, 1436, "HY000"),
         (K::TooBigDisplaywidth, 1439, "42000"),
         (K::DatetimeFunctionOverflow, 1441, "22008"),
@@ -293,6 +299,7 @@ mod tests {
         (K::UnknownExplainFormat, 1791, "HY000"),
         (K::NotValidPassword, 1819, "HY000"),
         (K::TableCorrupt, 1877, "HY000"),
+        (K::DataOverflow, 1916, "22003"),
         (K::ConnectionKilled, 1927, "70100"),
         (K::StatementTimeout, 1969, "70100"),
         (K::QueryTimeout, 3024, "HY000"),

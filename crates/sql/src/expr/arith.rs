@@ -247,11 +247,11 @@ mod tests {
         assert_eq!(decimal_ceil_floor(d("2.5"), false), 2);
         assert_eq!(decimal_ceil_floor(d("-3"), true), -3);
         assert!(matches!(
-            cast(Value::Decimal(d("-999999.99")), CastTo::Unsigned).unwrap(),
+            cast(Value::Decimal(d("-999999.99")), &CastTo::Unsigned).unwrap(),
             Value::UInt(0)
         ));
         assert!(matches!(
-            cast(Value::Int(-100), CastTo::Unsigned).unwrap(),
+            cast(Value::Int(-100), &CastTo::Unsigned).unwrap(),
             Value::UInt(18446744073709551516)
         ));
     }

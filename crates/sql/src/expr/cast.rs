@@ -3,11 +3,12 @@
 use crate::error::ErrorKind;
 use crate::expr::node::CastTo;
 use crate::types::convert::temporal::to_datetime;
+use crate::types::decimal::Decimal;
 use crate::types::temporal::DateTime;
 use crate::types::value::{format_double, text_int, Value};
 use crate::SqlError;
 
-pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
+pub fn cast(v: Value, to: &CastTo) -> Result<Value, SqlError> {
     if v.is_null() {
         return Ok(Value::Null);
     }
@@ -36,10 +37,11 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
         CastTo::Char => Value::Str(v.to_string_lossy().unwrap_or_default()),
         CastTo::Binary => Value::Bytes(v.to_text().unwrap_or_default()),
         CastTo::Double => Value::Double(v.to_f64().unwrap_or(0.0)),
-        CastTo::Decimal(s) => match v.to_decimal().and_then(|d| d.rescale(s)) {
-            Some(d) => Value::Decimal(d),
-            None => Value::Null,
-        },
+        CastTo::Decimal {
+            precision,
+            scale,
+            name,
+        } => decimal_cast(&v, *precision, *scale, name),
         CastTo::Date => match to_datetime_arg(&v) {
             Some(d) => Value::Date(DateTime::unpack(d).date_part().pack()),
             None => Value::Null,
@@ -47,12 +49,51 @@ pub fn cast(v: Value, to: CastTo) -> Result<Value, SqlError> {
         CastTo::DateTime(fsp) => match to_datetime_arg(&v) {
             Some(d) => {
                 let mut dt = DateTime::unpack(d);
-                let cut = 10u32.pow(6 - u32::from(fsp.min(6)));
+                let cut = 10u32.pow(6 - u32::from((*fsp).min(6)));
                 dt.micro -= dt.micro % cut;
                 Value::DateTime(dt.pack())
             }
             None => Value::Null,
         },
+    })
+}
+
+/// CAST AS DECIMAL(precision, scale): rounded to `scale` places (halves away from zero), and
+/// clipped to the type's largest magnitude (999.99 for DECIMAL(5,2)) with warning 1264, as
+/// MariaDB does; a number beyond DECIMAL's range (a huge DOUBLE) clips the same way.
+fn decimal_cast(v: &Value, precision: u8, scale: u8, name: &str) -> Value {
+    // zipdb computes with up to 38 digits: a wider type holds every value it can have.
+    let digits = u32::from(precision.min(38));
+    let largest = 10i128.pow(digits) - 1;
+    let rounded = v.to_decimal().and_then(|d| d.rescale(scale));
+    let negative = match &rounded {
+        Some(d) if d.mant.abs() <= largest => return Value::Decimal(*d),
+        Some(d) => d.mant < 0,
+        // Beyond DECIMAL's range (to_decimal has warned for text): the sign is all it takes.
+        None => match v {
+            Value::Double(f) => {
+                // MariaDB reports the overflow of its own 65 digits first (with no text).
+                if f.abs() >= 1e65 {
+                    crate::types::diag::warn(ErrorKind::DataOverflow, || {
+                        "Got overflow when converting '' to DECIMAL. Value truncated".into()
+                    });
+                }
+                *f < 0.0
+            }
+            Value::Str(_) | Value::Bytes(_) => v
+                .to_text()
+                .is_some_and(|t| t.trim_ascii_start().first() == Some(&b'-')),
+            _ => return Value::Null,
+        },
+    };
+    crate::types::diag::warn(ErrorKind::WarnDataOutOfRange, || {
+        // zipdb does not count the rows of a SELECT for its warnings: the row is always 1
+        // (docs/COMPATIBILITY.md).
+        format!("Out of range value for column '{name}' at row 1")
+    });
+    Value::Decimal(Decimal {
+        mant: if negative { -largest } else { largest },
+        scale,
     })
 }
 
@@ -140,10 +181,58 @@ mod tests {
     /// The value and the warnings' codes and levels of one CAST.
     fn cast_diag(v: Value, to: CastTo) -> (String, Vec<(&'static str, u16)>) {
         let scope = Scope::begin(false);
-        let r = cast(v, to).expect("casts");
+        let r = cast(v, &to).expect("casts");
         let d = scope.finish();
         let w = d.warnings.iter().map(|w| (w.level, w.code)).collect();
         (format!("{r:?}"), w)
+    }
+
+    #[test]
+    fn decimal_casts_keep_their_precision_and_clip_with_1264() {
+        let to = |precision, scale| CastTo::Decimal {
+            precision,
+            scale,
+            name: "c".into(),
+        };
+        let d = |t: &str| Value::Decimal(Decimal::parse(t).unwrap());
+        // The value as text, and the warnings.
+        let run = |v: Value, to: CastTo| {
+            let scope = Scope::begin(false);
+            let r = cast(v, &to).expect("casts");
+            let w: Vec<_> = scope
+                .finish()
+                .warnings
+                .iter()
+                .map(|w| (w.level, w.code))
+                .collect();
+            (r.to_string_lossy(), w)
+        };
+        let out = vec![("Warning", 1264)];
+        assert_eq!(run(d("123.456"), to(5, 2)), (Some("123.46".into()), vec![]));
+        assert_eq!(
+            run(d("123.456"), to(4, 2)),
+            (Some("99.99".into()), out.clone())
+        );
+        // Rounding can carry past the precision: 99.995 is 100.00, clipped.
+        assert_eq!(
+            run(Value::Str("-99.995".into()), to(4, 2)),
+            (Some("-99.99".into()), out.clone())
+        );
+        assert_eq!(
+            run(Value::Int(12_345_678_901), to(10, 0)),
+            (Some("9999999999".into()), out.clone())
+        );
+        // Beyond DECIMAL's range altogether: MariaDB's overflow first, then the clip.
+        assert_eq!(
+            run(Value::Double(-1e300), to(3, 1)),
+            (
+                Some("-99.9".into()),
+                vec![("Warning", 1916), ("Warning", 1264)]
+            )
+        );
+        // A wide type holds every value zipdb's 38 digits can.
+        assert_eq!(run(d("-1.5"), to(65, 30)).1, Vec::<(&str, u16)>::new());
+        assert_eq!(run(Value::Null, to(1, 0)), (None, vec![]));
     }
 
     #[test]

@@ -355,7 +355,7 @@ impl Expr {
                     None => Value::Null,
                 }
             }
-            Expr::Cast(x, to) => cast(x.eval(row, ctx)?, *to)?,
+            Expr::Cast(x, to) => cast(x.eval(row, ctx)?, to)?,
             Expr::Coerce(x, ty) => crate::types::typeagg::conform(x.eval(row, ctx)?, *ty),
             Expr::Func(f, args) => f.eval(&Args::new(args, row, ctx))?,
             Expr::Outer(i) => ctx

@@ -453,13 +453,13 @@ mod tests {
         ] {
             assert_eq!(d(bad), None, "{bad}");
         }
-        let cast_date = |v: Value| text(cast(v, CastTo::Date).unwrap());
+        let cast_date = |v: Value| text(cast(v, &CastTo::Date).unwrap());
         assert_eq!(cast_date(Value::Int(991231)), "1999-12-31");
         assert_eq!(
             cast_date(Value::Decimal(Decimal::parse("20000101.9").unwrap())),
             "2000-01-01"
         );
-        assert!(cast(Value::Double(1e7), CastTo::Date).unwrap().is_null());
+        assert!(cast(Value::Double(1e7), &CastTo::Date).unwrap().is_null());
     }
 
     #[test]

@@ -47,14 +47,20 @@ impl Cmp {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CastTo {
     Signed,
     Unsigned,
     Char,
     Binary,
     Double,
-    Decimal(u8),
+    /// DECIMAL(precision, scale): a value of more digits is clipped to the largest of the
+    /// type, with warning 1264 naming the CAST as written (`name`).
+    Decimal {
+        precision: u8,
+        scale: u8,
+        name: Arc<str>,
+    },
     Date,
     /// DATETIME(fsp): fraction digits past `fsp` are cut, as MariaDB cuts them.
     DateTime(u8),

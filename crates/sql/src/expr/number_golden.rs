@@ -201,7 +201,14 @@ fn record() -> String {
         ("signed", CastTo::Signed),
         ("unsigned", CastTo::Unsigned),
         ("double", CastTo::Double),
-        ("dec2", CastTo::Decimal(2)),
+        (
+            "dec2",
+            CastTo::Decimal {
+                precision: 38,
+                scale: 2,
+                name: "CAST(x AS DECIMAL(38,2))".into(),
+            },
+        ),
     ];
     let int = |bytes, unsigned| SqlType::Int { bytes, unsigned };
     let dec = |precision, scale| SqlType::Decimal { precision, scale };
@@ -231,7 +238,7 @@ fn record() -> String {
         expr.push(with_diag(&b, || {
             format!("cmp1 {:?}", v.sql_cmp(&Value::Int(1)))
         }));
-        for (name, to) in casts {
+        for (name, to) in &casts {
             expr.push(with_diag(&b, || match cast(v.clone(), to) {
                 Ok(r) => format!("{name} {}", show(&r)),
                 Err(e) => format!("{name} error {}", e.code()),

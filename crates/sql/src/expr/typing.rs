@@ -99,9 +99,11 @@ impl Expr {
                 CastTo::Char => TEXT,
                 CastTo::Binary => BINARY_TEXT,
                 CastTo::Double => SqlType::Double,
-                CastTo::Decimal(s) => SqlType::Decimal {
-                    precision: 38,
-                    scale: *s,
+                CastTo::Decimal {
+                    precision, scale, ..
+                } => SqlType::Decimal {
+                    precision: (*precision).min(38),
+                    scale: *scale,
                 },
                 CastTo::Date => SqlType::Date,
                 CastTo::DateTime(fsp) => SqlType::DateTime { fsp: *fsp },

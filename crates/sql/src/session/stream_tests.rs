@@ -46,7 +46,7 @@ const CORPUS: &[(&str, bool)] = &[
     // Errors.
     ("SELECT id FROM t WHERE c REGEXP '('", true),
     (
-        "SELECT id, IF(id > 1500, CAST(c AS DECIMAL(65, 100)), 0) FROM t",
+        "SELECT id, IF(id > 1500, CAST(c AS DECIMAL(3, 2)), 0) FROM t",
         true,
     ),
     ("SELECT 1", true),

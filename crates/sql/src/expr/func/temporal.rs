@@ -108,7 +108,7 @@ impl ScalarFunction for Date {
         Some(SqlType::Date)
     }
     fn eval(&self, a: &Args<'_>) -> Result<Value, SqlError> {
-        cast(a.value(0)?, CastTo::Date)
+        cast(a.value(0)?, &CastTo::Date)
     }
 }
 

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::catalog::Table;
-use crate::expr::{Arith, Cmp, Expr, SubKind};
+use crate::expr::{Arith, CastTo, Cmp, Expr, SubKind};
 use crate::plan::access::Access;
 use crate::plan::dml::InsertMode;
 use crate::plan::logical::node::{Field, JoinKind, LogicalPlan, Schema, SetKind};
@@ -460,7 +460,15 @@ fn expr(e: &Expr, n: Names) -> String {
             s + " END"
         }
         Expr::Func(f, args) => f.explain(&args.iter().map(x).collect::<Vec<_>>()),
-        Expr::Cast(a, to) => format!("cast({} as {})", x(a), format!("{to:?}").to_lowercase()),
+        Expr::Cast(a, to) => {
+            let ty = match to {
+                CastTo::Decimal {
+                    precision, scale, ..
+                } => format!("decimal({precision},{scale})"),
+                other => format!("{other:?}").to_lowercase(),
+            };
+            format!("cast({} as {ty})", x(a))
+        }
         // A value converted to the type of the IF/CASE/COALESCE it is an operand of: not a
         // CAST the user wrote, and MySQL's tree shows none.
         Expr::Coerce(a, _) => x(a),
