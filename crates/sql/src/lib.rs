@@ -35,6 +35,7 @@ pub use catalog::{accounts, codec};
 pub use types::{result, value};
 
 pub use error::{ErrorKind, SqlError};
+pub use front::depth::SET_OPERANDS_MAX;
 pub use front::parse::{parse, sql_from_bytes, Statement};
 pub use front::stack::{STATEMENT_STACK_BYTES, STATEMENT_STACK_NEEDED};
 pub use instance::session::Session;

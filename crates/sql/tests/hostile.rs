@@ -246,6 +246,30 @@ fn deep_statements(inst: &Arc<Instance>) {
             code(one(&mut s, &format!("SELECT {}", chain(70_000, "+")))),
             1436
         );
+        // Chains of set operations: the longest accepted one runs (the parser builds a tree
+        // as deep as the chain; 100,000 operands overflowed the server's stack before the
+        // limit), a longer one, nested ones that add up past it, and one of 200,000 are
+        // 1436, each taken apart without recursion.
+        let selects = |n: usize, op: &str| {
+            (0..n)
+                .map(|i| format!("SELECT {i}"))
+                .collect::<Vec<_>>()
+                .join(op)
+        };
+        let max = zipdb_sql::SET_OPERANDS_MAX;
+        let sql = format!(
+            "SELECT COUNT(*) FROM ({}) d",
+            selects(max - 1, " UNION ALL ")
+        );
+        assert_eq!(one(&mut s, &sql).unwrap(), (max - 1).to_string());
+        assert_eq!(code(one(&mut s, &selects(max + 1, " UNION ALL "))), 1436);
+        let inner = format!("({})", selects(max / 2 + 1, " UNION "));
+        let nested = format!("{} UNION ALL {inner}", selects(max / 2 + 1, " INTERSECT "));
+        assert_eq!(code(one(&mut s, &nested)), 1436);
+        for op in [" UNION ALL ", " EXCEPT ", " INTERSECT ALL "] {
+            let huge = format!("{} UNION {inner}", selects(200_000, op));
+            assert_eq!(code(one(&mut s, &huge)), 1436, "{op}");
+        }
         // A prepared statement with 70,000 parameters in one chain.
         let e = s
             .prepare(&format!("SELECT {}", chain(70_000, "+").replace('1', "?")))

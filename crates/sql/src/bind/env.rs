@@ -7,6 +7,7 @@ use std::sync::Arc;
 use sqlparser::ast;
 
 use crate::bind::compile::Compiler;
+use crate::bind::labels::ItemLabels;
 use crate::catalog::Table;
 use crate::error::ErrorKind;
 use crate::plan::select::SelectPlan;
@@ -21,7 +22,7 @@ pub struct Env<'a> {
     /// Compiling a subquery: the enclosing query's tables, for outer references.
     pub outer: Option<&'a OuterRef<'a>>,
     /// The statement's text (for labelling result columns as written), when known.
-    pub sql: Option<&'a str>,
+    pub sql: Option<&'a dyn ItemLabels>,
     /// Common table expressions in scope (`WITH name AS (...)`), innermost last.
     pub ctes: &'a [&'a ast::Cte],
     /// Compiles a subquery or derived table (`bind::select::compile_select`, handed down by

@@ -12,6 +12,39 @@ fn source_label(sql: &str, e: &ast::Expr) -> Option<String> {
     SourceLabels::new(sql)?.label(e)
 }
 
+/// A statement's text, as compiling sees it: tokenized at most once, when the first unnamed
+/// select item needs its label, and then shared by every query block of the statement (a
+/// UNION of thousands of SELECTs costs one tokenization, not one per operand).
+pub struct StatementText<'a> {
+    text: &'a str,
+    labels: std::cell::OnceCell<Option<SourceLabels<'a>>>,
+}
+
+impl<'a> StatementText<'a> {
+    pub fn new(text: &'a str) -> StatementText<'a> {
+        StatementText {
+            text,
+            labels: std::cell::OnceCell::new(),
+        }
+    }
+}
+
+/// Labels of unnamed select items from a statement's text ([`StatementText`]); a trait
+/// object in `Env`, whose lifetime stays covariant (a `OnceCell` in it would not be).
+pub trait ItemLabels {
+    /// The select item `e`'s text as written, if the parser gave its position.
+    fn label(&self, e: &ast::Expr) -> Option<String>;
+}
+
+impl ItemLabels for StatementText<'_> {
+    fn label(&self, e: &ast::Expr) -> Option<String> {
+        self.labels
+            .get_or_init(|| SourceLabels::new(self.text))
+            .as_ref()?
+            .label(e)
+    }
+}
+
 /// The text of a statement, tokenized once, for labelling its unnamed select items: a
 /// statement with thousands of them (generated SQL) costs one tokenization, not one each.
 pub(crate) struct SourceLabels<'a> {

@@ -38,6 +38,12 @@ pub(crate) const PARSE_DEPTH_MAX: usize = 2_100;
 /// MySQL's limit on nested SELECTs (subqueries and derived tables): 63.
 pub(crate) const SELECT_NESTING_MAX: usize = 63;
 
+/// Most operands of one chain of set operations (`SELECT ... UNION SELECT ... UNION ...`).
+/// The parser builds a chain as a tree as deep as it is long, which every later pass walks
+/// by recursion (100,000 operands overflowed a 32 MiB statement stack); a longer chain is
+/// refused with 1436 and taken apart without recursion.
+pub const SET_OPERANDS_MAX: usize = 10_000;
+
 /// Chains shorter than this are left as the parser built them (nothing to gain).
 const CHAIN_REBALANCE_MIN: usize = 16;
 
@@ -47,6 +53,8 @@ pub(crate) fn shape(stmts: &mut Vec<ast::Statement>) -> Result<(), SqlError> {
     let mut measure = Measure {
         expr_depth: 0,
         select_depth: 0,
+        chain_depth: 0,
+        chains: Vec::new(),
         error: None,
     };
     for s in stmts.iter_mut() {
@@ -131,6 +139,9 @@ fn placeholder() -> Expr {
 struct Measure {
     expr_depth: usize,
     select_depth: usize,
+    /// Set operations on the path from the statement down to here, and per query on it.
+    chain_depth: usize,
+    chains: Vec<usize>,
     error: Option<SqlError>,
 }
 
@@ -152,7 +163,22 @@ impl VisitorMut for Measure {
         ControlFlow::Continue(())
     }
 
-    fn pre_visit_query(&mut self, _q: &mut ast::Query) -> ControlFlow<()> {
+    fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+        // Before the visit goes down the body's chain of set operations: the chains on one
+        // path down the statement (a chain in an operand of a chain) add up.
+        let chain = set_operands(&q.body) - 1;
+        self.chains.push(chain);
+        self.chain_depth += chain;
+        if self.chain_depth >= SET_OPERANDS_MAX {
+            self.error = Some(SqlError::of(
+                ErrorKind::StackOverrunNeedMore,
+                format!(
+                    "Thread stack overrun: the statement chains more than {SET_OPERANDS_MAX} \
+                     SELECTs with UNION, INTERSECT or EXCEPT; split it"
+                ),
+            ));
+            return ControlFlow::Break(());
+        }
         self.select_depth += 1;
         // The statement's own SELECT is level 1; MySQL counts the subqueries below it.
         if self.select_depth > SELECT_NESTING_MAX + 1 {
@@ -167,8 +193,21 @@ impl VisitorMut for Measure {
 
     fn post_visit_query(&mut self, _q: &mut ast::Query) -> ControlFlow<()> {
         self.select_depth -= 1;
+        self.chain_depth -= self.chains.pop().unwrap_or(0);
         ControlFlow::Continue(())
     }
+}
+
+/// The operands of the chain of set operations heading `body` (1 for a plain SELECT),
+/// counted along the chain without recursion.
+fn set_operands(body: &ast::SetExpr) -> usize {
+    let mut n = 1;
+    let mut cur = body;
+    while let ast::SetExpr::SetOperation { left, .. } = cur {
+        n += 1;
+        cur = left;
+    }
+    n
 }
 
 /// ER_STACK_OVERRUN_NEED_MORE, worded for an expression: MySQL reports a statement too deep
@@ -194,44 +233,88 @@ pub(crate) fn with_statement_stack<R>(f: impl FnOnce() -> R) -> R {
     )
 }
 
-/// Drops statements however deep their expressions nest, with a work list instead of
-/// recursion: each expression is emptied of its sub-expressions (moved to the list) before
-/// it is dropped. What remains recursive is the nesting of statements and queries, which the
-/// parser bounds.
+/// Drops statements however deep their expressions and chains of set operations nest, with
+/// work lists instead of recursion: each expression is emptied of its sub-expressions, and
+/// each query of its chain of set operations (moved to the lists), before it is dropped.
+/// What remains recursive is the nesting of queries in FROM, which the parser bounds.
 pub(crate) fn drop_iteratively(stmts: Vec<ast::Statement>) {
-    let mut work: Vec<Expr> = Vec::new();
+    let mut rest = Pieces::default();
     for mut s in stmts {
-        let _ = s.visit(&mut TakeExprs {
-            out: &mut work,
+        let _ = s.visit(&mut TakeParts {
+            out: &mut rest,
             keep_first: false,
         });
         drop(s);
-        while let Some(mut e) = work.pop() {
-            let _ = e.visit(&mut TakeExprs {
-                out: &mut work,
-                keep_first: true,
-            });
-            drop(e);
+        rest.drop_all();
+    }
+}
+
+/// Parts of a statement taken out to be dropped one level at a time.
+#[derive(Default)]
+struct Pieces {
+    exprs: Vec<Expr>,
+    sets: Vec<ast::SetExpr>,
+}
+
+impl Pieces {
+    fn drop_all(&mut self) {
+        loop {
+            if let Some(mut e) = self.exprs.pop() {
+                let _ = e.visit(&mut TakeParts {
+                    out: self,
+                    keep_first: true,
+                });
+                drop(e);
+            } else if let Some(s) = self.sets.pop() {
+                match s {
+                    ast::SetExpr::SetOperation { left, right, .. } => {
+                        self.sets.push(*left);
+                        self.sets.push(*right);
+                    }
+                    mut operand => {
+                        let _ = operand.visit(&mut TakeParts {
+                            out: self,
+                            keep_first: false,
+                        });
+                        drop(operand);
+                    }
+                }
+            } else {
+                return;
+            }
         }
     }
 }
 
-/// Moves every expression it meets to `out`, leaving a NULL literal in its place, so that the
-/// visit never descends more than one expression level. `keep_first`: the first expression
-/// met is the one being emptied; it stays.
-struct TakeExprs<'a> {
-    out: &'a mut Vec<Expr>,
+/// Moves every expression it meets to `out`, leaving a NULL literal in its place, and every
+/// query's chain of set operations, leaving an empty VALUES, so that the visit never
+/// descends more than one level of either. `keep_first`: the first expression met is the one
+/// being emptied; it stays.
+struct TakeParts<'a> {
+    out: &'a mut Pieces,
     keep_first: bool,
 }
 
-impl VisitorMut for TakeExprs<'_> {
+impl VisitorMut for TakeParts<'_> {
     type Break = ();
 
     fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
         if self.keep_first {
             self.keep_first = false;
         } else {
-            self.out.push(std::mem::replace(e, placeholder()));
+            self.out.exprs.push(std::mem::replace(e, placeholder()));
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<()> {
+        if matches!(*q.body, ast::SetExpr::SetOperation { .. }) {
+            let empty = ast::SetExpr::Values(ast::Values {
+                explicit_row: false,
+                value_keyword: false,
+                rows: Vec::new(),
+            });
+            self.out.sets.push(std::mem::replace(&mut *q.body, empty));
         }
         ControlFlow::Continue(())
     }

@@ -31,12 +31,13 @@ fn bound(
     };
     let lookup = s.env_lookup();
     let vars = |n: &str| s.sysvar(n);
+    let text = crate::bind::labels::StatementText::new(sql);
     let env = Env {
         db: s.db.as_deref(),
         lookup: &lookup,
         vars: &vars,
         outer: None,
-        sql: Some(sql),
+        sql: Some(&text),
         ctes: &[],
         compile_query: &compile_select,
     };

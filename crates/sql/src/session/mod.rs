@@ -12,6 +12,7 @@ use crate::admin::show;
 use crate::bind::compile::Compiler;
 use crate::bind::dml;
 use crate::bind::env::Env;
+use crate::bind::labels::StatementText;
 use crate::bind::select::compile_select;
 use crate::catalog::Table;
 use crate::error::ErrorKind;
@@ -445,12 +446,13 @@ impl Session {
     pub(crate) fn with_env<R>(&self, f: impl FnOnce(&Env) -> R) -> R {
         let lookup = self.env_lookup();
         let vars = |n: &str| self.sysvar(n);
+        let text = StatementText::new(&self.text);
         let env = Env {
             db: self.db.as_deref(),
             lookup: &lookup,
             vars: &vars,
             outer: None,
-            sql: Some(&self.text),
+            sql: Some(&text),
             ctes: &[],
             compile_query: &compile_select,
         };

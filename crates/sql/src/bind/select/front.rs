@@ -7,7 +7,6 @@ use sqlparser::ast;
 use crate::bind::agg_scope::AggScope;
 use crate::bind::compile::Compiler;
 use crate::bind::env::{Env, FromItem};
-use crate::bind::labels::SourceLabels;
 use crate::bind::scope::{joined_column_meta, joined_types, FromScope};
 use crate::error::ErrorKind;
 use crate::expr::Expr;
@@ -64,7 +63,6 @@ pub(super) fn bind_clauses(
     let all = items.len();
     // Projection items: (label, AST, joined-row column for `*`), with `*` expanded.
     let mut outs: Vec<(String, ast::Expr, Option<usize>)> = Vec::new();
-    let mut labels: Option<Option<SourceLabels>> = None;
     let mut aliases: Vec<(String, ast::Expr)> = Vec::new();
     for it in &sel.projection {
         match it {
@@ -80,12 +78,7 @@ pub(super) fn bind_clauses(
                     }) => s.clone(),
                     other => env
                         .sql
-                        .and_then(|sql| {
-                            labels
-                                .get_or_insert_with(|| SourceLabels::new(sql))
-                                .as_ref()?
-                                .label(other)
-                        })
+                        .and_then(|sql| sql.label(other))
                         .unwrap_or_else(|| other.to_string()),
                 };
                 outs.push((label, e.clone(), None));
