@@ -1040,43 +1040,6 @@ pub fn replace_if_not_longer(
     Ok(true)
 }
 
-/// Rewrites the node without garbage: cells packed against the page end, keeping their
-/// physical order, moved as bytes (no re-encoding), everything freed zeroed.
-///
-/// In place: taken from the highest offset down, each cell moves up or stays, never onto a
-/// cell not yet moved. (A copy of the page to pack from, in slot order, cost a 16 KiB
-/// allocation and two page copies each time an fsst update's longer codes ran out of gap.)
-pub fn compact(id: PageId, p: &mut [u8]) -> Result<()> {
-    let leaf = CompactLeaf::parse(id, p)?;
-    let slots = leaf.slots_start();
-    let gap_start = slots + leaf.count() * SLOT_LEN;
-    let mut cells: Vec<(usize, usize, usize)> = (0..leaf.count())
-        .map(|i| leaf.cell(i).map(|c| (c.off, c.len, i)))
-        .collect::<Result<_>>()?;
-    cells.sort_unstable_by_key(|&(off, _, _)| std::cmp::Reverse(off));
-    let mut top = p.len();
-    for &(off, len, _) in &cells {
-        // Cells of a corrupt page may overlap; moving them would overwrite one with another.
-        if off + len > top || off < gap_start {
-            return Err(corrupt(id, "overlapping cells"));
-        }
-        top = off;
-    }
-    let mut top = p.len();
-    for (off, len, i) in cells {
-        top -= len;
-        debug_assert!(top >= off, "a cell moves up or stays");
-        if top != off {
-            p.copy_within(off..off + len, top);
-        }
-        wr_u16(p, slots + i * SLOT_LEN, top);
-    }
-    p[gap_start..top].fill(0);
-    wr_u32(p, OFF_CELL_START, top);
-    wr_u32(p, OFF_GARBAGE, 0);
-    Ok(())
-}
-
 /// Runs arbitrary page bytes through every accessor, `verify` and (on a copy) every
 /// mutation, as the `compact_leaf` fuzz target and the tests do: errors are fine, panics are
 /// not. A page that verifies must still verify after each mutation.
@@ -1147,6 +1110,9 @@ pub fn exercise(p: &[u8]) {
         }
     }
 }
+
+mod pack;
+pub use pack::compact;
 
 #[cfg(test)]
 mod tests;

@@ -362,6 +362,21 @@ impl BTree {
         }
     }
 
+    /// Whether `key` is in the tree, found without reading its value: no FSST decode and no
+    /// overflow chain, which an existence check through [`BTree::get_with`] paid (a decode
+    /// per insert and per delete of a row, for nothing).
+    pub fn contains(&self, key: &[u8]) -> Result<bool> {
+        if key.len() > self.limits.max_key {
+            return Ok(false);
+        }
+        let g = self.descend_read(key)?;
+        let id = g.id();
+        Ok(match self.is_compact() {
+            true => self.cleaf(id, &g)?.search(key)?.is_ok(),
+            false => self.node(id, &g, Some(0))?.search(key)?.is_ok(),
+        })
+    }
+
     /// The value of `key`, copied out.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut out = Vec::new();

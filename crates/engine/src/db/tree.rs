@@ -122,7 +122,7 @@ impl Tree {
             // insert and delete look first, so that a no-op is not logged.
             let existed = match mode {
                 AutoPut::Upsert => None,
-                AutoPut::Insert | AutoPut::Delete => Some(bt.get_with(key, |_| ())?.is_some()),
+                AutoPut::Insert | AutoPut::Delete => Some(bt.contains(key)?),
             };
             let write = match (mode, existed) {
                 (AutoPut::Insert, Some(e)) => !e,

@@ -271,6 +271,81 @@ fn values_of_every_kind_and_replace() {
 }
 
 #[test]
+fn compaction_packs_in_slot_order_and_refuses_overlapping_cells() {
+    let f = Fences {
+        lower: Some(b"m"),
+        upper: Some(b"n"),
+    };
+    let mut p = leaf_page(4096, f, 3);
+    // Inserted in descending order, so the first slot's cell lies lowest; then values of
+    // every kind and length replaced and removed, leaving garbage between the cells.
+    let keys: Vec<Vec<u8>> = (0..40u32)
+        .map(|i| format!("m{i:03}").into_bytes())
+        .collect();
+    for (i, k) in keys.iter().enumerate().rev() {
+        let v = vec![i as u8; 10 + i % 7];
+        assert!(put(&mut p, k, StoredValue::Raw(&v)));
+    }
+    for i in (0..40).step_by(3) {
+        assert!(replace_if_not_longer(ID, &mut p, i, StoredValue::Raw(b"x")).unwrap());
+    }
+    remove_cell(ID, &mut p, 7).unwrap();
+    let fsst = StoredValue::Fsst {
+        bytes: b"\x01\x02",
+        len: 9,
+    };
+    assert!(replace_if_not_longer(ID, &mut p, 19, fsst).unwrap());
+    // (key, stored bytes, kind) of every entry.
+    let before: Vec<(Vec<u8>, Vec<u8>, u8)> = {
+        let l = parse(&p);
+        assert!(l.garbage() > 0);
+        (0..l.count())
+            .map(|i| {
+                let v = l.value(i).unwrap();
+                let mut b = vec![0u8; v.stored_len()];
+                v.write(&mut b);
+                (l.key(i).unwrap(), b, v.kind())
+            })
+            .collect()
+    };
+    let mut q = p.clone();
+    compact(ID, &mut q).unwrap();
+    let l = parse(&q);
+    assert_eq!(l.garbage(), 0);
+    assert_eq!(l.count(), before.len());
+    let mut top = q.len();
+    for (i, (k, b, kind)) in before.iter().enumerate() {
+        assert_eq!(l.key(i).unwrap(), &k[..]);
+        let v = l.value(i).unwrap();
+        let mut got = vec![0u8; v.stored_len()];
+        v.write(&mut got);
+        assert_eq!((&got, v.kind()), (b, *kind), "value {i}");
+        // Slot order, packed downwards from the page end without holes.
+        let len = l.cell_len(i).unwrap();
+        top -= len;
+        assert_eq!(rd_u16(&q, l.slots_start() + i * SLOT_LEN), top, "cell {i}");
+    }
+    assert_eq!(l.cell_start(), top);
+    assert_eq!(l.symtab_version(), 3);
+    // Two slots naming one cell: refused, and the page is left as it was.
+    let mut bad = p.clone();
+    let s0 = parse(&p).slots_start();
+    let off1 = bad[s0 + SLOT_LEN..s0 + SLOT_LEN + 2].to_vec();
+    bad[s0..s0 + 2].copy_from_slice(&off1);
+    let copy = bad.clone();
+    assert!(compact(ID, &mut bad).is_err());
+    assert_eq!(bad, copy);
+    // A slot pointing into the gap, or at a cell header running past the page: refused too.
+    for off in [0u16, 4095] {
+        let mut bad = p.clone();
+        bad[s0..s0 + 2].copy_from_slice(&off.to_le_bytes());
+        let copy = bad.clone();
+        assert!(compact(ID, &mut bad).is_err(), "slot offset {off}");
+        assert_eq!(bad, copy);
+    }
+}
+
+#[test]
 fn verify_catches_broken_invariants() {
     let f = Fences {
         lower: Some(b"m"),

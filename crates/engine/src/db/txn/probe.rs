@@ -204,7 +204,7 @@ impl Transaction {
         let unchanged = probe.quiet_at == Some(tree.t.applies.begun.load(Ordering::SeqCst));
         let taken = match self.overlay(tree).and_then(|w| w.get(key)) {
             Some(v) => v.is_some(),
-            None if !unchanged => tree.alive()?.get_with(key, |_| ())?.is_some(),
+            None if !unchanged => tree.alive()?.contains(key)?,
             None => false,
         };
         if taken {
