@@ -262,6 +262,17 @@ fn deep_statements(inst: &Arc<Instance>) {
             selects(max - 1, " UNION ALL ")
         );
         assert_eq!(one(&mut s, &sql).unwrap(), (max - 1).to_string());
+        // INTERSECT and EXCEPT chains are combined by a loop, not a tree as deep as the chain.
+        let sql = format!(
+            "SELECT COUNT(*) FROM ({}) d",
+            selects(max - 1, " EXCEPT ALL ")
+        );
+        assert_eq!(one(&mut s, &sql).unwrap(), "1");
+        let sql = format!(
+            "SELECT COUNT(*) FROM ({}) d",
+            selects(max - 1, " INTERSECT ")
+        );
+        assert_eq!(one(&mut s, &sql).unwrap(), "0");
         assert_eq!(code(one(&mut s, &selects(max + 1, " UNION ALL "))), 1436);
         let inner = format!("({})", selects(max / 2 + 1, " UNION "));
         let nested = format!("{} UNION ALL {inner}", selects(max / 2 + 1, " INTERSECT "));

@@ -169,10 +169,36 @@ fn joins_and_union_all_larger_than_max_session_mem_used_stream_and_succeed() {
         ids,
         [["0"], ["1"], ["2"], ["3"], ["4"]].map(|r| vec![r[0].to_string()])
     );
-    // INTERSECT and EXCEPT still hold their operands, within the budget.
+    // INTERSECT and EXCEPT sort their operands, spilling past the budget (they held them
+    // and failed with 1290 before): every row, in the first operand's order.
+    for (sql, rows) in [
+        ("SELECT c, id FROM t INTERSECT SELECT c, id FROM t", ROWS),
+        (
+            "SELECT c, id FROM t INTERSECT ALL SELECT c, id FROM t",
+            ROWS,
+        ),
+        (
+            "SELECT c, id FROM t EXCEPT SELECT c, id FROM t WHERE id % 2 = 0",
+            ROWS / 2,
+        ),
+        (
+            "SELECT c, id FROM t EXCEPT ALL SELECT c, id FROM t UNION ALL SELECT c, id FROM t",
+            ROWS,
+        ),
+    ] {
+        let mut c = Counter::new();
+        s.query_into(sql, &mut c);
+        assert_eq!((c.rows, c.end), (rows, Some(Ok(()))), "{sql}");
+    }
+    let ids: Vec<Vec<String>> = q(
+        &mut s,
+        "SELECT id FROM t WHERE id < 6 EXCEPT SELECT id FROM t WHERE id IN (1, 4) \
+         INTERSECT ALL SELECT id FROM t WHERE id > 2",
+    );
+    // INTERSECT binds tighter: 0..5 less (1, 4 INTERSECT ALL 3..).
     assert_eq!(
-        code(&mut s, "SELECT c, id FROM t INTERSECT SELECT c, id FROM t"),
-        Some(1290)
+        ids,
+        [["0"], ["1"], ["2"], ["3"], ["5"]].map(|r| vec![r[0].to_string()])
     );
 }
 

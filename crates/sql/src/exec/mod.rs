@@ -23,11 +23,10 @@ pub(crate) mod scan;
 pub(crate) mod subquery;
 
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
 
 use crate::error::SqlError;
 use crate::expr::{Ctx, Expr};
-use crate::plan::select::{AggFn, AggSpec, SelectPlan, SetOp, Subquery};
+use crate::plan::select::{AggFn, AggSpec, SelectPlan, Subquery};
 use crate::types::decimal::Decimal;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
@@ -273,46 +272,6 @@ impl Ord for KeyRef {
 }
 
 // ---- SELECT --------------------------------------------------------------------------------
-
-/// `acc` combined with `part` by `op`, rows compared as DISTINCT compares them.
-pub(crate) fn set_combine(op: SetOp, acc: &mut Vec<Vec<Value>>, part: Vec<Vec<Value>>) {
-    let dedup = |rows: &mut Vec<Vec<Value>>| {
-        let mut seen = std::collections::BTreeSet::new();
-        rows.retain(|r| seen.insert(GroupKey(r.clone())));
-    };
-    match op {
-        SetOp::Union { distinct } => {
-            acc.extend(part);
-            if distinct {
-                dedup(acc);
-            }
-        }
-        SetOp::Intersect { distinct } | SetOp::Except { distinct } => {
-            let keep_found = matches!(op, SetOp::Intersect { .. });
-            let mut counts: BTreeMap<GroupKey, usize> = BTreeMap::new();
-            for r in part {
-                *counts.entry(GroupKey(r)).or_default() += 1;
-            }
-            if distinct {
-                dedup(acc);
-                acc.retain(|r| counts.contains_key(&GroupKey(r.clone())) == keep_found);
-            } else {
-                // Multisets: each row of the operand matches (and keeps, or removes) one row.
-                acc.retain(|r| {
-                    let n = counts.get_mut(&GroupKey(r.clone()));
-                    let found = match n {
-                        Some(n) if *n > 0 => {
-                            *n -= 1;
-                            true
-                        }
-                        _ => false,
-                    };
-                    found == keep_found
-                });
-            }
-        }
-    }
-}
 
 /// Whether the WHERE terms that read no row (see [`Expr::row_independent`]) are all true. They
 /// are decided once, before any row is read; when one is not true, no row is read (MySQL's

@@ -764,12 +764,14 @@ fn joins_and_union_all_larger_than_the_memory_budget_stream() {
             // (The buffered path failed these with 1290.)
             assert_eq!(outcome(s, sql), Ok(rows), "streamed: {sql}");
         }
-        // UNION (DISTINCT) streams into a spilling DISTINCT; INTERSECT still holds its
-        // operands within the budget.
+        // UNION (DISTINCT) streams into a spilling DISTINCT; INTERSECT and EXCEPT sort their
+        // operands, spilling too (they held them and failed with 1290 before).
         let sql = "SELECT id, c FROM t UNION SELECT id + 2000, c FROM t";
         assert_eq!(outcome(s, sql), Ok(4000), "{sql}");
         let sql = "SELECT id, c FROM t INTERSECT SELECT id, c FROM t";
-        assert_eq!(outcome(s, sql), Err(1290), "{sql}");
+        assert_eq!(outcome(s, sql), Ok(2000), "{sql}");
+        let sql = "SELECT id, c FROM t EXCEPT ALL SELECT id, c FROM t WHERE id < 500";
+        assert_eq!(outcome(s, sql), Ok(1500), "{sql}");
     });
 }
 

@@ -17,6 +17,7 @@ pub(crate) mod join;
 pub(crate) mod join_spill;
 pub(crate) mod materialize;
 pub(crate) mod setop;
+pub(crate) mod setsort;
 pub(crate) mod sort;
 pub(crate) mod sort_spill;
 #[cfg(test)]

@@ -7,10 +7,10 @@
 //! `SelectPlan::run` evaluates them, after the earlier operands' rows. A UNION (DISTINCT)
 //! applies to everything before it: when every operation up to the last DISTINCT one is a
 //! UNION, those operands stream, in order, into one [`Distinct`] (first occurrences in
-//! arrival order, as `set_combine` keeps them; past `tmp_memory_table_size` it spills instead
-//! of failing with 1290). INTERSECT and EXCEPT compare each row with all the others: the
-//! operands up to the last such operation are read whole and combined by `set_combine` when
-//! the tree is built, as the buffered path does. The UNION ALL operands after the last
+//! arrival order; past `tmp_memory_table_size` it spills instead of failing with 1290).
+//! INTERSECT and EXCEPT compare each row with all the others: each reads everything before it
+//! and its operand whole, when the tree is built, through an external sort that spills past
+//! `sort_buffer_size` (`setsort`; see [`combined`]). The UNION ALL operands after the last
 //! DISTINCT operation stream behind either.
 //!
 //! The nesting of these trees follows the query's (a derived table in a derived table, a set
@@ -20,12 +20,12 @@ use zipdb_engine::Transaction;
 
 use crate::exec::locked::Locked;
 use crate::exec::op::distinct::Distinct;
+use crate::exec::op::setsort::{combine, Operand, SetKind};
 use crate::exec::op::{Operator, Row};
-use crate::exec::set_combine;
 use crate::expr::Ctx;
 use crate::plan::select::{SelectPlan, SetOp, Subquery};
-use crate::runtime::limits::row_bytes;
 use crate::runtime::memory::Reservation;
+use crate::runtime::spill::SessionTemp;
 use crate::SqlError;
 
 /// Builds the rows of a nested plan: its operator tree when it streams, else its collected
@@ -54,8 +54,7 @@ pub(crate) fn source<'a>(
     if p.union.is_empty() {
         return Ok(None);
     }
-    // `set_combine` applies each operand's operation to everything before it, the first's
-    // too (it is UNION ALL as compiled): everything up to the last operation that is not
+    // Each operand's operation applies to everything before it, the first's too (it is UNION ALL as compiled): everything up to the last operation that is not
     // UNION ALL is combined whole.
     let all = SetOp::Union { distinct: false };
     let chain = |operands| UnionAll {
@@ -78,31 +77,97 @@ pub(crate) fn source<'a>(
             {
                 let temp = ctx.killed.and_then(|i| i.temp());
                 let operands = Box::new(chain(&p.union[..=last]));
-                // Whole rows are compared, as `set_combine` compares them.
+                // Whole rows are compared, as DISTINCT compares them.
                 let d = Distinct::new(operands, usize::MAX, Reservation::new(ctx.killed), temp);
                 (Box::new(d), &p.union[last + 1..])
             }
-            Some(last) => {
-                let mut acc: Vec<Row> = Vec::new();
-                for (q, op) in &p.union[..=last] {
-                    let mut rows = Vec::new();
-                    let mut src = nested(q, txn, ctx, subs, locked)?;
-                    let mut r = Vec::new();
-                    while src.next(ctx, &mut r)? {
-                        // Held until the statement ends, as the buffered path holds them.
-                        ctx.charge(row_bytes(&r))?;
-                        rows.push(std::mem::take(&mut r));
-                    }
-                    set_combine(*op, &mut acc, rows);
-                }
-                (Box::new(Held::new(acc)), &p.union[last + 1..])
-            }
+            Some(last) => (
+                combined(&p.union[..=last], ctx, chain)?,
+                &p.union[last + 1..],
+            ),
             None => (Box::new(Held::new(Vec::new())), &p.union[..]),
         };
     Ok(Some(Box::new(UnionAll {
         head,
         ..chain(rest)
     })))
+}
+
+/// The rows of `ops`, a chain of set operations with at least one INTERSECT or EXCEPT, each
+/// applied to everything before it: runs of UNION operands stream (through one spilling
+/// [`Distinct`] up to a run's last UNION DISTINCT), and each INTERSECT or EXCEPT reads what
+/// comes before it and its operand whole, by an external sort (`setsort`), when the tree is
+/// built. The chain is walked by a loop: however long it is (`SET_OPERANDS_MAX`), each
+/// INTERSECT or EXCEPT leaves sorted rows behind it, not a deeper tree.
+fn combined<'a>(
+    ops: &'a [(SelectPlan, SetOp)],
+    ctx: &Ctx<'a>,
+    chain: impl Fn(&'a [(SelectPlan, SetOp)]) -> UnionAll<'a>,
+) -> Result<Box<dyn Operator + 'a>, SqlError> {
+    let temp = ctx.killed.and_then(|i| i.temp());
+    let buffer = temp.map_or(u64::MAX, SessionTemp::sort_buffer);
+    let mut acc: Box<dyn Operator + 'a> = Box::new(Held::new(Vec::new()));
+    let mut i = 0;
+    while i < ops.len() {
+        let kind = match ops[i].1 {
+            SetOp::Union { .. } => {
+                let end = ops[i..]
+                    .iter()
+                    .position(|(_, op)| !matches!(op, SetOp::Union { .. }))
+                    .map_or(ops.len(), |n| i + n);
+                let run = &ops[i..end];
+                let distinct = SetOp::Union { distinct: true };
+                let (dedup, after) = match run.iter().rposition(|(_, op)| *op == distinct) {
+                    Some(d) => run.split_at(d + 1),
+                    None => (&run[..0], run),
+                };
+                if !dedup.is_empty() {
+                    let u = Box::new(UnionAll {
+                        head: acc,
+                        ..chain(dedup)
+                    });
+                    acc = Box::new(Distinct::new(
+                        u,
+                        usize::MAX,
+                        Reservation::new(ctx.killed),
+                        temp,
+                    ));
+                }
+                if !after.is_empty() {
+                    acc = Box::new(UnionAll {
+                        head: acc,
+                        ..chain(after)
+                    });
+                }
+                i = end;
+                continue;
+            }
+            SetOp::Intersect { distinct } => SetKind {
+                intersect: true,
+                distinct,
+            },
+            SetOp::Except { distinct } => SetKind {
+                intersect: false,
+                distinct,
+            },
+        };
+        let (q, _) = &ops[i];
+        let operand_ctx = *ctx;
+        let c = chain(&[]);
+        let (txn, subs, locked, nested) = (c.txn, c.subs, c.locked, c.nested);
+        let operand: Operand<'a> = Box::new(move || nested(q, txn, &operand_ctx, subs, locked));
+        acc = Box::new(combine(
+            acc,
+            operand,
+            kind,
+            Reservation::new(ctx.killed),
+            temp,
+            buffer,
+            ctx,
+        )?);
+        i += 1;
+    }
+    Ok(acc)
 }
 
 /// Rows collected before the tree runs, handed out one by one (each freed as it goes).
