@@ -287,3 +287,34 @@ fn exists_and_scalar_subqueries_read_only_the_rows_they_need() {
         Some(1242)
     );
 }
+
+/// An uncorrelated IN or ANY/ALL subquery whose rows do not fit in the budget is run per
+/// outer row, streamed, instead of failing the statement with 1290: the same answers.
+#[test]
+fn uncorrelated_in_and_all_subqueries_past_the_budget_run_per_row() {
+    let f = fixture("stream");
+    let mut s = f.inst.session("root", 1);
+    filled(&mut s);
+    let queries = [
+        "SELECT id FROM t WHERE id < 60 AND id IN (SELECT id + 7 FROM t WHERE k % 3 = 0)",
+        "SELECT id FROM t WHERE id < 60 AND k NOT IN (SELECT k + 20 FROM t WHERE id > 100)",
+        "SELECT id FROM t WHERE id < 40 AND id >= ALL (SELECT k FROM t WHERE c > '')",
+        "SELECT id FROM t WHERE id < 40 AND id + 60 > ANY (SELECT id FROM t WHERE id > 19990)",
+        "SELECT id, id IN (SELECT id * 2 FROM t) FROM t WHERE id < 30",
+    ];
+    let want: Vec<Vec<Vec<String>>> = queries.iter().map(|sql| q(&mut s, sql)).collect();
+    assert!(want.iter().any(|r| !r.is_empty()));
+    // Far below the ~2 MB the subqueries' rows take.
+    q(&mut s, "SET max_session_mem_used = 200000");
+    for (sql, want) in queries.iter().zip(&want) {
+        assert_eq!(&q(&mut s, sql), want, "{sql}");
+    }
+    // One that fits is held once, as before.
+    assert_eq!(
+        q(
+            &mut s,
+            "SELECT COUNT(*) FROM t WHERE id IN (SELECT id FROM t WHERE id < 3)"
+        ),
+        [["3"]]
+    );
+}

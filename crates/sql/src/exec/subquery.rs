@@ -4,13 +4,14 @@
 //! subqueries' values, both by id. UPDATE/DELETE run theirs ahead ([`prefill`]).
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use zipdb_engine::Transaction;
 
 use crate::error::{ErrorKind, SqlError};
 use crate::exec::locked::Locked;
+use crate::exec::op::sort_spill::SPILL_ROOM;
 use crate::exec::operator::{collect_up_to, for_each_row};
 use crate::expr::{Cmp, Ctx, Expr, SubKind, SubqueryId, SubqueryRef, SubqueryRunner};
 use crate::plan::select::{SelectPlan, Subquery};
@@ -28,6 +29,9 @@ pub struct SubCtx<'a> {
     pub cache: std::cell::RefCell<HashMap<SubqueryId, Rc<Vec<Vec<Value>>>>>,
     /// Hash indexes of uncorrelated IN subqueries' values, built on first use.
     pub in_index: std::cell::RefCell<HashMap<SubqueryId, Rc<Option<InIndex>>>>,
+    /// Uncorrelated IN and ANY/ALL subqueries whose rows did not fit in the statement's
+    /// budget: run per outer row instead, streamed, as correlated ones are.
+    pub streamed: std::cell::RefCell<HashSet<SubqueryId>>,
 }
 
 impl<'a> SubCtx<'a> {
@@ -38,6 +42,7 @@ impl<'a> SubCtx<'a> {
             txn: Some(txn),
             cache: Default::default(),
             in_index: Default::default(),
+            streamed: Default::default(),
         }
     }
 }
@@ -135,6 +140,7 @@ pub fn prefill<'a>(
         txn: None,
         cache: std::cell::RefCell::new(cache),
         in_index: Default::default(),
+        streamed: Default::default(),
     }))
 }
 
@@ -158,8 +164,24 @@ fn eval_subquery(
     row: &[Value],
     ctx: &Ctx,
 ) -> Result<Value, SqlError> {
-    if !sub.outer_cols.is_empty() && matches!(kind, SubKind::In(..) | SubKind::Quantified(..)) {
-        return eval_streamed(sc, sub, kind, row, ctx);
+    if matches!(kind, SubKind::In(..) | SubKind::Quantified(..)) {
+        if !sub.outer_cols.is_empty() || sc.streamed.borrow().contains(&sub.id) {
+            return eval_streamed(sc, sub, kind, row, ctx);
+        }
+        if !sc.cache.borrow().contains_key(&sub.id) {
+            let fits = in_run(sc, &[], ctx, |txn, inner, none| {
+                collect_if_fits(plan_of(sc.subs, sub.id)?, txn, inner, sc.subs, none)
+            })?;
+            match fits {
+                Some(rows) => {
+                    sc.cache.borrow_mut().insert(sub.id, Rc::new(rows));
+                }
+                None => {
+                    sc.streamed.borrow_mut().insert(sub.id);
+                    return eval_streamed(sc, sub, kind, row, ctx);
+                }
+            }
+        }
     }
     let run = |outer: &[Value]| -> Result<Vec<Vec<Value>>, SqlError> {
         let max = rows_needed(kind);
@@ -352,6 +374,41 @@ fn eval_streamed(
             Err(SqlError::internal("a scalar or EXISTS subquery streamed"))
         }
     }
+}
+
+/// The rows of an uncorrelated IN or ANY/ALL subquery, each charged to the statement's
+/// budget, if they all fit with [`SPILL_ROOM`] left besides; `None`, with nothing left
+/// charged, when they do not (its caller then runs the subquery per outer row, holding
+/// nothing: slower, where holding them failed the statement with 1290).
+fn collect_if_fits(
+    p: &SelectPlan,
+    txn: &Transaction,
+    ctx: &Ctx,
+    subs: &[Subquery],
+    locked: &Locked,
+) -> Result<Option<Vec<Vec<Value>>>, SqlError> {
+    let Some(budget) = ctx.killed else {
+        return collect_up_to(p, Some(txn), ctx, subs, locked, usize::MAX).map(Some);
+    };
+    let mut rows = Vec::new();
+    let mut held = 0u64;
+    let mut fits = true;
+    for_each_row(p, Some(txn), ctx, subs, locked, |r| {
+        let bytes = crate::runtime::limits::row_bytes(r);
+        if !budget.try_charge(bytes.saturating_add(SPILL_ROOM)) {
+            fits = false;
+            return Ok(false);
+        }
+        budget.release(SPILL_ROOM);
+        held += bytes;
+        rows.push(r.to_vec());
+        Ok(true)
+    })?;
+    if fits {
+        return Ok(Some(rows));
+    }
+    budget.release(held);
+    Ok(None)
 }
 
 /// Runs `f` with what one run of a subquery for the outer row `outer` reads through: the
