@@ -700,6 +700,9 @@ fn run_disk(
 struct RunResult {
     ops: u64,
     seconds: f64,
+    /// CPU time the workers spent in the measured window, all threads together: on a shared
+    /// machine, a steadier figure than wall time (other processes take the CPU, not this).
+    cpu_ns: u64,
     delta: Delta,
     /// Seconds of the preloading scan before the warm-up (0 if none).
     preload_s: f64,
@@ -760,6 +763,7 @@ fn report_run(
         "warmup_seconds": r3(plan.warmup),
         "preload_seconds": r3(r.preload_s),
         "ops_per_s": r.ops_per_s().round(),
+        "cpu_ns_per_op": (r.cpu_ns as f64 / r.ops.max(1) as f64).round(),
         "ratio_vs_none": opt_r3(vs_none),
         "ratio_vs_1t": opt_r3(vs_1t),
         "rows": plan.total_rows(),
@@ -862,19 +866,23 @@ fn measure(
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let phase = &phase;
-                s.spawn(move || -> Result<u64> {
+                s.spawn(move || -> Result<(u64, u64)> {
                     let mut w = Worker::new(shape, trees, rows, seed_for(seed, 3, t as u64));
                     let mut ops = 0u64;
+                    let mut cpu0 = None;
                     loop {
                         let p = phase.load(Ordering::Relaxed);
                         if p == STOP {
                             break;
                         }
+                        if p == MEASURE && cpu0.is_none() {
+                            cpu0 = Some(thread_cpu_ns());
+                        }
                         w.op(workload)?;
                         ops += (p == MEASURE) as u64;
                     }
                     std::hint::black_box(w.sink);
-                    Ok(ops)
+                    Ok((ops, cpu0.map_or(0, |c| thread_cpu_ns().saturating_sub(c))))
                 })
             })
             .collect();
@@ -887,11 +895,11 @@ fn measure(
         sleep_unless_finished(&handles, seconds);
         stop(&phase);
         let elapsed = t0.elapsed().as_secs_f64();
-        let mut ops = 0;
+        let (mut ops, mut cpu_ns) = (0, 0);
         let mut err = None;
         for h in handles {
             match h.join() {
-                Ok(Ok(n)) => ops += n,
+                Ok(Ok((n, cpu))) => (ops, cpu_ns) = (ops + n, cpu_ns + cpu),
                 Ok(Err(e)) => err = err.or(Some(e)),
                 Err(_) => err = err.or(Some("a worker thread panicked".into())),
             }
@@ -903,10 +911,25 @@ fn measure(
         Ok(RunResult {
             ops,
             seconds: elapsed,
+            cpu_ns,
             delta: Delta::between(&before, &after),
             preload_s: 0.0,
         })
     })
+}
+
+/// CPU time of the calling thread, in ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call writes only it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Sleeps `seconds`, returning early if a worker has already finished (it failed).
