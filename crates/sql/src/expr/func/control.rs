@@ -10,53 +10,38 @@ use crate::types::typeagg::{min_max_of, result_of};
 use crate::types::value::Value;
 use crate::SqlError;
 
-/// The first argument that is not NULL.
-fn first_not_null(a: &Args<'_>) -> Result<Value, SqlError> {
-    for i in 0..a.len() {
-        let v = a.value(i)?;
-        if !v.is_null() {
-            return Ok(v);
-        }
-    }
-    Ok(Value::Null)
+/// COALESCE(a, ...), and IFNULL(a, b) (`ifnull`: its two arguments): the first argument
+/// that is not NULL.
+pub struct Coalesce {
+    pub ifnull: bool,
 }
-
-/// COALESCE(a, ...).
-pub struct Coalesce;
 
 impl ScalarFunction for Coalesce {
     fn name(&self) -> &'static str {
-        "coalesce"
+        if self.ifnull {
+            "ifnull"
+        } else {
+            "coalesce"
+        }
     }
     fn arity(&self) -> Arity {
-        Arity::at_least(1)
+        if self.ifnull {
+            Arity::exactly(2)
+        } else {
+            Arity::at_least(1)
+        }
     }
     fn return_type(&self, call: &Typing<'_>) -> Option<SqlType> {
         result_of(call.types_from(0))
     }
     fn eval(&self, a: &Args<'_>) -> Result<Value, SqlError> {
-        first_not_null(a)
-    }
-    fn first_result_operand(&self) -> Option<usize> {
-        Some(0)
-    }
-}
-
-/// IFNULL(a, b): COALESCE of two.
-pub struct IfNull;
-
-impl ScalarFunction for IfNull {
-    fn name(&self) -> &'static str {
-        "ifnull"
-    }
-    fn arity(&self) -> Arity {
-        Arity::exactly(2)
-    }
-    fn return_type(&self, call: &Typing<'_>) -> Option<SqlType> {
-        result_of(call.types_from(0))
-    }
-    fn eval(&self, a: &Args<'_>) -> Result<Value, SqlError> {
-        first_not_null(a)
+        for i in 0..a.len() {
+            let v = a.value(i)?;
+            if !v.is_null() {
+                return Ok(v);
+            }
+        }
+        Ok(Value::Null)
     }
     fn first_result_operand(&self) -> Option<usize> {
         Some(0)

@@ -23,7 +23,7 @@ pub(crate) use self::temporal::{Date, DateAdd, Now, TimestampDiff};
 
 #[cfg(test)]
 mod tests {
-    use super::control::{Coalesce, IfNull};
+    use super::control::{Coalesce, If};
     use super::registry::FUNCTIONS;
     use super::*;
     use crate::expr::builtins::Unit;
@@ -33,9 +33,9 @@ mod tests {
     #[test]
     fn is_sees_the_function_behind_the_handle() {
         let f = lookup("IFNULL").unwrap();
-        assert!(f.is::<IfNull>());
-        assert!(!f.is::<Coalesce>());
-        assert!(lookup("COALESCE").unwrap().is::<Coalesce>());
+        assert!(f.is::<Coalesce>() && !f.is::<If>());
+        assert_eq!(f.name(), "ifnull");
+        assert!(lookup("IF").unwrap().is::<If>());
         let d = Func::new(DateAdd {
             unit: Unit::Day,
             sub: true,

@@ -1,6 +1,6 @@
 //! The scalar functions by the names queries call them by, synonyms included.
 
-use crate::expr::func::control::{Coalesce, Extreme, If, IfNull, IsNull, NullIf};
+use crate::expr::func::control::{Coalesce, Extreme, If, IsNull, NullIf};
 use crate::expr::func::encode::{
     Crc32, Digest, FromBase64, Hash, InetAton, InetNtoa, Sha2, ToBase64,
 };
@@ -79,8 +79,8 @@ pub(crate) const FUNCTIONS: &[(&str, fn() -> Func)] = &[
     ("COS", || Func::new(Trig(Unary::Cos))),
     ("TAN", || Func::new(Trig(Unary::Tan))),
     ("RAND", || Func::new(Rand)),
-    ("COALESCE", || Func::new(Coalesce)),
-    ("IFNULL", || Func::new(IfNull)),
+    ("COALESCE", || Func::new(Coalesce { ifnull: false })),
+    ("IFNULL", || Func::new(Coalesce { ifnull: true })),
     ("NULLIF", || Func::new(NullIf)),
     ("IF", || Func::new(If)),
     ("GREATEST", || Func::new(Extreme { greatest: true })),
