@@ -48,26 +48,23 @@ pub(crate) fn source<'a>(
     locked: &'a Locked,
     nested: Nested<'a>,
 ) -> Result<Option<Box<dyn Operator + 'a>>, SqlError> {
-    if let Some(d) = &p.derived {
-        return Ok(Some(nested(d, txn, ctx, subs, locked)?));
-    }
-    if p.union.is_empty() {
-        return Ok(None);
-    }
-    // Each operand's operation applies to everything before it, the first's too (it is UNION ALL as compiled): everything up to the last operation that is not
-    // UNION ALL is combined whole.
-    let all = SetOp::Union { distinct: false };
-    let chain = |operands| UnionAll {
-        head: Box::new(Held::new(Vec::new())),
-        rest: operands,
-        cur: None,
+    let trees = Trees {
         txn,
         ctx: *ctx,
         subs,
         locked,
         nested,
-        scanned: 0,
     };
+    if let Some(d) = &p.derived {
+        return Ok(Some(trees.build(d)?));
+    }
+    if p.union.is_empty() {
+        return Ok(None);
+    }
+    // Each operand's operation applies to everything before it, the first's too (it is UNION
+    // ALL as compiled): everything up to the last operation that is not UNION ALL is combined
+    // whole.
+    let all = SetOp::Union { distinct: false };
     let (head, rest): (Box<dyn Operator + 'a>, _) =
         match p.union.iter().rposition(|(_, op)| *op != all) {
             Some(last)
@@ -76,21 +73,52 @@ pub(crate) fn source<'a>(
                     .all(|(_, op)| matches!(op, SetOp::Union { .. })) =>
             {
                 let temp = ctx.killed.and_then(|i| i.temp());
-                let operands = Box::new(chain(&p.union[..=last]));
+                let operands = Box::new(trees.union_all(empty(), &p.union[..=last]));
                 // Whole rows are compared, as DISTINCT compares them.
                 let d = Distinct::new(operands, usize::MAX, Reservation::new(ctx.killed), temp);
                 (Box::new(d), &p.union[last + 1..])
             }
-            Some(last) => (
-                combined(&p.union[..=last], ctx, chain)?,
-                &p.union[last + 1..],
-            ),
-            None => (Box::new(Held::new(Vec::new())), &p.union[..]),
+            Some(last) => (combined(&p.union[..=last], trees)?, &p.union[last + 1..]),
+            None => (empty(), &p.union[..]),
         };
-    Ok(Some(Box::new(UnionAll {
-        head,
-        ..chain(rest)
-    })))
+    Ok(Some(Box::new(trees.union_all(head, rest))))
+}
+
+/// What building the tree of a nested plan takes, handed down from [`source`].
+#[derive(Clone, Copy)]
+struct Trees<'a> {
+    txn: Option<&'a Transaction>,
+    /// The statement's context, for building the later operands' trees (a scan of an
+    /// `information_schema` table borrows its rows from it).
+    ctx: Ctx<'a>,
+    subs: &'a [Subquery],
+    locked: &'a Locked,
+    nested: Nested<'a>,
+}
+
+impl<'a> Trees<'a> {
+    fn build(&self, q: &'a SelectPlan) -> Result<Box<dyn Operator + 'a>, SqlError> {
+        (self.nested)(q, self.txn, &self.ctx, self.subs, self.locked)
+    }
+
+    /// `head`'s rows, then each of `rest`'s, its tree built when the one before is used up.
+    fn union_all(
+        self,
+        head: Box<dyn Operator + 'a>,
+        rest: &'a [(SelectPlan, SetOp)],
+    ) -> UnionAll<'a> {
+        UnionAll {
+            head,
+            rest,
+            cur: None,
+            trees: self,
+            scanned: 0,
+        }
+    }
+}
+
+fn empty<'a>() -> Box<dyn Operator + 'a> {
+    Box::new(Held::new(Vec::new()))
 }
 
 /// The rows of `ops`, a chain of set operations with at least one INTERSECT or EXCEPT, each
@@ -101,12 +129,12 @@ pub(crate) fn source<'a>(
 /// INTERSECT or EXCEPT leaves sorted rows behind it, not a deeper tree.
 fn combined<'a>(
     ops: &'a [(SelectPlan, SetOp)],
-    ctx: &Ctx<'a>,
-    chain: impl Fn(&'a [(SelectPlan, SetOp)]) -> UnionAll<'a>,
+    trees: Trees<'a>,
 ) -> Result<Box<dyn Operator + 'a>, SqlError> {
+    let ctx = &trees.ctx;
     let temp = ctx.killed.and_then(|i| i.temp());
     let buffer = temp.map_or(u64::MAX, SessionTemp::sort_buffer);
-    let mut acc: Box<dyn Operator + 'a> = Box::new(Held::new(Vec::new()));
+    let mut acc = empty();
     let mut i = 0;
     while i < ops.len() {
         let kind = match ops[i].1 {
@@ -122,10 +150,7 @@ fn combined<'a>(
                     None => (&run[..0], run),
                 };
                 if !dedup.is_empty() {
-                    let u = Box::new(UnionAll {
-                        head: acc,
-                        ..chain(dedup)
-                    });
+                    let u = Box::new(trees.union_all(acc, dedup));
                     acc = Box::new(Distinct::new(
                         u,
                         usize::MAX,
@@ -134,10 +159,7 @@ fn combined<'a>(
                     ));
                 }
                 if !after.is_empty() {
-                    acc = Box::new(UnionAll {
-                        head: acc,
-                        ..chain(after)
-                    });
+                    acc = Box::new(trees.union_all(acc, after));
                 }
                 i = end;
                 continue;
@@ -151,11 +173,8 @@ fn combined<'a>(
                 distinct,
             },
         };
-        let (q, _) = &ops[i];
-        let operand_ctx = *ctx;
-        let c = chain(&[]);
-        let (txn, subs, locked, nested) = (c.txn, c.subs, c.locked, c.nested);
-        let operand: Operand<'a> = Box::new(move || nested(q, txn, &operand_ctx, subs, locked));
+        let q = &ops[i].0;
+        let operand: Operand<'a> = Box::new(move || trees.build(q));
         acc = Box::new(combine(
             acc,
             operand,
@@ -202,13 +221,7 @@ struct UnionAll<'a> {
     head: Box<dyn Operator + 'a>,
     rest: &'a [(SelectPlan, SetOp)],
     cur: Option<Box<dyn Operator + 'a>>,
-    txn: Option<&'a Transaction>,
-    /// The statement's context, for building the later operands' trees (a scan of an
-    /// `information_schema` table borrows its rows from it).
-    ctx: Ctx<'a>,
-    subs: &'a [Subquery],
-    locked: &'a Locked,
-    nested: Nested<'a>,
+    trees: Trees<'a>,
     scanned: u32,
 }
 
@@ -229,13 +242,7 @@ impl Operator for UnionAll<'_> {
                 return Ok(false);
             };
             self.rest = rest;
-            self.cur = Some((self.nested)(
-                q,
-                self.txn,
-                &self.ctx,
-                self.subs,
-                self.locked,
-            )?);
+            self.cur = Some(self.trees.build(q)?);
         }
     }
 }
