@@ -225,6 +225,13 @@ fn raise_open_files_limit(connections: usize) {
     }
 }
 
+// glibc's malloc family took 13-16% of the server's CPU under sysbench oltp_read_write (free
+// lists consolidated on larger requests); jemalloc measured 3-21% more throughput, and kept
+// 1,000 idle connections at 204 MB where mimalloc, faster still, held 1.7 GB (one heap per
+// connection thread). docs/BENCHMARKS.md, "The server's allocator", session 17.
+#[global_allocator]
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
