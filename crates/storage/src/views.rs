@@ -83,8 +83,12 @@ impl Change {
 /// Changes kept per view; a page changed more often between two reads is decoded anew.
 const CHANGES_MAX: usize = 32;
 
-/// Visits to one unchanged version a page needs, after its last view went stale without
-/// having served that many, before a new view is advised.
+/// Visits to one unchanged version a page needs before a view is advised: for a page never
+/// seen, and for one whose last view went stale without having served that many. A first
+/// visit leaves a tombstone only, so one-pass scans (CREATE INDEX, a dump, a full scan run
+/// once) decode each leaf once instead of building a view nobody reads: CREATE INDEX on 400,000
+/// fsst rows took 0.55-0.66 s with views built on first visits, 0.34-0.35 s without views
+/// (docs/BENCHMARKS.md, session 17).
 const USES_TO_REBUILD: u32 = 2;
 
 #[derive(Default)]
@@ -182,13 +186,37 @@ impl PageViews {
     }
 
     /// The view of page `id` at `version`, if one is kept. A view of another version becomes
-    /// a tombstone (its bytes freed).
-    pub fn get(&self, id: PageId, version: u64) -> Lookup {
+    /// a tombstone (its bytes freed). A page seen for the first time gets a tombstone, if
+    /// `room` has place for one, and no advice to build yet ([`USES_TO_REBUILD`]).
+    pub fn get(&self, id: PageId, version: u64, room: usize) -> Lookup {
         let mut s = self.shard(id).lock();
         let Some(e) = s.map.get_mut(&id.0) else {
+            let kept =
+                self.bytes.fetch_add(ENTRY_OVERHEAD, Ordering::Relaxed) + ENTRY_OVERHEAD <= room;
+            if kept {
+                let seq = s.next_seq;
+                s.next_seq += 1;
+                s.map.insert(
+                    id.0,
+                    Entry {
+                        version,
+                        view: None,
+                        bytes: ENTRY_OVERHEAD,
+                        referenced: false,
+                        uses: 1,
+                        seq,
+                        changes: Vec::new(),
+                    },
+                );
+                s.fifo.push_back((id.0, seq));
+                self.count.fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.bytes.fetch_sub(ENTRY_OVERHEAD, Ordering::Relaxed);
+            }
             drop(s);
             self.misses.fetch_add(1, Ordering::Relaxed);
-            return Lookup::Miss { build: true };
+            self.deferred.fetch_add(1, Ordering::Relaxed);
+            return Lookup::Miss { build: false };
         };
         if e.version != version && e.covers() == version && e.view.is_some() {
             // Handed over, not shared: the entry becomes a tombstone of the old version until
@@ -427,6 +455,9 @@ impl PageViews {
 mod tests {
     use super::*;
 
+    /// Room for every view and tombstone a test makes.
+    const ROOM: usize = 1 << 20;
+
     fn view(n: usize) -> View {
         Arc::new(vec![7u8; n])
     }
@@ -435,10 +466,10 @@ mod tests {
     fn a_view_is_returned_only_for_its_version() {
         let v = PageViews::default();
         assert!(v.put(PageId(3), 10, view(100), 100, 1 << 20));
-        assert!(v.get(PageId(3), 10).hit().is_some());
+        assert!(v.get(PageId(3), 10, ROOM).hit().is_some());
         // A newer version of the page: the view is stale, dropped, and not returned again.
-        assert!(v.get(PageId(3), 11).hit().is_none());
-        assert!(v.get(PageId(3), 10).hit().is_none());
+        assert!(v.get(PageId(3), 11, ROOM).hit().is_none());
+        assert!(v.get(PageId(3), 10, ROOM).hit().is_none());
         // What is left is a tombstone.
         assert_eq!(v.bytes(), ENTRY_OVERHEAD);
         let s = v.stats();
@@ -450,21 +481,66 @@ mod tests {
     fn a_page_rewritten_between_visits_gets_no_new_view_until_it_holds_still() {
         let v = PageViews::default();
         let room = 1 << 20;
-        // Never seen: build.
-        assert!(matches!(v.get(PageId(1), 1), Lookup::Miss { build: true }));
+        // Never seen: a tombstone; seen twice at one version: build.
+        assert!(matches!(
+            v.get(PageId(1), 1, ROOM),
+            Lookup::Miss { build: false }
+        ));
+        assert!(matches!(
+            v.get(PageId(1), 1, ROOM),
+            Lookup::Miss { build: true }
+        ));
         assert!(v.put(PageId(1), 1, view(100), 100, room));
         // Changed before its view served twice: no rebuild advised.
-        assert!(v.get(PageId(1), 1).hit().is_some());
-        assert!(matches!(v.get(PageId(1), 2), Lookup::Miss { build: false }));
+        assert!(v.get(PageId(1), 1, ROOM).hit().is_some());
+        assert!(matches!(
+            v.get(PageId(1), 2, ROOM),
+            Lookup::Miss { build: false }
+        ));
         // Changed again: still none; then a second visit to one version advises one.
-        assert!(matches!(v.get(PageId(1), 3), Lookup::Miss { build: false }));
-        assert!(matches!(v.get(PageId(1), 3), Lookup::Miss { build: true }));
+        assert!(matches!(
+            v.get(PageId(1), 3, ROOM),
+            Lookup::Miss { build: false }
+        ));
+        assert!(matches!(
+            v.get(PageId(1), 3, ROOM),
+            Lookup::Miss { build: true }
+        ));
         assert!(v.put(PageId(1), 3, view(100), 100, room));
         // A view that served twice is rebuilt at once after a change.
-        assert!(v.get(PageId(1), 3).hit().is_some());
-        assert!(v.get(PageId(1), 3).hit().is_some());
-        assert!(matches!(v.get(PageId(1), 4), Lookup::Miss { build: true }));
-        assert_eq!(v.stats().deferred, 2);
+        assert!(v.get(PageId(1), 3, ROOM).hit().is_some());
+        assert!(v.get(PageId(1), 3, ROOM).hit().is_some());
+        assert!(matches!(
+            v.get(PageId(1), 4, ROOM),
+            Lookup::Miss { build: true }
+        ));
+        assert_eq!(v.stats().deferred, 3);
+        v.verify().unwrap();
+    }
+
+    #[test]
+    fn a_first_visit_leaves_a_tombstone_within_the_room() {
+        let v = PageViews::default();
+        // No room for a tombstone: nothing is kept, and no build is advised either.
+        assert!(matches!(
+            v.get(PageId(7), 1, 10),
+            Lookup::Miss { build: false }
+        ));
+        assert_eq!((v.bytes(), v.stats().count), (0, 0));
+        // Room: the first visit is remembered, the second advises a view.
+        assert!(matches!(
+            v.get(PageId(7), 1, ROOM),
+            Lookup::Miss { build: false }
+        ));
+        assert_eq!((v.bytes(), v.stats().count), (ENTRY_OVERHEAD, 1));
+        v.verify().unwrap();
+        assert!(matches!(
+            v.get(PageId(7), 1, ROOM),
+            Lookup::Miss { build: true }
+        ));
+        // A tombstone is evicted like a view when the room shrinks.
+        v.shrink(0);
+        assert_eq!((v.bytes(), v.stats().count), (0, 0));
         v.verify().unwrap();
     }
 
@@ -483,10 +559,10 @@ mod tests {
         assert!(!v.put(PageId(64), 1, view(1000), 1000, room));
         assert_eq!(v.stats().refused, 1);
         // Page 0 is used, so its view survives a shrink by one; page 16's does not.
-        assert!(v.get(PageId(0), 1).hit().is_some());
+        assert!(v.get(PageId(0), 1, ROOM).hit().is_some());
         v.shrink(3 * per);
-        assert!(v.get(PageId(0), 1).hit().is_some());
-        assert!(v.get(PageId(16), 1).hit().is_none());
+        assert!(v.get(PageId(0), 1, ROOM).hit().is_some());
+        assert!(v.get(PageId(16), 1, ROOM).hit().is_none());
         v.verify().unwrap();
         // No room at all: everything goes, and nothing new is kept.
         v.shrink(0);
@@ -504,7 +580,7 @@ mod tests {
         // The writer holds version 5 and releases it as 6, then 6 as 7.
         v.note_change(PageId(2), 5, b"k1", Some(b"v1"));
         v.note_change(PageId(2), 6, b"k2", None);
-        let Lookup::Changed(_, ch) = v.get(PageId(2), 7) else {
+        let Lookup::Changed(_, ch) = v.get(PageId(2), 7, ROOM) else {
             panic!("changes reach version 7");
         };
         assert_eq!(ch.len(), 2);
@@ -514,18 +590,18 @@ mod tests {
         );
         assert_eq!((&*ch[1].key, ch[1].value.as_deref()), (&b"k2"[..], None));
         // Version 6 is neither the view's nor the changes' end: nothing to apply.
-        assert!(matches!(v.get(PageId(2), 6), Lookup::Miss { .. }));
+        assert!(matches!(v.get(PageId(2), 6, ROOM), Lookup::Miss { .. }));
         v.verify().unwrap();
 
         // A version bump without a change (the page left the pool and came back) breaks the
         // chain for good.
         assert!(v.put(PageId(3), 1, view(100), 100, room));
         v.note_change(PageId(3), 2, b"k", Some(b"v"));
-        assert!(matches!(v.get(PageId(3), 3), Lookup::Miss { .. }));
+        assert!(matches!(v.get(PageId(3), 3, ROOM), Lookup::Miss { .. }));
         // The applied view replaces the old one at the same cost in room.
         assert!(v.put(PageId(2), 9, view(100), 100, room));
         assert!(v.put(PageId(2), 9, view(100), 100, 2 * (100 + ENTRY_OVERHEAD)));
-        assert!(v.get(PageId(2), 9).hit().is_some());
+        assert!(v.get(PageId(2), 9, ROOM).hit().is_some());
         v.verify().unwrap();
     }
 
@@ -535,10 +611,10 @@ mod tests {
         let per = 100 + ENTRY_OVERHEAD;
         assert!(v.put(PageId(4), 1, view(100), 100, per));
         v.note_change(PageId(4), 1, b"k", Some(b"v"));
-        assert!(matches!(v.get(PageId(4), 2), Lookup::Changed(..)));
+        assert!(matches!(v.get(PageId(4), 2, ROOM), Lookup::Changed(..)));
         // The applied view grew past the room and the slack: refused.
         assert!(!v.put(PageId(4), 2, view(100_000), 100_000, per));
-        assert!(matches!(v.get(PageId(4), 2), Lookup::Miss { .. }));
+        assert!(matches!(v.get(PageId(4), 2, ROOM), Lookup::Miss { .. }));
         assert_eq!(v.bytes(), ENTRY_OVERHEAD);
         v.verify().unwrap();
     }
@@ -549,7 +625,7 @@ mod tests {
         assert!(v.put(PageId(5), 1, view(10), 10, 1 << 20));
         assert!(v.put(PageId(5), 2, view(20), 20, 1 << 20));
         assert_eq!(v.bytes(), 20 + ENTRY_OVERHEAD);
-        assert!(v.get(PageId(5), 2).hit().is_some());
+        assert!(v.get(PageId(5), 2, ROOM).hit().is_some());
         v.verify().unwrap();
         v.shrink(0);
         assert_eq!(v.bytes(), 0);
@@ -565,7 +641,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..2000u64 {
                         let id = PageId((i * 7 + t) % 97);
-                        if v.get(id, i % 3).hit().is_none() {
+                        if v.get(id, i % 3, 40 * (64 + ENTRY_OVERHEAD)).hit().is_none() {
                             v.put(id, i % 3, view(64), 64, 40 * (64 + ENTRY_OVERHEAD));
                         }
                         if i % 500 == 0 {

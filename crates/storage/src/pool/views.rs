@@ -43,7 +43,7 @@ impl BufferPool {
             return ViewLookup::Skip;
         }
         let typed = |v: View| v.downcast::<T>().ok();
-        match self.views.get(g.id, g.version()) {
+        match self.views.get(g.id, g.version(), room) {
             Lookup::Hit(v) => typed(v).map_or(ViewLookup::Skip, ViewLookup::Hit),
             Lookup::Changed(v, ch) => {
                 typed(v).map_or(ViewLookup::Skip, |v| ViewLookup::Changed(v, ch))
