@@ -100,6 +100,35 @@ struct Shard {
     next_seq: u64,
 }
 
+impl Shard {
+    /// Puts a fresh entry for page `id` (a view, or a tombstone when `view` is `None`) at the
+    /// back of the queue; returns the entry it replaces.
+    fn insert(
+        &mut self,
+        id: PageId,
+        version: u64,
+        view: Option<View>,
+        bytes: usize,
+        uses: u32,
+    ) -> Option<Entry> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.fifo.push_back((id.0, seq));
+        self.map.insert(
+            id.0,
+            Entry {
+                version,
+                view,
+                bytes,
+                referenced: false,
+                uses,
+                seq,
+                changes: Vec::new(),
+            },
+        )
+    }
+}
+
 /// What [`PageViews::get`] found.
 pub enum Lookup {
     Hit(View),
@@ -194,21 +223,7 @@ impl PageViews {
             let kept =
                 self.bytes.fetch_add(ENTRY_OVERHEAD, Ordering::Relaxed) + ENTRY_OVERHEAD <= room;
             if kept {
-                let seq = s.next_seq;
-                s.next_seq += 1;
-                s.map.insert(
-                    id.0,
-                    Entry {
-                        version,
-                        view: None,
-                        bytes: ENTRY_OVERHEAD,
-                        referenced: false,
-                        uses: 1,
-                        seq,
-                        changes: Vec::new(),
-                    },
-                );
-                s.fifo.push_back((id.0, seq));
+                s.insert(id, version, None, ENTRY_OVERHEAD, 1);
                 self.count.fetch_add(1, Ordering::Relaxed);
             } else {
                 self.bytes.fetch_sub(ENTRY_OVERHEAD, Ordering::Relaxed);
@@ -308,21 +323,7 @@ impl PageViews {
             self.refused.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let seq = s.next_seq;
-        s.next_seq += 1;
-        let old = s.map.insert(
-            id.0,
-            Entry {
-                version,
-                view: Some(view),
-                bytes,
-                referenced: false,
-                uses: 0,
-                seq,
-                changes: Vec::new(),
-            },
-        );
-        s.fifo.push_back((id.0, seq));
+        let old = s.insert(id, version, Some(view), bytes, 0);
         drop(s);
         match old {
             // `more` was reserved; what the old entry held beyond it goes.
