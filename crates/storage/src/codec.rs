@@ -1,5 +1,6 @@
-//! Page codecs: none, lz4, zstd (any level, negative "fast" levels included), zlib, and trim
-//! (the page with its longest run of zero bytes cut out, see [`compress_trim`]).
+//! Page codecs: none, lz4, zstd (any level, negative "fast" levels included), zlib, trim
+//! (the page with its longest run of zero bytes cut out, see [`compress_trim`]), and zstd with a
+//! tree's dictionary ([`crate::dict`], which holds the dictionaries).
 //!
 //! Each thread keeps one [`CodecCtx`] with the compressor and decompressor states of every codec,
 //! created on first use and reused afterwards, so compressing or decompressing a page never
@@ -20,6 +21,10 @@ pub enum Codec {
     /// The page minus its longest run of zero bytes (issue 19, design §2.6): two copies, no
     /// entropy coder, no codec state. Meant for pages that keep their free space zeroed.
     Trim,
+    /// zstd with the page's tree's newest dictionary ([`crate::dict`]), at the level the
+    /// dictionary was installed with. A cold codec only; while the tree has no dictionary its
+    /// pages are written with `Zstd(1)`.
+    ZstdDict,
 }
 
 impl Codec {
@@ -35,13 +40,14 @@ impl Codec {
             Codec::Zstd(_) => 2,
             Codec::Zlib(_) => 3,
             Codec::Trim => TRIM_ID,
+            Codec::ZstdDict => ZSTD_DICT_ID,
         }
     }
 
     /// The level byte stored in a logical page header (0 where the codec has none).
     pub fn level_byte(self) -> u8 {
         match self {
-            Codec::None | Codec::Lz4 | Codec::Trim => 0,
+            Codec::None | Codec::Lz4 | Codec::Trim | Codec::ZstdDict => 0,
             Codec::Zstd(l) => l as u8,
             Codec::Zlib(l) => l,
         }
@@ -56,6 +62,7 @@ impl Codec {
             3 => Codec::Zlib(level.clamp(1, 9)),
             // Trim has no level: the byte is ignored, as for lz4.
             TRIM_ID => Codec::Trim,
+            ZSTD_DICT_ID => Codec::ZstdDict,
             _ => return None,
         })
     }
@@ -97,6 +104,7 @@ impl std::fmt::Display for Codec {
             Codec::Zstd(l) => write!(f, "zstd:{l}"),
             Codec::Zlib(l) => write!(f, "zlib:{l}"),
             Codec::Trim => f.write_str("trim"),
+            Codec::ZstdDict => f.write_str("zstd-dict"),
         }
     }
 }
@@ -113,6 +121,11 @@ pub enum CodecError {
         codec: &'static str,
         got: usize,
         expected: usize,
+    },
+    #[error("the page names dictionary version {version} of tree {tree:?}, which is not loaded")]
+    UnknownDictionary {
+        tree: crate::page::TreeId,
+        version: u16,
     },
 }
 
@@ -140,6 +153,8 @@ pub struct CodecCtx {
     zlib_d: flate2::Decompress,
     /// LZ4_stream_t needs 8-byte alignment: keep it in u64s.
     lz4_state: Vec<u64>,
+    /// Built on the thread's first dictionary page.
+    dict: Option<crate::dict::DictCtx>,
 }
 
 impl std::fmt::Debug for CodecCtx {
@@ -160,14 +175,42 @@ impl CodecCtx {
             zlib_level: 6,
             zlib_d: flate2::Decompress::new(true),
             lz4_state: vec![0u64; lz4_bytes.div_ceil(8)],
+            dict: None,
         }
+    }
+
+    /// Compresses `src` with a tree's dictionary (payload: version, then the frame); `None`
+    /// when it does not fit in `dst`.
+    pub fn compress_with_dict(
+        &mut self,
+        dict: &crate::dict::PageDict,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Option<usize> {
+        self.dict
+            .get_or_insert_with(crate::dict::DictCtx::new)
+            .compress(dict, src, dst)
+    }
+
+    /// Decompresses a [`Codec::ZstdDict`] payload of a page of `tree`.
+    pub fn decompress_with_dict(
+        &mut self,
+        dicts: Option<&crate::dict::PageDicts>,
+        tree: crate::page::TreeId,
+        src: &[u8],
+        dst: &mut [u8],
+    ) -> Result<(), CodecError> {
+        self.dict
+            .get_or_insert_with(crate::dict::DictCtx::new)
+            .decompress(dicts, tree, src, dst)
     }
 
     /// Compresses `src` into `dst`. Returns `None` when the result would not fit in `dst`;
     /// callers size `dst` so that "does not fit" means "does not shrink" and store the page raw.
     pub fn compress(&mut self, codec: Codec, src: &[u8], dst: &mut [u8]) -> Option<usize> {
         match codec {
-            Codec::None => None,
+            // Needs the tree's dictionary: see `compress_with_dict`.
+            Codec::None | Codec::ZstdDict => None,
             Codec::Trim => compress_trim(src, dst),
             Codec::Lz4 => {
                 // SAFETY: pointers and lengths describe live buffers; the state is
@@ -221,6 +264,12 @@ impl CodecCtx {
         let (name, got) = match codec_id {
             0 => return decompress_none(src, dst),
             TRIM_ID => return decompress_trim(src, dst),
+            ZSTD_DICT_ID => {
+                return Err(CodecError::Malformed {
+                    codec: "zstd-dict",
+                    detail: "decoded without its tree's dictionaries".into(),
+                })
+            }
             1 => {
                 if src.len() > i32::MAX as usize || expected > i32::MAX as usize {
                     return Err(CodecError::Malformed {
@@ -306,6 +355,8 @@ pub fn decompress_none(src: &[u8], dst: &mut [u8]) -> Result<(), CodecError> {
 
 /// The image codec id of [`Codec::Trim`].
 pub const TRIM_ID: u8 = 4;
+/// The image codec id of [`Codec::ZstdDict`].
+pub const ZSTD_DICT_ID: u8 = 5;
 /// Bytes of the Trim payload header: `u32 zero_off`, `u32 zero_len` (both LE).
 pub const TRIM_HEADER_LEN: usize = 8;
 
@@ -631,8 +682,15 @@ mod tests {
         assert_eq!((Codec::Trim.id(), Codec::Trim.level_byte()), (4, 0));
         assert_eq!(Codec::from_parts(4, 0), Some(Codec::Trim));
         assert_eq!(Codec::from_parts(4, 9), Some(Codec::Trim));
-        assert_eq!(Codec::from_parts(5, 0), None);
         assert_eq!(Codec::Trim.to_string(), "trim");
         assert_eq!(Codec::parse("trim"), None);
+        // ZstdDict: id 5, no level (the dictionary carries it), not user-facing either.
+        assert_eq!((Codec::ZstdDict.id(), Codec::ZstdDict.level_byte()), (5, 0));
+        assert_eq!(Codec::from_parts(5, 3), Some(Codec::ZstdDict));
+        assert_eq!(Codec::parse("zstd-dict"), None);
+        assert_eq!(Codec::from_parts(6, 0), None);
+        // Its payload cannot be decoded without the tree's dictionaries.
+        let mut dst = [0u8; 16];
+        assert!(CodecCtx::new().decompress(5, &[1, 0, 0], &mut dst).is_err());
     }
 }

@@ -5,10 +5,12 @@
 //! [`store`] (page store: out-of-place variable-size images, page map, checkpoints) →
 //! [`page`] + [`codec`] (image format, CRC32C, codecs) → [`io`] (files and the simulated disk).
 //! [`views`]: what upper layers derive from unchanged pages, in memory the pool is not using.
-//! Beside them, [`fsst`]: the per-record string codec (static symbol tables) of issue 19.
+//! Beside them, [`fsst`]: the per-record string codec (static symbol tables) of issue 19, and
+//! [`dict`]: per-tree zstd dictionaries for the cold layer.
 
 mod arena;
 pub mod codec;
+pub mod dict;
 pub mod error;
 pub mod fsst;
 pub mod io;

@@ -7,6 +7,7 @@
 //! the store's allocation unit. The exact bytes are documented in docs/FORMAT.md.
 
 use crate::codec::{self, Codec, CodecCtx, CodecError};
+use crate::dict::{self, PageDicts};
 
 /// Identifies a page for its whole life; ids are dense and reused after the page is freed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -277,12 +278,30 @@ pub fn encode_image_local_for(
     out: &mut [u8],
     leaving: bool,
 ) -> usize {
+    encode_image_local_cold(page, id, unit, out, leaving, None)
+}
+
+/// [`encode_image_local_for`] with the store's tree dictionaries, which a page leaving the
+/// pool uses when its cold codec is [`Codec::ZstdDict`] and its tree has one (else it is
+/// written with zstd:1).
+pub fn encode_image_local_cold(
+    page: &[u8],
+    id: PageId,
+    unit: usize,
+    out: &mut [u8],
+    leaving: bool,
+    dicts: Option<&PageDicts>,
+) -> usize {
     let codec = match LogicalHeader::cold(page) {
         cold if leaving && cold != Codec::None => cold,
         _ => LogicalHeader::codec(page),
     };
+    let (codec, dict) = dict::effective(codec, dicts, LogicalHeader::tree(page));
     encode_image_with(page, codec, id, unit, out, |codec, src, dst| {
-        codec::with_ctx(|c| c.compress(codec, src, dst))
+        codec::with_ctx(|c| match &dict {
+            Some(d) => c.compress_with_dict(d, src, dst),
+            None => c.compress(codec, src, dst),
+        })
     })
 }
 
@@ -345,10 +364,24 @@ pub fn decode_image(
 
 /// [`decode_image`] with this thread's codec context, which raw and Trim images never touch.
 pub fn decode_image_local(image: &[u8], h: &ImageHeader, dst: &mut [u8]) -> Result<(), Corruption> {
+    decode_image_local_with(image, h, dst, None)
+}
+
+/// [`decode_image_local`] with the store's tree dictionaries, which [`Codec::ZstdDict`]
+/// images need (without them such an image is an error, never a panic).
+pub fn decode_image_local_with(
+    image: &[u8],
+    h: &ImageHeader,
+    dst: &mut [u8],
+    dicts: Option<&PageDicts>,
+) -> Result<(), Corruption> {
     let payload = &image[IMAGE_HEADER_LEN..h.image_len()];
     match h.codec_id {
         0 => codec::decompress_none(payload, dst)?,
         codec::TRIM_ID => codec::decompress_trim(payload, dst)?,
+        codec::ZSTD_DICT_ID => {
+            codec::with_ctx(|c| c.decompress_with_dict(dicts, h.tree, payload, dst))?
+        }
         id => codec::with_ctx(|c| c.decompress(id, payload, dst))?,
     }
     Ok(())

@@ -556,13 +556,14 @@ pub fn format_name(f: TableFormat) -> &'static str {
         TableFormat::Codec(Codec::Zstd(_)) => "zstd",
         TableFormat::Codec(Codec::Zlib(_)) => "zlib",
         TableFormat::Codec(Codec::Trim) => "trim",
+        TableFormat::Codec(Codec::ZstdDict) => "zstd-dict",
         TableFormat::Fsst => "fsst",
         TableFormat::FsstZstd => "fsst+zstd",
     }
 }
 
 /// The definition's "codec" byte for an fsst table. Whole-page codecs keep the page-image
-/// codec ids they always had there (0–4), so a definition written before fsst tables existed
+/// codec ids they always had there (0–5), so a definition written before fsst tables existed
 /// decodes unchanged, and a definition of any other table is still byte for byte what older
 /// builds wrote (they read it back). An older build refuses an fsst table ("unknown codec").
 const FSST_CODE: u8 = 16;
@@ -579,6 +580,8 @@ fn format_code(f: TableFormat) -> (u8, i8) {
         // Not reachable from SQL (COMPRESSION has no 'trim'); kept total and decodable so
         // that the match needs no panic.
         TableFormat::Codec(Codec::Trim) => (4, 0),
+        // A cold-layer codec only (storage `dict`), not reachable from SQL either.
+        TableFormat::Codec(Codec::ZstdDict) => (5, 0),
         TableFormat::Fsst => (FSST_CODE, 0),
         TableFormat::FsstZstd => (FSST_ZSTD_CODE, 0),
     }
@@ -591,6 +594,7 @@ fn format_from_code(code: u8, level: i8) -> Result<TableFormat, String> {
         2 => TableFormat::Codec(Codec::Zstd(level)),
         3 => TableFormat::Codec(Codec::Zlib(level as u8)),
         4 => TableFormat::Codec(Codec::Trim),
+        5 => TableFormat::Codec(Codec::ZstdDict),
         FSST_CODE => TableFormat::Fsst,
         FSST_ZSTD_CODE => TableFormat::FsstZstd,
         c => return Err(format!("unknown codec {c}")),

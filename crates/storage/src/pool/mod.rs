@@ -56,6 +56,7 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::arena::Arena;
 use crate::codec::{self, Codec};
+use crate::dict::PageDicts;
 use crate::error::{Result, StoreError};
 use crate::io::AlignedBuf;
 use crate::page::{self, LogicalHeader, PageId, PageType, TreeId, IMAGE_HEADER_LEN};
@@ -272,7 +273,7 @@ struct Counters {
 }
 
 /// Image codec ids counted per codec: 0 none ..= 4 trim.
-const CODEC_IDS: usize = codec::TRIM_ID as usize + 1;
+const CODEC_IDS: usize = codec::ZSTD_DICT_ID as usize + 1;
 
 impl Counters {
     /// Counts one image of codec `id` in `by` (ids past the table cannot come from a decoded or
@@ -345,12 +346,14 @@ pub struct PoolStats {
     pub encodes_zstd: u64,
     pub encodes_zlib: u64,
     pub encodes_trim: u64,
+    pub encodes_zstd_dict: u64,
     /// Images decoded into frames (misses and compressed hits), by codec.
     pub decodes_none: u64,
     pub decodes_lz4: u64,
     pub decodes_zstd: u64,
     pub decodes_zlib: u64,
     pub decodes_trim: u64,
+    pub decodes_zstd_dict: u64,
     /// Views kept in the room of free frames (see [`crate::views`]).
     pub views: ViewStats,
 }
@@ -358,6 +361,9 @@ pub struct PoolStats {
 /// The buffer pool.
 pub struct BufferPool {
     store: Arc<PageStore>,
+    /// The trees' cold-layer dictionaries: whoever trains one installs it here (and makes it
+    /// durable) before a page can name it.
+    dicts: Arc<PageDicts>,
     page_size: usize,
     frame_count: usize,
     arena: Arena,
@@ -573,6 +579,7 @@ impl BufferPool {
             .collect();
         let pool = Arc::new(BufferPool {
             store,
+            dicts: Arc::new(PageDicts::new()),
             page_size,
             frame_count,
             arena: Arena::new(frame_count, page_size),
@@ -626,6 +633,11 @@ impl BufferPool {
 
     pub fn store(&self) -> &Arc<PageStore> {
         &self.store
+    }
+
+    /// The trees' cold-layer dictionaries ([`crate::dict`]).
+    pub fn page_dicts(&self) -> &Arc<PageDicts> {
+        &self.dicts
     }
 
     fn slot(&self, id: PageId) -> Result<&Slot> {
@@ -840,7 +852,7 @@ impl BufferPool {
             // SAFETY: the frame was just taken, and no slot points at it until ours does
             // below, under the exclusive latch that we hold: no other thread can reach it.
             let dst = unsafe { self.arena.frame_mut(frame) };
-            let decoded = page::decode_image_local(&s.image, &header, dst);
+            let decoded = page::decode_image_local_with(&s.image, &header, dst, Some(&self.dicts));
             if let Err(what) = decoded {
                 self.release_frame(frame);
                 return Err(self.corrupt(id, what));
@@ -921,11 +933,13 @@ impl BufferPool {
             encodes_zstd: l(&c.encoded_by_codec[2]),
             encodes_zlib: l(&c.encoded_by_codec[3]),
             encodes_trim: l(&c.encoded_by_codec[4]),
+            encodes_zstd_dict: l(&c.encoded_by_codec[5]),
             decodes_none: l(&c.decoded_by_codec[0]),
             decodes_lz4: l(&c.decoded_by_codec[1]),
             decodes_zstd: l(&c.decoded_by_codec[2]),
             decodes_zlib: l(&c.decoded_by_codec[3]),
             decodes_trim: l(&c.decoded_by_codec[4]),
+            decodes_zstd_dict: l(&c.decoded_by_codec[5]),
             views: self.views.stats(),
         }
     }

@@ -8,7 +8,7 @@ impl BufferPool {
     /// `leaving` the pool), counting the work; returns the image length.
     pub(super) fn encode(&self, data: &[u8], id: PageId, out: &mut [u8], leaving: bool) -> usize {
         let t0 = Instant::now();
-        let n = page::encode_image_local_for(data, id, UNIT, out, leaving);
+        let n = page::encode_image_local_cold(data, id, UNIT, out, leaving, Some(&self.dicts));
         self.counters
             .encode_ns
             .fetch_add(t0.elapsed().as_nanos() as u64, Ordering::Relaxed);
