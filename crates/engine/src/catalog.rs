@@ -1,12 +1,12 @@
-//! The catalog: tree name → tree id, root page, tree format and FSST symbol tables. Saved in
-//! the page store's catalog blob at every checkpoint.
+//! The catalog: tree name → tree id, root page, tree format, FSST symbol tables and
+//! cold-layer dictionaries. Saved in the page store's catalog blob at every checkpoint.
 //!
-//! # Format, version 3 (all integers little-endian)
+//! # Format, version 4 (all integers little-endian)
 //!
 //! ```text
 //! offset size field
 //! 0      4    magic "ZCAT"
-//! 4      2    format version (3)
+//! 4      2    format version (4)
 //! 6      2    reserved, 0
 //! 8      4    next tree id to hand out
 //! 12     4    number of entries n
@@ -24,6 +24,14 @@
 //!                       2   S  the table as zipdb_storage::fsst serializes it (own CRC-32C)
 //!                       2+S 2  trained ratio, per mille (encoded bytes × 1000 / raw bytes)
 //!                       4+S 8  pages that name this version
+//!              ..   1  number of cold-layer dictionaries D (0 or 1; 0 unless the cold codec
+//!                      is zstd-dict; version 4 only, version 3 entries end before it)
+//!              ..      D dictionaries:
+//!                       0   2  version (u16, not 0)
+//!                       2   1  zstd level it compresses at (1..=22)
+//!                       3   4  length B (1..=zipdb_storage::dict::DICT_LEN_MAX)
+//!                       7   4  CRC-32C of the B bytes
+//!                       11  B  the zstd dictionary
 //! ```
 //!
 //! Version 2 entries are `tree id u32, root u64, codec id u8, codec level u8, L u16, name`:
@@ -32,7 +40,11 @@
 //! empty blob (a store that was never checkpointed by the engine) is an empty catalog.
 //! Integrity is covered by the CRC32C of the store's checkpoint metadata (the map blob).
 
+use std::sync::Arc;
 use zipdb_storage::fsst::SymbolTable;
+
+use zipdb_storage::dict::{DictVersion, DICT_LEN_MAX};
+use zipdb_storage::page::crc32c;
 use zipdb_storage::{Codec, PageId, TreeId};
 
 use crate::error::{Error, Result};
@@ -40,7 +52,7 @@ use crate::format::{RecordCodec, TreeFormat, TREE_FORMAT_LEN};
 
 pub const CATALOG_MAGIC: &[u8; 4] = b"ZCAT";
 /// The version this build writes; it reads 1 ..= this.
-pub const CATALOG_VERSION: u16 = 3;
+pub const CATALOG_VERSION: u16 = 4;
 /// Tree ids start here; 0 is what the store reports for pages of no tree.
 pub const FIRST_TREE_ID: u32 = 1;
 /// Longest tree name, in bytes.
@@ -68,6 +80,15 @@ pub struct SymbolTableVersion {
     pub pages: u64,
 }
 
+/// The cold layer's zstd dictionary of a tree (storage `dict`; `btree::colddict`). Pages
+/// name it only after a checkpoint whose catalog holds it is durable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColdDictVersion {
+    pub version: DictVersion,
+    pub level: u8,
+    pub bytes: Arc<[u8]>,
+}
+
 /// One tree in the catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogEntry {
@@ -77,6 +98,8 @@ pub struct CatalogEntry {
     pub format: TreeFormat,
     /// Oldest first; empty unless `format.records` is FSST.
     pub tables: Vec<SymbolTableVersion>,
+    /// `None` unless `format.cold` is [`Codec::ZstdDict`] and the tree has trained one.
+    pub cold_dict: Option<ColdDictVersion>,
 }
 
 /// The decoded catalog.
@@ -153,6 +176,17 @@ impl Catalog {
                 out.extend_from_slice(&t.trained_ratio.0.to_le_bytes());
                 out.extend_from_slice(&t.pages.to_le_bytes());
             }
+            match &e.cold_dict {
+                None => out.push(0),
+                Some(d) => {
+                    out.push(1);
+                    out.extend_from_slice(&d.version.0.to_le_bytes());
+                    out.push(d.level);
+                    out.extend_from_slice(&(d.bytes.len() as u32).to_le_bytes());
+                    out.extend_from_slice(&crc32c(&d.bytes).to_le_bytes());
+                    out.extend_from_slice(&d.bytes);
+                }
+            }
         }
         out
     }
@@ -198,8 +232,8 @@ impl Catalog {
         // Each entry takes at least 16 bytes: bound the allocation by the blob.
         let mut entries: Vec<CatalogEntry> = Vec::with_capacity(n.min(b.len() / 16));
         for i in 0..n {
-            let e = if version == 3 {
-                decode_entry_v3(&mut r, i)?
+            let e = if version >= 3 {
+                decode_entry_v3(&mut r, i, version)?
             } else {
                 decode_entry_v2(&mut r, i)?
             };
@@ -268,10 +302,12 @@ fn decode_entry_v2(r: &mut Reader<'_>, i: usize) -> Result<CatalogEntry> {
         root,
         format: TreeFormat::classic(codec),
         tables: Vec::new(),
+        cold_dict: None,
     })
 }
 
-fn decode_entry_v3(r: &mut Reader<'_>, i: usize) -> Result<CatalogEntry> {
+/// A version 3 or 4 entry (4 adds the cold-layer dictionary).
+fn decode_entry_v3(r: &mut Reader<'_>, i: usize, version: u16) -> Result<CatalogEntry> {
     let id = TreeId(r.u32("tree id")?);
     let root = PageId(r.u64("root page id")?);
     let format = TreeFormat::from_bytes(r.take(TREE_FORMAT_LEN, "tree format")?)
@@ -308,12 +344,57 @@ fn decode_entry_v3(r: &mut Reader<'_>, i: usize) -> Result<CatalogEntry> {
             pages: r.u64("page count")?,
         });
     }
+    let cold_dict = match version {
+        3 => None,
+        _ => match r.u8("dictionary count")? {
+            0 => None,
+            1 => Some(decode_cold_dict(r, format).map_err(ctx)?),
+            n => return Err(ctx(format!("{n} cold-layer dictionaries (at most 1)"))),
+        },
+    };
     Ok(CatalogEntry {
         name,
         id,
         root,
         format,
         tables,
+        cold_dict,
+    })
+}
+
+fn decode_cold_dict(
+    r: &mut Reader<'_>,
+    format: TreeFormat,
+) -> std::result::Result<ColdDictVersion, String> {
+    if format.cold != Codec::ZstdDict {
+        return Err(format!(
+            "a cold-layer dictionary, but its cold codec is {}",
+            format.cold
+        ));
+    }
+    let err = |e: Error| e.to_string();
+    let version = DictVersion(r.u16("dictionary version").map_err(err)?);
+    let level = r.u8("dictionary level").map_err(err)?;
+    let len = r.u32("dictionary length").map_err(err)? as usize;
+    let crc = r.u32("dictionary CRC").map_err(err)?;
+    if version.0 == 0 || !(1..=22).contains(&level) || !(1..=DICT_LEN_MAX).contains(&len) {
+        return Err(format!(
+            "dictionary version {}, level {level}, {len} bytes: out of range",
+            version.0
+        ));
+    }
+    let bytes = r.take(len, "dictionary").map_err(err)?;
+    let actual = crc32c(bytes);
+    if actual != crc {
+        return Err(format!(
+            "dictionary version {}: CRC {actual:#010x}, stored {crc:#010x}",
+            version.0
+        ));
+    }
+    Ok(ColdDictVersion {
+        version,
+        level,
+        bytes: bytes.into(),
     })
 }
 
@@ -342,6 +423,7 @@ mod tests {
             wal_id: 99,
             entries: vec![
                 CatalogEntry {
+                    cold_dict: None,
                     name: "a".into(),
                     id: TreeId(1),
                     root: PageId(3),
@@ -349,6 +431,7 @@ mod tests {
                     tables: Vec::new(),
                 },
                 CatalogEntry {
+                    cold_dict: None,
                     name: "ß-tree".into(),
                     id: TreeId(4),
                     root: PageId(77),
@@ -371,6 +454,7 @@ mod tests {
 
     fn entry(name: &str, id: u32) -> CatalogEntry {
         CatalogEntry {
+            cold_dict: None,
             name: name.into(),
             id: TreeId(id),
             root: PageId(10 + id as u64),
@@ -425,6 +509,7 @@ mod tests {
             wal_id: 99,
             entries: vec![
                 CatalogEntry {
+                    cold_dict: None,
                     name: "a".into(),
                     id: TreeId(1),
                     root: PageId(3),
@@ -432,6 +517,7 @@ mod tests {
                     tables: Vec::new(),
                 },
                 CatalogEntry {
+                    cold_dict: None,
                     name: "ß-tree".into(),
                     id: TreeId(4),
                     root: PageId(77),
@@ -460,19 +546,19 @@ mod tests {
         bad[44] = 9; // codec id of the first entry
         let e = Catalog::decode(&bad).unwrap_err().to_string();
         assert!(e.contains("entry 0: unknown codec id 9"), "{e}");
-        // What an old catalog decodes to is written back as version 3.
-        let v3 = fixture_catalog().encode();
-        assert_eq!(&v3[4..6], &[3, 0]);
-        assert_eq!(Catalog::decode(&v3).unwrap(), fixture_catalog());
+        // What an old catalog decodes to is written back as version 4.
+        let v4 = fixture_catalog().encode();
+        assert_eq!(&v4[4..6], &[4, 0]);
+        assert_eq!(Catalog::decode(&v4).unwrap(), fixture_catalog());
     }
 
     #[test]
     fn newer_versions_are_refused_by_name() {
         let mut b = fixture_catalog().encode();
-        b[4] = 4;
+        b[4] = 5;
         let e = Catalog::decode(&b).unwrap_err().to_string();
         assert!(
-            e.contains("catalog version 4, this build reads 1 to 3"),
+            e.contains("catalog version 5, this build reads 1 to 4"),
             "{e}"
         );
     }
@@ -488,6 +574,7 @@ mod tests {
 
     fn fsst_entry(name: &str, id: u32, versions: &[u16]) -> CatalogEntry {
         CatalogEntry {
+            cold_dict: None,
             name: name.into(),
             id: TreeId(id),
             root: PageId(100 + id as u64),
@@ -509,6 +596,73 @@ mod tests {
         }
     }
 
+    /// An fsst+zstd entry whose tree has a cold-layer dictionary.
+    fn dict_entry(name: &str, id: u32, bytes: &[u8]) -> CatalogEntry {
+        let mut e = fsst_entry(name, id, &[1]);
+        e.format.cold = Codec::ZstdDict;
+        e.format.image = Codec::Trim;
+        e.cold_dict = Some(ColdDictVersion {
+            version: DictVersion(1),
+            level: 3,
+            bytes: bytes.into(),
+        });
+        e
+    }
+
+    #[test]
+    fn v4_keeps_cold_dictionaries_and_checks_them() {
+        let bytes: Vec<u8> = (0..3000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let c = Catalog {
+            next_tree_id: 10,
+            redo_lsn: 5,
+            wal_id: 6,
+            entries: vec![dict_entry("d", 1, &bytes), fsst_entry("e", 2, &[1])],
+        };
+        let b = c.encode();
+        assert_eq!(Catalog::decode(&b).unwrap(), c);
+        // The dictionary's first byte: its own CRC catches what the blob's would.
+        let at = b.windows(16).position(|w| w == &bytes[..16]).unwrap();
+        let mut bad = b.clone();
+        bad[at] ^= 1;
+        let e = Catalog::decode(&bad).unwrap_err().to_string();
+        assert!(e.contains("(\"d\"): dictionary version 1: CRC"), "{e}");
+        // A dictionary on a tree whose cold codec is not zstd-dict.
+        let mut wrong = c.clone();
+        wrong.entries[0].format.cold = Codec::Zstd(1);
+        let e = Catalog::decode(&wrong.encode()).unwrap_err().to_string();
+        assert!(e.contains("but its cold codec is zstd:1"), "{e}");
+        // Count, level and length out of range; truncation anywhere.
+        let count_at = at - 12;
+        assert_eq!(
+            b[count_at], 1,
+            "the count byte precedes version, level, length, CRC"
+        );
+        for (off, v) in [(0, 2u8), (3, 0), (3, 23)] {
+            let mut bad = b.clone();
+            bad[count_at + off] = v;
+            assert!(Catalog::decode(&bad).is_err(), "byte {off} = {v}");
+        }
+        for cut in 1..b.len() {
+            assert!(Catalog::decode(&b[..cut]).is_err(), "cut at {cut}");
+        }
+        // A version 3 entry has no dictionary count at all.
+        let mut v3 = Catalog {
+            entries: vec![fsst_entry("e", 2, &[1])],
+            ..c.clone()
+        }
+        .encode();
+        assert_eq!(
+            v3.pop(),
+            Some(0),
+            "the v4 entry ends with its dictionary count"
+        );
+        v3[4] = 3;
+        assert_eq!(
+            Catalog::decode(&v3).unwrap().entries[0],
+            fsst_entry("e", 2, &[1])
+        );
+    }
+
     #[test]
     fn v3_round_trips_every_format_and_symbol_tables() {
         let mut entries = vec![
@@ -520,6 +674,7 @@ mod tests {
         for f in crate::format::all_formats() {
             if f.validate().is_ok() {
                 entries.push(CatalogEntry {
+                    cold_dict: None,
                     name: format!("g{id:03}"),
                     id: TreeId(id),
                     root: PageId(id as u64),

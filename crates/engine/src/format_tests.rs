@@ -138,7 +138,7 @@ fn catalog_version(disks: &Disks) -> u16 {
 }
 
 #[test]
-fn v2_catalog_database_opens_and_is_rewritten_as_v3() {
+fn v2_catalog_database_opens_and_is_rewritten_as_v4() {
     // The test's v2 encoder writes what the old build wrote.
     let fixture = crate::catalog::V2_FIXTURE;
     assert_eq!(encode_v2(&Catalog::decode(fixture).unwrap()), fixture);
@@ -161,9 +161,9 @@ fn v2_catalog_database_opens_and_is_rewritten_as_v3() {
     assert_formats(&db, &want, "v2 catalog");
     db.checkpoint().unwrap();
     db.close().unwrap();
-    assert_eq!(catalog_version(&disks), 3);
+    assert_eq!(catalog_version(&disks), 4);
     let db = disks.open(opts(PAGE, Codec::DEFAULT)).unwrap();
-    assert_formats(&db, &want, "rewritten as v3");
+    assert_formats(&db, &want, "rewritten as v4");
 }
 
 /// A WAL written before issue 19 creates trees with kind 2 records; they replay as classic.

@@ -24,6 +24,8 @@ mod apply_tests;
 pub mod btree;
 pub mod catalog;
 #[cfg(test)]
+mod colddict_tests;
+#[cfg(test)]
 mod compact_tree_tests;
 #[cfg(test)]
 mod crash_tests;

@@ -12,10 +12,10 @@
 //! durable; the pool only looks versions up. A tree without a dictionary writes plain zstd,
 //! so images of both kinds mix within a tree.
 //!
-//! Not wired into the engine yet: no tree is created with this cold codec, and the catalog
-//! does not store dictionaries (the design note's plan, steps 2–3).
+//! The engine trains, stores and installs them (`engine/src/btree/colddict.rs`).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -77,6 +77,9 @@ struct TreeDicts {
 #[derive(Default)]
 pub struct PageDicts {
     trees: RwLock<HashMap<TreeId, TreeDicts>>,
+    /// Dictionaries trained but not yet durable ([`PageDicts::note_waiting`]): the engine's
+    /// checkpointer takes a checkpoint soon, so that pages start using them.
+    waiting: AtomicU64,
 }
 
 impl std::fmt::Debug for PageDicts {
@@ -89,6 +92,26 @@ impl std::fmt::Debug for PageDicts {
 impl PageDicts {
     pub fn new() -> PageDicts {
         PageDicts::default()
+    }
+
+    /// A tree trained a dictionary that waits for a checkpoint.
+    pub fn note_waiting(&self) {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// After a checkpoint: how many trained dictionaries still wait (trained while it ran).
+    pub fn set_waiting(&self, n: u64) {
+        self.waiting.store(n, Ordering::Relaxed);
+    }
+
+    /// Forgets every dictionary of a dropped tree.
+    pub fn remove_tree(&self, tree: TreeId) {
+        self.trees.write().remove(&tree);
+    }
+
+    /// Whether a trained dictionary waits for a checkpoint.
+    pub fn any_waiting(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) > 0
     }
 
     /// Makes `bytes` version `version` of `tree`'s dictionary, compressing at `level`. The
@@ -175,6 +198,38 @@ impl PageDicts {
             .get(&tree)
             .map_or_else(Vec::new, |t| t.versions.iter().map(|d| d.version).collect())
     }
+}
+
+/// Trains a dictionary of at most `bytes_max` bytes on samples stored back to back in `data`
+/// (`sizes` gives their lengths, in order). zstd's trainer needs many samples and some
+/// hundreds of KiB; it fails (an error text) on too little or too uniform data.
+pub fn train(data: &[u8], sizes: &[usize], bytes_max: usize) -> Result<Vec<u8>, String> {
+    if sizes.iter().sum::<usize>() != data.len() {
+        return Err("sample sizes do not add up to the sample".into());
+    }
+    zstd::dict::from_continuous(data, sizes, bytes_max).map_err(|e| e.to_string())
+}
+
+/// Bytes that `data`, cut in pages of `page` bytes, takes compressed as the cold layer would
+/// compress it: (plain zstd level 1, zstd at `level` with `dict`). For deciding whether a
+/// trained dictionary is worth its 2.6x encode cost (BENCHMARKS, session 18).
+pub fn compare(data: &[u8], page: usize, dict: &[u8], level: i32) -> (usize, usize) {
+    let digested = PageDict {
+        version: DictVersion(1),
+        level,
+        cdict: zstd_safe::CDict::create(dict, level),
+        ddict: zstd_safe::DDict::create(dict),
+    };
+    let mut ctx = DictCtx::new();
+    let mut out = vec![0u8; VERSION_LEN + zstd_safe::compress_bound(page)];
+    let (mut plain, mut with) = (0, 0);
+    for chunk in data.chunks(page.max(1)) {
+        plain += zstd::bulk::compress(chunk, 1).map_or(chunk.len(), |z| z.len());
+        with += ctx
+            .compress(&digested, chunk, &mut out)
+            .unwrap_or(chunk.len());
+    }
+    (plain, with)
 }
 
 /// Reusable zstd states for dictionary work, one per thread (inside [`crate::codec::CodecCtx`]).
@@ -301,7 +356,9 @@ mod tests {
     }
 
     pub(crate) fn trained() -> Vec<u8> {
-        zstd::dict::from_samples(&samples(), 16 * 1024).expect("trains")
+        let s = samples();
+        let sizes: Vec<usize> = s.iter().map(Vec::len).collect();
+        train(&s.concat(), &sizes, 16 * 1024).expect("trains")
     }
 
     fn page(samples: &[Vec<u8>], from: usize) -> Vec<u8> {
@@ -424,6 +481,24 @@ mod tests {
         assert!(ctx
             .decompress(Some(&d), t, &out[..n], &mut back[..100])
             .is_err());
+    }
+
+    #[test]
+    fn compare_sees_what_a_dictionary_saves() {
+        let s = samples();
+        let data = s.concat();
+        let (plain, with) = compare(&data[..64 * 1024], 16 * 1024, &trained(), 3);
+        assert!(with * 100 < plain * 95, "text: {with} against {plain}");
+        // Random bytes: nothing to gain.
+        let mut x = 1u64;
+        let noise: Vec<u8> = (0..64 * 1024)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (x >> 56) as u8
+            })
+            .collect();
+        let (plain, with) = compare(&noise, 16 * 1024, &trained(), 3);
+        assert!(with * 100 >= plain * 95, "noise: {with} against {plain}");
     }
 
     #[test]

@@ -41,6 +41,7 @@
 /// Compact leaf nodes (issue 19); public so that the `compact_leaf` fuzz target reaches them.
 /// Trees whose format has `nodes = Compact` use them for every leaf ([`compact_tree`]).
 mod append;
+pub mod colddict;
 pub mod compact;
 mod compact_tree;
 pub mod cursor;
@@ -92,6 +93,8 @@ pub struct BTree {
     limits: Limits,
     /// FSST symbol tables; empty unless `format.records` is FSST (issue 19 step 4).
     tables: symtab::SymbolTables,
+    /// The cold layer's dictionary; collects only if `format.cold` is zstd-dict.
+    cold_dict: colddict::ColdDict,
 }
 
 impl std::fmt::Debug for BTree {
@@ -185,6 +188,7 @@ impl BTree {
             format,
             limits,
             tables: symtab::SymbolTables::new(tree),
+            cold_dict: colddict::ColdDict::new(tree, format.cold),
         }
     }
 
@@ -209,6 +213,11 @@ impl BTree {
     /// The tree's FSST symbol tables (what a checkpoint saves in the catalog).
     pub fn symbol_tables(&self) -> &symtab::SymbolTables {
         &self.tables
+    }
+
+    /// The tree's cold-layer dictionary (a checkpoint saves it, then hands it to the pool).
+    pub fn cold_dict(&self) -> &colddict::ColdDict {
+        &self.cold_dict
     }
 
     pub fn tree_id(&self) -> TreeId {
@@ -542,7 +551,10 @@ impl BTree {
         }
         match self.tables.is_empty() {
             true => self.tables.note_raw_for_training(v),
-            false => self.tables.note_written(v),
+            false => {
+                self.tables.note_written(v);
+                self.cold_dict.note(&self.tables, v, &self.pool);
+            }
         }
     }
 

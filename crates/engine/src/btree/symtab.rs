@@ -888,6 +888,7 @@ mod tests {
             redo_lsn: 0,
             wal_id: 1,
             entries: vec![CatalogEntry {
+                cold_dict: None,
                 name: "t".into(),
                 id: TreeId(3),
                 root: PageId(2),

@@ -49,7 +49,7 @@ use zipdb_storage::{Codec, Lsn, TreeId};
 pub use zipdb_storage::wal::FlushPolicy;
 
 use crate::btree::{BTree, Cursor, VerifyReport, MAX_VALUE_LEN};
-use crate::catalog::{Catalog, CatalogEntry};
+use crate::catalog::{Catalog, CatalogEntry, ColdDictVersion};
 use crate::error::{Error, Result};
 use crate::format::TreeFormat;
 use crate::lock::{LockError, LockManager, TxnId};
@@ -453,6 +453,9 @@ impl Database {
             e.format.check_supported(&e.name)?;
             let mut btree = BTree::open(pool.clone(), e.id, e.root, e.format);
             btree.load_tables(&e.tables)?;
+            if let Some(d) = &e.cold_dict {
+                btree.cold_dict().load(d, &pool)?;
+            }
             trees.insert(
                 e.name.clone(),
                 Arc::new(TreeShared {
@@ -738,7 +741,9 @@ impl Database {
             };
             t.dropped.store(true, Ordering::Release);
             self.inner.mvcc.drop_tree(id);
-            t.btree.free_all()
+            t.btree.free_all()?;
+            self.inner.pool.page_dicts().remove_tree(id);
+            Ok(())
         })?;
         Ok(())
     }
@@ -1031,7 +1036,7 @@ impl DbInner {
     /// [`DbInner::checkpoint`] for a caller that holds `ckpt_lock`.
     fn checkpoint_locked(&self) -> Result<()> {
         self.check_writable()?;
-        let (mut snap, catalog, redo) = {
+        let (mut snap, catalog, redo, dicts) = {
             let _gate = self.gate.write();
             let end = self.wal.end_lsn().0;
             let redo = self
@@ -1066,10 +1071,19 @@ impl DbInner {
                         // Under the gate: a version is installed under `gate.read()` before
                         // any page uses it, so these pages name only versions listed here.
                         tables: t.btree.symbol_tables().snapshot(),
+                        cold_dict: t.btree.cold_dict().snapshot(),
                     })
                     .collect(),
             };
-            (snap, catalog.encode(), redo)
+            // The trees whose dictionaries this checkpoint saves: the pool may use them
+            // once it is durable.
+            let dicts: Vec<(Arc<TreeShared>, ColdDictVersion)> = cat
+                .trees
+                .values()
+                .zip(&catalog.entries)
+                .filter_map(|(t, e)| Some((t.clone(), e.cold_dict.clone()?)))
+                .collect();
+            (snap, catalog.encode(), redo, dicts)
         };
         self.changes_since_ckpt.store(0, Ordering::Relaxed);
         let r = (|| -> Result<()> {
@@ -1084,6 +1098,18 @@ impl DbInner {
             return Err(self.fail_stop(e));
         }
         self.wal.checkpointed(Lsn(redo));
+        for (t, d) in &dicts {
+            t.btree.cold_dict().checkpointed(d, &self.pool);
+        }
+        // Recounted, not decremented: a tree dropped meanwhile leaves no count behind.
+        let waiting = self
+            .catalog
+            .lock()
+            .trees
+            .values()
+            .filter(|t| t.btree.cold_dict().waiting())
+            .count();
+        self.pool.page_dicts().set_waiting(waiting as u64);
         Ok(())
     }
 
@@ -1118,7 +1144,8 @@ fn checkpointer_loop(db: Weak<DbInner>, wake: Arc<(Mutex<bool>, Condvar)>) {
         }
         let due = d.changes_since_ckpt.load(Ordering::Relaxed) > 0
             && last.elapsed() >= d.options.checkpoint_interval;
-        if d.wal.needs_checkpoint() || due {
+        // A tree's new cold-layer dictionary is used only once a checkpoint saved it.
+        if d.wal.needs_checkpoint() || due || d.pool.page_dicts().any_waiting() {
             // An error has fail-stopped the database; writers see it.
             let _ = d.checkpoint();
             last = Instant::now();

@@ -1,0 +1,240 @@
+//! The cold layer's zstd dictionary of an `fsst+zstd` tree (issue 19, design note session 18;
+//! BENCHMARKS "A per-tree zstd dictionary for the cold layer").
+//!
+//! A tree whose cold codec is [`Codec::ZstdDict`] trains one dictionary over the FSST codes
+//! of its first values, so that its pages leaving the pool are compressed with what other
+//! pages repeat (licence paragraphs, boilerplate) and not only with what one page holds.
+//!
+//! - **Collect.** While the tree has no dictionary, every inline value stored after the tree's
+//!   first symbol table exists is encoded with the current table and appended to a sample,
+//!   until it holds [`ColdDictConfig::sample_bytes`]. One relaxed load per write afterwards.
+//! - **Train.** The writer that fills the sample trains (zstd's trainer, tens of ms), after its
+//!   latches are released, as a symbol-table retrain does, on three quarters of the sample, and
+//!   keeps the dictionary only if it saves [`SAVING_MIN_PERCENT`] against plain zstd:1 on the
+//!   last quarter (sbtest's random digits gain under 1%, real text 10–14%). A failed or
+//!   rejected training leaves the tree on plain zstd:1 for this open (the next open collects
+//!   again).
+//! - **Durable, then used.** A trained dictionary waits in [`ColdDict::snapshot`] for the next
+//!   checkpoint's catalog; only once that checkpoint is durable does [`ColdDict::checkpointed`]
+//!   hand it to the pool ([`zipdb_storage::dict::PageDicts`]), so no image on disk ever names
+//!   a dictionary that a crash could lose. At open a dictionary from the catalog goes to the
+//!   pool at once. Training asks the checkpointer for a checkpoint
+//!   ([`zipdb_storage::dict::PageDicts::note_waiting`]), so a bulk load starts using the
+//!   dictionary within about 100 ms instead of at the next timed checkpoint. There is one
+//!   version per tree, kept for the tree's life: no retraining yet.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use parking_lot::Mutex;
+use zipdb_storage::dict::{self, DictVersion};
+use zipdb_storage::fsst::SymbolTable;
+use zipdb_storage::pool::BufferPool;
+use zipdb_storage::{Codec, TreeId};
+
+use super::symtab::SymbolTables;
+use crate::catalog::ColdDictVersion;
+use crate::error::{Error, Result};
+
+/// How much to collect and what to train (tests shrink the sample).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColdDictConfig {
+    /// Bytes of FSST codes collected before training: zstd's trainer wants ~10-100x the
+    /// dictionary.
+    pub sample_bytes: usize,
+    /// Dictionary size at most.
+    pub dict_bytes: usize,
+    /// zstd level pages are compressed at with it: level 3 is where the dictionary pays
+    /// (level 1 with it gained 5%, level 3 14%: BENCHMARKS, session 18).
+    pub level: u8,
+}
+
+impl Default for ColdDictConfig {
+    fn default() -> ColdDictConfig {
+        ColdDictConfig {
+            sample_bytes: 1 << 20,
+            dict_bytes: 64 * 1024,
+            level: 3,
+        }
+    }
+}
+
+/// A dictionary is kept only if it saves at least this share of plain zstd:1's bytes on the
+/// quarter of the sample it was not trained on.
+pub const SAVING_MIN_PERCENT: usize = 5;
+
+/// The only version a tree trains (see the module docs).
+pub const COLD_DICT_VERSION: DictVersion = DictVersion(1);
+
+#[derive(Default)]
+struct Sample {
+    data: Vec<u8>,
+    sizes: Vec<usize>,
+}
+
+/// A tree's cold-layer dictionary: its sample while collecting, then the dictionary.
+pub struct ColdDict {
+    tree: TreeId,
+    /// Set while the tree has no dictionary and its sample is not full.
+    collecting: AtomicBool,
+    config: Mutex<ColdDictConfig>,
+    sample: Mutex<Sample>,
+    dict: Mutex<Option<ColdDictVersion>>,
+    /// The pool has it (a checkpoint holding it is durable, or it came from the catalog).
+    in_pool: AtomicBool,
+    trainings_failed: AtomicU64,
+    /// Dictionaries trained and dropped because they saved too little.
+    not_worth: AtomicU64,
+}
+
+impl std::fmt::Debug for ColdDict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ColdDict")
+            .field("tree", &self.tree)
+            .field("collecting", &self.collecting.load(Ordering::Relaxed))
+            .field("in_pool", &self.in_pool.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+impl ColdDict {
+    /// A tree with cold codec `cold`: it collects only if that is [`Codec::ZstdDict`].
+    pub fn new(tree: TreeId, cold: Codec) -> ColdDict {
+        ColdDict {
+            tree,
+            collecting: AtomicBool::new(cold == Codec::ZstdDict),
+            config: Mutex::new(ColdDictConfig::default()),
+            sample: Mutex::new(Sample::default()),
+            dict: Mutex::new(None),
+            in_pool: AtomicBool::new(false),
+            trainings_failed: AtomicU64::new(0),
+            not_worth: AtomicU64::new(0),
+        }
+    }
+
+    /// Replaces the sample and dictionary sizes (tests shrink them).
+    pub fn set_config(&self, config: ColdDictConfig) {
+        *self.config.lock() = config;
+    }
+
+    /// The dictionary from the tree's catalog entry: durable already, so the pool gets it
+    /// now. Called once, before the tree is shared.
+    pub fn load(&self, d: &ColdDictVersion, pool: &BufferPool) -> Result<()> {
+        pool.page_dicts()
+            .install(self.tree, d.version, &d.bytes, i32::from(d.level))
+            .map_err(|e| {
+                Error::corrupt_catalog(format!("tree {:?}: cold-layer dictionary: {e}", self.tree))
+            })?;
+        *self.dict.lock() = Some(d.clone());
+        self.collecting.store(false, Ordering::Relaxed);
+        self.in_pool.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Offers a value just stored in a tree with symbol tables `tables`. One load unless the
+    /// tree is collecting.
+    #[inline]
+    pub fn note(&self, tables: &SymbolTables, v: &[u8], pool: &BufferPool) {
+        if self.collecting.load(Ordering::Relaxed) {
+            if let Some(t) = tables.current() {
+                self.collect(&t.table, v, pool);
+            }
+        }
+    }
+
+    #[cold]
+    fn collect(&self, table: &SymbolTable, v: &[u8], pool: &BufferPool) {
+        let config = *self.config.lock();
+        let taken = {
+            let mut s = self.sample.lock();
+            if !self.collecting.load(Ordering::Relaxed) {
+                return;
+            }
+            let before = s.data.len();
+            table.encode(v, &mut s.data);
+            if s.data.len() - before >= v.len() {
+                // Stored raw, so the page holds the raw bytes.
+                s.data.truncate(before);
+                s.data.extend_from_slice(v);
+            }
+            let n = s.data.len() - before;
+            s.sizes.push(n);
+            if s.data.len() < config.sample_bytes {
+                return;
+            }
+            // Cleared under the lock: exactly one thread trains on this sample.
+            self.collecting.store(false, Ordering::Relaxed);
+            std::mem::take(&mut *s)
+        };
+        // Train on the first three quarters (whole samples), judge on the rest: the
+        // dictionary must save SAVING_MIN_PERCENT of what plain zstd:1 stores there, else its
+        // level-3 encode costs CPU for nothing (random digits gain under 1%).
+        let n_train = taken.sizes.len() * 3 / 4;
+        let cut: usize = taken.sizes[..n_train].iter().sum();
+        let trained = dict::train(
+            &taken.data[..cut],
+            &taken.sizes[..n_train],
+            config.dict_bytes,
+        );
+        let bytes = match trained {
+            Ok(b) => b,
+            Err(_) => {
+                self.trainings_failed.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+        };
+        let (plain, with) = dict::compare(
+            &taken.data[cut..],
+            pool.page_size(),
+            &bytes,
+            i32::from(config.level),
+        );
+        if with * 100 > plain * (100 - SAVING_MIN_PERCENT) {
+            self.not_worth.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        *self.dict.lock() = Some(ColdDictVersion {
+            version: COLD_DICT_VERSION,
+            level: config.level,
+            bytes: bytes.into(),
+        });
+        // Asks for a checkpoint: until one is durable the pool cannot use it.
+        pool.page_dicts().note_waiting();
+    }
+
+    /// What a checkpoint saves in the tree's catalog entry.
+    pub fn snapshot(&self) -> Option<ColdDictVersion> {
+        self.dict.lock().clone()
+    }
+
+    /// After a checkpoint whose catalog held `saved` is durable: the pool may now write
+    /// pages that name it.
+    pub fn checkpointed(&self, saved: &ColdDictVersion, pool: &BufferPool) {
+        if self.in_pool.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let r = pool.page_dicts().install(
+            self.tree,
+            saved.version,
+            &saved.bytes,
+            i32::from(saved.level),
+        );
+        // A version the pool already has is the only refusal possible here (the catalog
+        // decoder bounds level and length), and harmless.
+        debug_assert!(r.is_ok(), "tree {:?}: {r:?}", self.tree);
+    }
+
+    /// Trained and not yet in the pool: it waits for a checkpoint.
+    pub fn waiting(&self) -> bool {
+        self.dict.lock().is_some() && !self.in_pool.load(Ordering::Relaxed)
+    }
+
+    /// The dictionary's state, for statistics: (trained, in the pool, trainings that failed
+    /// or were not worth keeping).
+    pub fn state(&self) -> (bool, bool, u64) {
+        (
+            self.dict.lock().is_some(),
+            self.in_pool.load(Ordering::Relaxed),
+            self.trainings_failed.load(Ordering::Relaxed) + self.not_worth.load(Ordering::Relaxed),
+        )
+    }
+}
