@@ -90,6 +90,17 @@ fn fill(t: &Tree, model: &mut BTreeMap<u64, Vec<u8>>, ids: std::ops::Range<u64>)
     }
 }
 
+/// Waits (at most 10 s) for the training thread, if one runs.
+fn settle(t: &Tree) {
+    for _ in 0..1000 {
+        if !t.btree().cold_dict().training() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("training did not end: {:?}", t.btree().cold_dict());
+}
+
 /// Waits (at most 10 s) for the checkpointer to make the tree's trained dictionary durable.
 fn wait_in_pool(t: &Tree) {
     for _ in 0..1000 {
@@ -113,6 +124,7 @@ fn a_trained_dictionary_is_checkpointed_used_and_reloaded() {
     small(&t);
     let mut model = BTreeMap::new();
     fill(&t, &mut model, 0..3_000);
+    settle(&t);
     assert!(
         t.btree().cold_dict().state().0,
         "{:?}",
@@ -168,6 +180,11 @@ fn crashes_around_training_lose_no_rows() {
         small(&t);
         let mut model = BTreeMap::new();
         fill(&t, &mut model, 0..crash_at);
+        if crash_at == 12_000 {
+            // The last point: after the dictionary's checkpoint for sure.
+            settle(&t);
+            wait_in_pool(&t);
+        }
         let crashed = disks.crash();
         drop(t);
         drop(db);
@@ -183,6 +200,7 @@ fn crashes_around_training_lose_no_rows() {
         check(&t, &model, &ctx);
         small(&t);
         fill(&t, &mut model, 100_000..104_000);
+        settle(&t);
         assert!(t.btree().cold_dict().state().0, "{ctx}: trained (again)");
         db.checkpoint().unwrap();
         assert!(t.btree().cold_dict().state().1, "{ctx}");
@@ -227,6 +245,7 @@ fn random_digits_keep_no_dictionary() {
         t.upsert(&key(id), &v).unwrap();
         model.insert(id, v);
     }
+    settle(&t);
     let (trained, in_pool, rejected) = t.btree().cold_dict().state();
     assert_eq!((trained, in_pool, rejected), (false, false, 1));
     assert!(!db.pool().page_dicts().any_waiting());

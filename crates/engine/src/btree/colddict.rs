@@ -8,8 +8,8 @@
 //! - **Collect.** While the tree has no dictionary, every inline value stored after the tree's
 //!   first symbol table exists is encoded with the current table and appended to a sample,
 //!   until it holds [`ColdDictConfig::sample_bytes`]. One relaxed load per write afterwards.
-//! - **Train.** The writer that fills the sample trains (zstd's trainer, tens of ms), after its
-//!   latches are released, as a symbol-table retrain does, on three quarters of the sample, and
+//! - **Train.** The writer that fills the sample hands it to a thread of its own (zstd's
+//!   trainer, 70–250 ms), which trains on three quarters of the sample and
 //!   keeps the dictionary only if it saves [`SAVING_MIN_PERCENT`] against plain zstd:1 on the
 //!   last quarter (sbtest's random digits gain under 1%, real text 10–14%). A failed or
 //!   rejected training leaves the tree on plain zstd:1 for this open (the next open collects
@@ -24,6 +24,7 @@
 //!   version per tree, kept for the tree's life: no retraining yet.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use zipdb_storage::dict::{self, DictVersion};
@@ -71,6 +72,17 @@ struct Sample {
     sizes: Vec<usize>,
 }
 
+/// What the training thread writes back.
+#[derive(Default)]
+struct Trained {
+    dict: Mutex<Option<ColdDictVersion>>,
+    /// Set from the full sample until the training thread is done with it.
+    training: AtomicBool,
+    trainings_failed: AtomicU64,
+    /// Dictionaries trained and dropped because they saved too little.
+    not_worth: AtomicU64,
+}
+
 /// A tree's cold-layer dictionary: its sample while collecting, then the dictionary.
 pub struct ColdDict {
     tree: TreeId,
@@ -78,12 +90,9 @@ pub struct ColdDict {
     collecting: AtomicBool,
     config: Mutex<ColdDictConfig>,
     sample: Mutex<Sample>,
-    dict: Mutex<Option<ColdDictVersion>>,
+    trained: Arc<Trained>,
     /// The pool has it (a checkpoint holding it is durable, or it came from the catalog).
     in_pool: AtomicBool,
-    trainings_failed: AtomicU64,
-    /// Dictionaries trained and dropped because they saved too little.
-    not_worth: AtomicU64,
 }
 
 impl std::fmt::Debug for ColdDict {
@@ -104,10 +113,8 @@ impl ColdDict {
             collecting: AtomicBool::new(cold == Codec::ZstdDict),
             config: Mutex::new(ColdDictConfig::default()),
             sample: Mutex::new(Sample::default()),
-            dict: Mutex::new(None),
+            trained: Arc::new(Trained::default()),
             in_pool: AtomicBool::new(false),
-            trainings_failed: AtomicU64::new(0),
-            not_worth: AtomicU64::new(0),
         }
     }
 
@@ -124,7 +131,7 @@ impl ColdDict {
             .map_err(|e| {
                 Error::corrupt_catalog(format!("tree {:?}: cold-layer dictionary: {e}", self.tree))
             })?;
-        *self.dict.lock() = Some(d.clone());
+        *self.trained.dict.lock() = Some(d.clone());
         self.collecting.store(false, Ordering::Relaxed);
         self.in_pool.store(true, Ordering::Relaxed);
         Ok(())
@@ -133,7 +140,7 @@ impl ColdDict {
     /// Offers a value just stored in a tree with symbol tables `tables`. One load unless the
     /// tree is collecting.
     #[inline]
-    pub fn note(&self, tables: &SymbolTables, v: &[u8], pool: &BufferPool) {
+    pub fn note(&self, tables: &SymbolTables, v: &[u8], pool: &Arc<BufferPool>) {
         if self.collecting.load(Ordering::Relaxed) {
             if let Some(t) = tables.current() {
                 self.collect(&t.table, v, pool);
@@ -142,7 +149,7 @@ impl ColdDict {
     }
 
     #[cold]
-    fn collect(&self, table: &SymbolTable, v: &[u8], pool: &BufferPool) {
+    fn collect(&self, table: &SymbolTable, v: &[u8], pool: &Arc<BufferPool>) {
         let config = *self.config.lock();
         let taken = {
             let mut s = self.sample.lock();
@@ -165,45 +172,35 @@ impl ColdDict {
             self.collecting.store(false, Ordering::Relaxed);
             std::mem::take(&mut *s)
         };
-        // Train on the first three quarters (whole samples), judge on the rest: the
-        // dictionary must save SAVING_MIN_PERCENT of what plain zstd:1 stores there, else its
-        // level-3 encode costs CPU for nothing (random digits gain under 1%).
-        let n_train = taken.sizes.len() * 3 / 4;
-        let cut: usize = taken.sizes[..n_train].iter().sum();
-        let trained = dict::train(
-            &taken.data[..cut],
-            &taken.sizes[..n_train],
-            config.dict_bytes,
-        );
-        let bytes = match trained {
-            Ok(b) => b,
-            Err(_) => {
-                self.trainings_failed.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
+        // Trained on a thread of its own (70–250 ms of CPU): the writer that filled the
+        // sample goes on, and a load on fewer threads than cores does not wait for it.
+        self.trained.training.store(true, Ordering::Release);
+        let job = TrainJob {
+            sample: taken,
+            config,
+            trained: self.trained.clone(),
+            pool: pool.clone(),
         };
-        let (plain, with) = dict::compare(
-            &taken.data[cut..],
-            pool.page_size(),
-            &bytes,
-            i32::from(config.level),
-        );
-        if with * 100 > plain * (100 - SAVING_MIN_PERCENT) {
-            self.not_worth.fetch_add(1, Ordering::Relaxed);
-            return;
+        let spawned = std::thread::Builder::new()
+            .name("zipdb-dict-train".into())
+            .spawn(move || job.run());
+        if spawned.is_err() {
+            // No thread to be had: nothing is lost but this open's dictionary.
+            self.trained
+                .trainings_failed
+                .fetch_add(1, Ordering::Relaxed);
+            self.trained.training.store(false, Ordering::Release);
         }
-        *self.dict.lock() = Some(ColdDictVersion {
-            version: COLD_DICT_VERSION,
-            level: config.level,
-            bytes: bytes.into(),
-        });
-        // Asks for a checkpoint: until one is durable the pool cannot use it.
-        pool.page_dicts().note_waiting();
+    }
+
+    /// Whether a training thread is still at work on the sample (tests wait on it).
+    pub fn training(&self) -> bool {
+        self.trained.training.load(Ordering::Acquire)
     }
 
     /// What a checkpoint saves in the tree's catalog entry.
     pub fn snapshot(&self) -> Option<ColdDictVersion> {
-        self.dict.lock().clone()
+        self.trained.dict.lock().clone()
     }
 
     /// After a checkpoint whose catalog held `saved` is durable: the pool may now write
@@ -225,16 +222,69 @@ impl ColdDict {
 
     /// Trained and not yet in the pool: it waits for a checkpoint.
     pub fn waiting(&self) -> bool {
-        self.dict.lock().is_some() && !self.in_pool.load(Ordering::Relaxed)
+        self.trained.dict.lock().is_some() && !self.in_pool.load(Ordering::Relaxed)
     }
 
     /// The dictionary's state, for statistics: (trained, in the pool, trainings that failed
     /// or were not worth keeping).
     pub fn state(&self) -> (bool, bool, u64) {
+        let t = &self.trained;
         (
-            self.dict.lock().is_some(),
+            t.dict.lock().is_some(),
             self.in_pool.load(Ordering::Relaxed),
-            self.trainings_failed.load(Ordering::Relaxed) + self.not_worth.load(Ordering::Relaxed),
+            t.trainings_failed.load(Ordering::Relaxed) + t.not_worth.load(Ordering::Relaxed),
         )
+    }
+}
+
+/// One training, on its own thread.
+struct TrainJob {
+    sample: Sample,
+    config: ColdDictConfig,
+    trained: Arc<Trained>,
+    pool: Arc<BufferPool>,
+}
+
+impl TrainJob {
+    fn run(self) {
+        let t = &self.trained;
+        match self.train() {
+            Ok(Some(d)) => {
+                *t.dict.lock() = Some(d);
+                // Asks for a checkpoint: until one is durable the pool cannot use it.
+                self.pool.page_dicts().note_waiting();
+            }
+            Ok(None) => {
+                t.not_worth.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_) => {
+                t.trainings_failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        t.training.store(false, Ordering::Release);
+    }
+
+    /// Trains on the first three quarters of the sample (whole values) and judges on the
+    /// rest: the dictionary must save [`SAVING_MIN_PERCENT`] of what plain zstd:1 stores
+    /// there, else its level-3 encode costs CPU for nothing (random digits gain under 1%).
+    fn train(&self) -> std::result::Result<Option<ColdDictVersion>, String> {
+        let s = &self.sample;
+        let n_train = s.sizes.len() * 3 / 4;
+        let cut: usize = s.sizes[..n_train].iter().sum();
+        let bytes = dict::train(&s.data[..cut], &s.sizes[..n_train], self.config.dict_bytes)?;
+        let (plain, with) = dict::compare(
+            &s.data[cut..],
+            self.pool.page_size(),
+            &bytes,
+            i32::from(self.config.level),
+        );
+        if with * 100 > plain * (100 - SAVING_MIN_PERCENT) {
+            return Ok(None);
+        }
+        Ok(Some(ColdDictVersion {
+            version: COLD_DICT_VERSION,
+            level: self.config.level,
+            bytes: bytes.into(),
+        }))
     }
 }
