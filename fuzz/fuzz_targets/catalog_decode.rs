@@ -3,15 +3,17 @@
 //! must survive an encode/decode round trip unchanged.
 //!
 //! Random bytes seldom get past the magic, the version and a symbol table's own CRC-32C, so
-//! each input also builds a valid version 3 catalog (a compact FSST tree with symbol tables
-//! made from the input's bytes), checks its round trip, changes one byte of it and decodes
-//! that.
+//! each input also builds a valid version 4 catalog (a compact FSST tree with symbol tables
+//! made from the input's bytes and, when `flip`'s bit 1 says so, a cold-layer dictionary of
+//! those bytes), checks its round trip, changes one byte of it and decodes that.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use zipdb_engine::catalog::{
-    Catalog, CatalogEntry, PerMille, SymbolTableVersion, TableVersion, TABLE_VERSIONS_MAX,
+    Catalog, CatalogEntry, ColdDictVersion, PerMille, SymbolTableVersion, TableVersion,
+    TABLE_VERSIONS_MAX,
 };
+use zipdb_engine::storage::dict::DictVersion;
 use zipdb_engine::storage::fsst::SymbolTable;
 use zipdb_engine::storage::{Codec, PageId, TreeId};
 use zipdb_engine::{NodeFormat, RecordCodec, TreeFormat};
@@ -40,6 +42,12 @@ fuzz_target!(|data: &[u8]| {
             }
         })
         .collect();
+    let with_dict = flip & 2 != 0 && !rest.is_empty();
+    let cold_dict = with_dict.then(|| ColdDictVersion {
+        version: DictVersion(1 + u16::from(*at)),
+        level: 1 + flip % 22,
+        bytes: rest.into(),
+    });
     let c = Catalog {
         next_tree_id: 3,
         redo_lsn: 1,
@@ -51,14 +59,19 @@ fuzz_target!(|data: &[u8]| {
             format: TreeFormat {
                 nodes: NodeFormat::Compact,
                 records: RecordCodec::Fsst,
-                image: Codec::None,
-                cold: Codec::Zstd(1),
+                image: if with_dict { Codec::Trim } else { Codec::None },
+                cold: if with_dict {
+                    Codec::ZstdDict
+                } else {
+                    Codec::Zstd(1)
+                },
             },
             tables,
+            cold_dict,
         }],
     };
     let mut b = c.encode();
-    assert_eq!(Catalog::decode(&b).expect("a valid v3 catalog decodes"), c);
+    assert_eq!(Catalog::decode(&b).expect("a valid v4 catalog decodes"), c);
     let i = usize::from(*at) * b.len() / 256;
     b[i] ^= flip | 1;
     check(&b);
