@@ -56,16 +56,8 @@ fn text(i: u64) -> Vec<u8> {
         "new",
         "the",
     ];
-    let mut s = String::from(HEAD[(i % 4) as usize]);
-    let mut x = i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-    for _ in 0..(10 + i % 30) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        s.push_str(WORDS[(x % WORDS.len() as u64) as usize]);
-        s.push(' ');
-    }
-    s.into_bytes()
+    let words = crate::test_support::word_salad(i, &WORDS, 10 + (i % 30) as usize);
+    format!("{}{words}", HEAD[(i % 4) as usize]).into_bytes()
 }
 
 fn key(id: u64) -> [u8; 8] {

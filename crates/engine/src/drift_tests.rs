@@ -78,18 +78,7 @@ fn text(i: u64) -> Vec<u8> {
         "available",
         "information",
     ];
-    let n = 8 + (i % 50) as usize;
-    let mut x = i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-    let mut s = String::new();
-    for w in 0..n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        if w > 0 {
-            s.push(' ');
-        }
-        s.push_str(WORDS[(x % WORDS.len() as u64) as usize]);
-    }
+    let mut s = crate::test_support::word_salad(i, &WORDS, 8 + (i % 50) as usize);
     s.push('.');
     s.into_bytes()
 }

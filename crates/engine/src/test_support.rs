@@ -18,3 +18,20 @@ pub(crate) fn sbtest_c(id: u64) -> Vec<u8> {
     }
     s
 }
+
+/// `n` words drawn from `words` by a xorshift seeded with `seed`, joined by single spaces: a
+/// deterministic function of its arguments, so a test can recompute what it stored.
+pub(crate) fn word_salad(seed: u64, words: &[&str], n: usize) -> String {
+    let mut x = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+    let mut s = String::new();
+    for w in 0..n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if w > 0 {
+            s.push(' ');
+        }
+        s.push_str(words[(x % words.len() as u64) as usize]);
+    }
+    s
+}
