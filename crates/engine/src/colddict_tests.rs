@@ -115,8 +115,14 @@ fn a_trained_dictionary_is_checkpointed_used_and_reloaded() {
     assert_eq!(t.btree().format().cold, Codec::ZstdDict);
     small(&t);
     let mut model = BTreeMap::new();
+    assert_eq!(t.btree().cold_dict().status().0.as_str(), "collecting");
     fill(&t, &mut model, 0..3_000);
     settle(&t);
+    let (status, bytes) = t.btree().cold_dict().status();
+    assert!(
+        matches!(status.as_str(), "waiting" | "in use") && bytes > 1024,
+        "{status:?} {bytes}"
+    );
     assert!(
         t.btree().cold_dict().state().0,
         "{:?}",
@@ -125,6 +131,7 @@ fn a_trained_dictionary_is_checkpointed_used_and_reloaded() {
     // Training asked for a checkpoint (the timed one is an hour away here); the pool has the
     // dictionary once that checkpoint is durable.
     wait_in_pool(&t);
+    assert_eq!(t.btree().cold_dict().status().0.as_str(), "in use");
     assert!(!db.pool().page_dicts().any_waiting());
     let id = t.btree().tree_id();
     assert_eq!(db.pool().page_dicts().versions(id), vec![DictVersion(1)]);
@@ -218,6 +225,7 @@ fn trees_made_before_dictionaries_keep_plain_zstd() {
     fill(&t, &mut model, 0..30_000);
     db.checkpoint().unwrap();
     assert_eq!(t.btree().cold_dict().state(), (false, false, 0));
+    assert_eq!(t.btree().cold_dict().status().0.as_str(), "off");
     let s = db.pool().stats();
     assert!(s.encodes_zstd > 0 && s.encodes_zstd_dict == 0, "{s:?}");
     check(&t, &model, "old format");
@@ -240,6 +248,7 @@ fn random_digits_keep_no_dictionary() {
     settle(&t);
     let (trained, in_pool, rejected) = t.btree().cold_dict().state();
     assert_eq!((trained, in_pool, rejected), (false, false, 1));
+    assert_eq!(t.btree().cold_dict().status().0.as_str(), "rejected");
     assert!(!db.pool().page_dicts().any_waiting());
     check(&t, &model, "digits");
 }

@@ -540,6 +540,13 @@ fn fsst_zstd_tables_keep_their_rows_and_show_their_option() {
          WHERE TABLE_NAME = 'sbtest1'",
     );
     assert_eq!(codec, [["fsst+zstd"]]);
+    // The cold layer's dictionary: this table is far below the 1 MiB sample.
+    let dict = q(
+        &mut s,
+        "SELECT COLD_DICTIONARY, COLD_DICTIONARY_BYTES \
+         FROM information_schema.ZIPDB_TABLE_COMPRESSION WHERE TABLE_NAME = 'sbtest1'",
+    );
+    assert_eq!(dict, [["collecting", "0"]]);
     // The definition recreates the table as it was.
     q(&mut s, "DROP TABLE sbtest1");
     q(&mut s, &create);

@@ -72,6 +72,37 @@ struct Sample {
     sizes: Vec<usize>,
 }
 
+/// Where a tree's cold-layer dictionary stands (`information_schema.ZIPDB_TABLE_COMPRESSION`
+/// `COLD_DICTIONARY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColdDictStatus {
+    /// The tree's cold codec is not zstd-dict.
+    Off,
+    /// Collecting its sample (or waiting for its first symbol table).
+    Collecting,
+    /// A thread is training on the sample.
+    Training,
+    /// Trained; waits for a checkpoint to save it before pages use it.
+    Waiting,
+    /// Pages leaving the pool are compressed with it.
+    InUse,
+    /// Training failed or the dictionary saved too little: zstd:1 until the next open.
+    Rejected,
+}
+
+impl ColdDictStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ColdDictStatus::Off => "off",
+            ColdDictStatus::Collecting => "collecting",
+            ColdDictStatus::Training => "training",
+            ColdDictStatus::Waiting => "waiting",
+            ColdDictStatus::InUse => "in use",
+            ColdDictStatus::Rejected => "rejected",
+        }
+    }
+}
+
 /// What the training thread writes back.
 #[derive(Default)]
 struct Trained {
@@ -86,6 +117,8 @@ struct Trained {
 /// A tree's cold-layer dictionary: its sample while collecting, then the dictionary.
 pub struct ColdDict {
     tree: TreeId,
+    /// The tree's cold codec is zstd-dict.
+    enabled: bool,
     /// Set while the tree has no dictionary and its sample is not full.
     collecting: AtomicBool,
     config: Mutex<ColdDictConfig>,
@@ -110,6 +143,7 @@ impl ColdDict {
     pub fn new(tree: TreeId, cold: Codec) -> ColdDict {
         ColdDict {
             tree,
+            enabled: cold == Codec::ZstdDict,
             collecting: AtomicBool::new(cold == Codec::ZstdDict),
             config: Mutex::new(ColdDictConfig::default()),
             sample: Mutex::new(Sample::default()),
@@ -223,6 +257,26 @@ impl ColdDict {
     /// Trained and not yet in the pool: it waits for a checkpoint.
     pub fn waiting(&self) -> bool {
         self.trained.dict.lock().is_some() && !self.in_pool.load(Ordering::Relaxed)
+    }
+
+    /// Where the dictionary stands, and its size in bytes (0 while there is none).
+    pub fn status(&self) -> (ColdDictStatus, u64) {
+        let t = &self.trained;
+        let bytes = t.dict.lock().as_ref().map_or(0, |d| d.bytes.len() as u64);
+        let status = if !self.enabled {
+            ColdDictStatus::Off
+        } else if self.in_pool.load(Ordering::Relaxed) {
+            ColdDictStatus::InUse
+        } else if bytes > 0 {
+            ColdDictStatus::Waiting
+        } else if self.training() {
+            ColdDictStatus::Training
+        } else if self.collecting.load(Ordering::Relaxed) {
+            ColdDictStatus::Collecting
+        } else {
+            ColdDictStatus::Rejected
+        };
+        (status, bytes)
     }
 
     /// The dictionary's state, for statistics: (trained, in the pool, trainings that failed

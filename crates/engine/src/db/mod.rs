@@ -284,6 +284,8 @@ pub struct TreeStats {
     pub physical_bytes: u64,
     /// Record-codec counters of a tree whose records are FSST-encoded (`None` otherwise).
     pub records: Option<crate::btree::symtab::RecordStats>,
+    /// The cold layer's dictionary: where it stands and its bytes.
+    pub cold_dict: (crate::btree::colddict::ColdDictStatus, u64),
 }
 
 /// A snapshot of the database's counters and space.
@@ -824,6 +826,7 @@ impl Database {
                         physical_bytes: s.physical_bytes,
                         records: (t.btree.format().records == crate::format::RecordCodec::Fsst)
                             .then(|| t.btree.symbol_tables().record_stats()),
+                        cold_dict: t.btree.cold_dict().status(),
                     }
                 })
                 .collect()

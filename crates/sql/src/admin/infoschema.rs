@@ -188,6 +188,8 @@ pub fn rows(sess: &Session, kind: SystemTable) -> Result<Vec<Vec<Value>>, SqlErr
                     Value::UInt(rs.retrains_skipped),
                     Value::UInt(rs.leaves_reencoded),
                     ratio(rs.drift_stored, rs.drift_raw),
+                    s(primary.map_or("off", |x| x.cold_dict.0.as_str())),
+                    Value::UInt(primary.map_or(0, |x| x.cold_dict.1)),
                 ]);
             }
             r

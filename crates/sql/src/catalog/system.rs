@@ -297,6 +297,10 @@ pub(crate) fn columns(kind: SystemTable) -> Vec<(&'static str, SqlType)> {
             ("RETRAINS_SKIPPED", BIGINT_UNSIGNED),
             ("LEAVES_REENCODED", BIGINT_UNSIGNED),
             ("DRIFT_RATIO", SqlType::Double),
+            // The cold layer's zstd dictionary of an fsst+zstd table (session 18): off,
+            // collecting, training, waiting (for a checkpoint), in use, rejected.
+            ("COLD_DICTIONARY", text(16)),
+            ("COLD_DICTIONARY_BYTES", BIGINT_UNSIGNED),
         ],
         SystemTable::Triggers => vec![
             ("TRIGGER_CATALOG", text(512)),
