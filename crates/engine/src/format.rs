@@ -219,6 +219,8 @@ impl TreeFormat {
                 "classic leaves cannot hold encoded records"
             }
             NodeFormat::Classic if self.cold != Codec::None => "classic trees have no cold layer",
+            // It needs the tree's dictionary, which only the cold layer's write-back has.
+            _ if self.image == Codec::ZstdDict => "zstd-dict is a cold codec only",
             _ => return Ok(()),
         };
         Err(FormatError::Inconsistent { format: *self, why })
@@ -389,8 +391,8 @@ mod tests {
                 }
             }
         }
-        // Classic: 7 image codecs; compact: 2 record codecs × 7 × 7.
-        assert_eq!(valid, 7 + 98);
+        // Classic: 6 image codecs (not zstd-dict); compact: 2 record codecs × 6 × 7.
+        assert_eq!(valid, 6 + 84);
         assert_eq!(
             TreeFormat::classic(Codec::Zstd(1)).to_bytes(),
             [0, 0, 2, 1, 0, 0]

@@ -15,7 +15,7 @@
 //! The engine trains, stores and installs them (`engine/src/btree/colddict.rs`).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::RwLock;
@@ -58,6 +58,8 @@ pub enum DictError {
     BadLevel(i32),
     #[error("tree {tree:?} already has dictionary version {version}")]
     Exists { tree: TreeId, version: u16 },
+    #[error("zstd cannot load the dictionary (damaged tables)")]
+    Corrupt,
     #[error("tree {tree:?}: version {version} is not newer than {newest}")]
     NotNewer {
         tree: TreeId,
@@ -77,9 +79,9 @@ struct TreeDicts {
 #[derive(Default)]
 pub struct PageDicts {
     trees: RwLock<HashMap<TreeId, TreeDicts>>,
-    /// Dictionaries trained but not yet durable ([`PageDicts::note_waiting`]): the engine's
-    /// checkpointer takes a checkpoint soon, so that pages start using them.
-    waiting: AtomicU64,
+    /// A dictionary was trained and waits to be made durable ([`PageDicts::note_waiting`]):
+    /// the engine's checkpointer takes a checkpoint soon, so that pages start using it.
+    checkpoint_wanted: AtomicBool,
 }
 
 impl std::fmt::Debug for PageDicts {
@@ -94,14 +96,17 @@ impl PageDicts {
         PageDicts::default()
     }
 
-    /// A tree trained a dictionary that waits for a checkpoint.
+    /// A tree trained a dictionary that waits for a checkpoint. Call it after the dictionary
+    /// is where the next checkpoint's catalog snapshot will find it.
     pub fn note_waiting(&self) {
-        self.waiting.fetch_add(1, Ordering::Relaxed);
+        self.checkpoint_wanted.store(true, Ordering::Release);
     }
 
-    /// After a checkpoint: how many trained dictionaries still wait (trained while it ran).
-    pub fn set_waiting(&self, n: u64) {
-        self.waiting.store(n, Ordering::Relaxed);
+    /// Whether a checkpoint was asked for since the last call; clears the request. A request
+    /// made after this call is kept for the next one, and a dictionary noted before it is
+    /// already visible to the checkpoint that the caller now takes.
+    pub fn take_checkpoint_request(&self) -> bool {
+        self.checkpoint_wanted.swap(false, Ordering::AcqRel)
     }
 
     /// Forgets every dictionary of a dropped tree.
@@ -109,9 +114,9 @@ impl PageDicts {
         self.trees.write().remove(&tree);
     }
 
-    /// Whether a trained dictionary waits for a checkpoint.
+    /// Whether a checkpoint request is pending.
     pub fn any_waiting(&self) -> bool {
-        self.waiting.load(Ordering::Relaxed) > 0
+        self.checkpoint_wanted.load(Ordering::Acquire)
     }
 
     /// Makes `bytes` version `version` of `tree`'s dictionary, compressing at `level`. The
@@ -132,12 +137,14 @@ impl PageDicts {
         if !(1..=22).contains(&level) {
             return Err(DictError::BadLevel(level));
         }
-        // Digest outside the lock: it takes milliseconds for a large dictionary.
+        // Digest outside the lock: it takes milliseconds for a large dictionary. Bytes that
+        // look like a zstd dictionary but whose tables are damaged make zstd refuse them
+        // (a catalog's CRC can be right for such bytes): an error, never a panic.
         let dict = Arc::new(PageDict {
             version,
             level,
-            cdict: zstd_safe::CDict::create(bytes, level),
-            ddict: zstd_safe::DDict::create(bytes),
+            cdict: zstd_safe::CDict::try_create(bytes, level).ok_or(DictError::Corrupt)?,
+            ddict: zstd_safe::DDict::try_create(bytes).ok_or(DictError::Corrupt)?,
         });
         let mut trees = self.trees.write();
         let t = trees.entry(tree).or_default();
@@ -214,11 +221,18 @@ pub fn train(data: &[u8], sizes: &[usize], bytes_max: usize) -> Result<Vec<u8>, 
 /// compress it: (plain zstd level 1, zstd at `level` with `dict`). For deciding whether a
 /// trained dictionary is worth its 2.6x encode cost (BENCHMARKS, session 18).
 pub fn compare(data: &[u8], page: usize, dict: &[u8], level: i32) -> (usize, usize) {
+    let (Some(cdict), Some(ddict)) = (
+        zstd_safe::CDict::try_create(dict, level),
+        zstd_safe::DDict::try_create(dict),
+    ) else {
+        // zstd refuses the dictionary: it saves nothing.
+        return (data.len(), data.len());
+    };
     let digested = PageDict {
         version: DictVersion(1),
         level,
-        cdict: zstd_safe::CDict::create(dict, level),
-        ddict: zstd_safe::DDict::create(dict),
+        cdict,
+        ddict,
     };
     let mut ctx = DictCtx::new();
     let mut out = vec![0u8; VERSION_LEN + zstd_safe::compress_bound(page)];
@@ -389,6 +403,15 @@ mod tests {
         assert_eq!(
             d.install(t, DictVersion(1), &bytes, 0),
             Err(DictError::BadLevel(0))
+        );
+        // zstd's dictionary magic, then garbage tables: refused, not a panic.
+        let mut broken = bytes.clone();
+        for b in broken[8..200].iter_mut() {
+            *b = 0xFF;
+        }
+        assert_eq!(
+            d.install(t, DictVersion(1), &broken, 3),
+            Err(DictError::Corrupt)
         );
         assert!(d.newest(t).is_none());
         d.install(t, DictVersion(2), &bytes, 3).unwrap();

@@ -23,11 +23,11 @@
 //!   dictionary within about 100 ms instead of at the next timed checkpoint. There is one
 //!   version per tree, kept for the tree's life: no retraining yet.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use zipdb_storage::dict::{self, DictVersion};
+use zipdb_storage::dict::{self, DictVersion, PageDicts};
 use zipdb_storage::fsst::SymbolTable;
 use zipdb_storage::pool::BufferPool;
 use zipdb_storage::{Codec, TreeId};
@@ -69,8 +69,21 @@ pub const COLD_DICT_VERSION: DictVersion = DictVersion(1);
 #[derive(Default)]
 struct Sample {
     data: Vec<u8>,
+    /// Value lengths; counted against the sample budget with the data.
     sizes: Vec<usize>,
 }
+
+impl Sample {
+    /// Bytes the sample holds, its lengths included.
+    fn bytes(&self) -> usize {
+        self.data.len() + self.sizes.len() * std::mem::size_of::<usize>()
+    }
+}
+
+/// Training threads running in this process at most; a tree that fills its sample while
+/// they all run trains in the writer instead (bounded threads, not bounded waits).
+const TRAINERS_MAX: usize = 2;
+static TRAINERS: AtomicUsize = AtomicUsize::new(0);
 
 /// Where a tree's cold-layer dictionary stands (`information_schema.ZIPDB_TABLE_COMPRESSION`
 /// `COLD_DICTIONARY`).
@@ -199,27 +212,40 @@ impl ColdDict {
             }
             let n = s.data.len() - before;
             s.sizes.push(n);
-            if s.data.len() < config.sample_bytes {
+            if s.bytes() < config.sample_bytes {
                 return;
             }
-            // Cleared under the lock: exactly one thread trains on this sample.
+            // Both under the lock: exactly one thread trains on this sample, and `status`
+            // never sees it neither collecting nor training.
+            self.trained.training.store(true, Ordering::Release);
             self.collecting.store(false, Ordering::Relaxed);
             std::mem::take(&mut *s)
         };
         // Trained on a thread of its own (70–250 ms of CPU): the writer that filled the
         // sample goes on, and a load on fewer threads than cores does not wait for it.
-        self.trained.training.store(true, Ordering::Release);
         let job = TrainJob {
             sample: taken,
             config,
             trained: self.trained.clone(),
-            pool: pool.clone(),
+            dicts: pool.page_dicts().clone(),
+            page_size: pool.page_size(),
         };
+        // The job holds the registry, not the pool: a Database dropped meanwhile frees its
+        // frames at once.
+        if TRAINERS.fetch_add(1, Ordering::AcqRel) >= TRAINERS_MAX {
+            TRAINERS.fetch_sub(1, Ordering::AcqRel);
+            job.run();
+            return;
+        }
         let spawned = std::thread::Builder::new()
             .name("zipdb-dict-train".into())
-            .spawn(move || job.run());
+            .spawn(move || {
+                job.run();
+                TRAINERS.fetch_sub(1, Ordering::AcqRel);
+            });
         if spawned.is_err() {
             // No thread to be had: nothing is lost but this open's dictionary.
+            TRAINERS.fetch_sub(1, Ordering::AcqRel);
             self.trained
                 .trainings_failed
                 .fetch_add(1, Ordering::Relaxed);
@@ -252,11 +278,6 @@ impl ColdDict {
         // A version the pool already has is the only refusal possible here (the catalog
         // decoder bounds level and length), and harmless.
         debug_assert!(r.is_ok(), "tree {:?}: {r:?}", self.tree);
-    }
-
-    /// Trained and not yet in the pool: it waits for a checkpoint.
-    pub fn waiting(&self) -> bool {
-        self.trained.dict.lock().is_some() && !self.in_pool.load(Ordering::Relaxed)
     }
 
     /// Where the dictionary stands, and its size in bytes (0 while there is none).
@@ -296,7 +317,8 @@ struct TrainJob {
     sample: Sample,
     config: ColdDictConfig,
     trained: Arc<Trained>,
-    pool: Arc<BufferPool>,
+    dicts: Arc<PageDicts>,
+    page_size: usize,
 }
 
 impl TrainJob {
@@ -306,7 +328,7 @@ impl TrainJob {
             Ok(Some(d)) => {
                 *t.dict.lock() = Some(d);
                 // Asks for a checkpoint: until one is durable the pool cannot use it.
-                self.pool.page_dicts().note_waiting();
+                self.dicts.note_waiting();
             }
             Ok(None) => {
                 t.not_worth.fetch_add(1, Ordering::Relaxed);
@@ -328,7 +350,7 @@ impl TrainJob {
         let bytes = dict::train(&s.data[..cut], &s.sizes[..n_train], self.config.dict_bytes)?;
         let (plain, with) = dict::compare(
             &s.data[cut..],
-            self.pool.page_size(),
+            self.page_size,
             &bytes,
             i32::from(self.config.level),
         );

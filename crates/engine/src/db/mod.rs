@@ -743,6 +743,9 @@ impl Database {
             };
             t.dropped.store(true, Ordering::Release);
             self.inner.mvcc.drop_tree(id);
+            // Freeing reads the tree's pages, which may need its dictionary; a checkpoint
+            // installs dictionaries only for trees still in the catalog (checked under its
+            // lock), so none comes back for this tree after this.
             t.btree.free_all()?;
             self.inner.pool.page_dicts().remove_tree(id);
             Ok(())
@@ -908,6 +911,7 @@ impl ReplayCatalog for ReplayTrees<'_> {
         if let Some(name) = name {
             if let Some(t) = self.cat.trees.remove(&name) {
                 t.btree.free_all()?;
+                self.pool.page_dicts().remove_tree(id);
             }
         }
         Ok(())
@@ -1086,8 +1090,11 @@ impl DbInner {
                 .zip(&catalog.entries)
                 .filter_map(|(t, e)| Some((t.clone(), e.cold_dict.clone()?)))
                 .collect();
-            (snap, catalog.encode(), redo, dicts)
+            (snap, catalog, redo, dicts)
         };
+        // Encoded after the gate: writers wait for the snapshot, not for copying and
+        // checksumming its symbol tables and dictionaries.
+        let catalog = catalog.encode();
         self.changes_since_ckpt.store(0, Ordering::Relaxed);
         let r = (|| -> Result<()> {
             self.pool.checkpoint_pages(&mut snap)?;
@@ -1101,18 +1108,20 @@ impl DbInner {
             return Err(self.fail_stop(e));
         }
         self.wal.checkpointed(Lsn(redo));
-        for (t, d) in &dicts {
-            t.btree.cold_dict().checkpointed(d, &self.pool);
+        if !dicts.is_empty() {
+            // Under the catalog lock, skipping trees dropped since the snapshot (`drop_tree`
+            // takes a tree out of the catalog under it before forgetting its dictionaries).
+            let cat = self.catalog.lock();
+            for (t, d) in &dicts {
+                if cat
+                    .trees
+                    .get(&t.name)
+                    .is_some_and(|now| Arc::ptr_eq(now, t))
+                {
+                    t.btree.cold_dict().checkpointed(d, &self.pool);
+                }
+            }
         }
-        // Recounted, not decremented: a tree dropped meanwhile leaves no count behind.
-        let waiting = self
-            .catalog
-            .lock()
-            .trees
-            .values()
-            .filter(|t| t.btree.cold_dict().waiting())
-            .count();
-        self.pool.page_dicts().set_waiting(waiting as u64);
         Ok(())
     }
 
@@ -1147,8 +1156,10 @@ fn checkpointer_loop(db: Weak<DbInner>, wake: Arc<(Mutex<bool>, Condvar)>) {
         }
         let due = d.changes_since_ckpt.load(Ordering::Relaxed) > 0
             && last.elapsed() >= d.options.checkpoint_interval;
-        // A tree's new cold-layer dictionary is used only once a checkpoint saved it.
-        if d.wal.needs_checkpoint() || due || d.pool.page_dicts().any_waiting() {
+        // A tree's new cold-layer dictionary is used only once a checkpoint saved it. Taken
+        // first, so that a request is cleared only by the checkpoint that follows it.
+        let dict_wanted = d.pool.page_dicts().take_checkpoint_request();
+        if dict_wanted || d.wal.needs_checkpoint() || due {
             // An error has fail-stopped the database; writers see it.
             let _ = d.checkpoint();
             last = Instant::now();
