@@ -568,20 +568,28 @@ fn all_codecs(
         args,
         repeat,
     )?);
-    let level = args.page_dict_level;
-    let (dict, ms) = timed(|| zstd::dict::from_samples(sample, args.page_dict_bytes));
-    match dict {
-        Ok(d) => figures.push(page_codec(
-            "zstd-dict-page",
-            records,
-            records,
-            level,
-            Some((&d, ms)),
-            args,
-            repeat,
-        )?),
-        Err(e) => eprintln!("zstd-dict-page: dictionary training failed ({e}); skipped"),
-    }
+    // Whole pages with a dictionary trained on `train` (the records as `stored` holds them);
+    // skipped when zstd's trainer refuses the sample.
+    let dict_page =
+        |codec: &'static str, stored: &Records, train: &[&[u8]]| -> Result<Option<Figures>> {
+            let (dict, ms) = timed(|| zstd::dict::from_samples(train, args.page_dict_bytes));
+            match dict {
+                Ok(d) => Ok(Some(page_codec(
+                    codec,
+                    records,
+                    stored,
+                    args.page_dict_level,
+                    Some((&d, ms)),
+                    args,
+                    repeat,
+                )?)),
+                Err(e) => {
+                    eprintln!("{codec}: dictionary training failed ({e}); skipped");
+                    Ok(None)
+                }
+            }
+        };
+    figures.extend(dict_page("zstd-dict-page", records, sample)?);
 
     // The cold layer of `fsst+zstd`: records FSST-encoded, then whole pages through zstd.
     let mut coded = Records::new();
@@ -606,19 +614,8 @@ fn all_codecs(
             v
         })
         .collect();
-    let (dict, ms) = timed(|| zstd::dict::from_samples(&coded_sample, args.page_dict_bytes));
-    match dict {
-        Ok(d) => figures.push(page_codec(
-            "fsst+zstd-dict-page",
-            records,
-            &coded,
-            level,
-            Some((&d, ms)),
-            args,
-            repeat,
-        )?),
-        Err(e) => eprintln!("fsst+zstd-dict-page: dictionary training failed ({e}); skipped"),
-    }
+    let coded_refs: Vec<&[u8]> = coded_sample.iter().map(Vec::as_slice).collect();
+    figures.extend(dict_page("fsst+zstd-dict-page", &coded, &coded_refs)?);
     Ok(figures)
 }
 
