@@ -57,7 +57,7 @@ fn head_of(suffix: &[u8]) -> u32 {
 /// freeing one per rebuild had glibc consolidating its heap under the SQL server's small
 /// allocations (malloc, consolidate and unlink went from 7.4% to 12% of server CPU in
 /// oltp_read_write at 128 MB, more than the decodes saved).
-static SPARE: parking_lot::Mutex<Vec<Buffers>> = parking_lot::const_mutex(Vec::new());
+static SPARE: parking_lot::Mutex<Vec<Buffers>> = parking_lot::Mutex::new(Vec::new());
 /// A view's bytes and rows.
 type Buffers = (Vec<u8>, Vec<Row>);
 
