@@ -117,7 +117,9 @@ fuzz_target!(|data: &[u8]| {
         let body = &data[4..];
         let n = body.len().min(page_size - 16);
         p[16..16 + n].copy_from_slice(&body[..n]);
-        let at = u16::from_le_bytes([data[1], data[2]]) as usize % page_size;
+        // The run stays off the logical header (bytes 0..16): zeroing its tree id would send a
+        // zstd-dict page to plain zstd (no dictionary for tree 0) and break `want` below.
+        let at = 16 + u16::from_le_bytes([data[1], data[2]]) as usize % (page_size - 16);
         let len = (data[3] as usize * 64).min(page_size - at);
         p[at..at + len].fill(0);
         let mut img = vec![0u8; IMAGE_HEADER_LEN + page_size];

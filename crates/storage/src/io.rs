@@ -27,6 +27,7 @@ pub enum IoOp {
     Write,
     Sync,
     SetLen,
+    Punch,
 }
 
 impl std::fmt::Display for IoOp {
@@ -37,6 +38,7 @@ impl std::fmt::Display for IoOp {
             IoOp::Write => "write",
             IoOp::Sync => "sync",
             IoOp::SetLen => "set_len",
+            IoOp::Punch => "punch_hole",
         })
     }
 }
@@ -66,6 +68,14 @@ pub trait Storage: Send + Sync + std::fmt::Debug {
     fn len(&self) -> Result<u64, IoError>;
     /// Truncates or extends the file.
     fn set_len(&self, len: u64) -> Result<(), IoError>;
+    /// Gives the blocks of `[offset, offset + len)` back to the filesystem; the range then
+    /// reads as zeros and the file keeps its length. Only for ranges no durable structure
+    /// references (the store's free space): a failure loses nothing, and callers may ignore
+    /// it. The default does nothing (storage without holes, such as test doubles).
+    fn punch_hole(&self, offset: u64, len: u64) -> Result<(), IoError> {
+        let _ = (offset, len);
+        Ok(())
+    }
     /// A name for error messages (the file path).
     fn name(&self) -> &str;
     /// True when reads and writes bypass the OS page cache and must be aligned to
@@ -185,6 +195,37 @@ impl Storage for FileStorage {
             .map_err(|e| self.err(IoOp::SetLen, len, 0, e))
     }
 
+    fn punch_hole(&self, offset: u64, len: u64) -> Result<(), IoError> {
+        use std::os::fd::AsRawFd;
+        let (Ok(off), Ok(n)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+            return Err(self.err(
+                IoOp::Punch,
+                offset,
+                0,
+                std::io::Error::from(std::io::ErrorKind::InvalidInput),
+            ));
+        };
+        // SAFETY: fallocate on a descriptor this struct owns; no memory is passed.
+        let rc = unsafe {
+            libc::fallocate(
+                self.file.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                off,
+                n,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(self.err(
+                IoOp::Punch,
+                offset,
+                len as usize,
+                std::io::Error::last_os_error(),
+            ))
+        }
+    }
+
     fn name(&self) -> &str {
         &self.path
     }
@@ -219,6 +260,9 @@ struct SimState {
     reads: u64,
     writes: u64,
     syncs: u64,
+    punch_fails: bool,
+    punches: u64,
+    punched_bytes: u64,
 }
 
 /// An in-memory disk with fault injection. Cloning shares the same disk, so a test can keep a
@@ -260,12 +304,24 @@ impl SimStorage {
         s.sync_fault = Some((at, Fault::Fail));
     }
 
+    /// Makes every hole punch from now on fail (as on a filesystem without holes).
+    pub fn fail_punches(&self, fail: bool) {
+        self.state.lock().punch_fails = fail;
+    }
+
+    /// Hole punches issued so far, and their bytes.
+    pub fn punch_counts(&self) -> (u64, u64) {
+        let s = self.state.lock();
+        (s.punches, s.punched_bytes)
+    }
+
     /// Removes every pending fault.
     pub fn clear_faults(&self) {
         let mut s = self.state.lock();
         s.read_fault = None;
         s.write_fault = None;
         s.sync_fault = None;
+        s.punch_fails = false;
     }
 
     /// Simulates a power cut: every write since the last sync is lost. Returns a fresh disk that
@@ -411,6 +467,24 @@ impl Storage for SimStorage {
     fn set_len(&self, len: u64) -> Result<(), IoError> {
         let mut s = self.state.lock();
         resize_zeroed(&mut s.volatile, len as usize);
+        Ok(())
+    }
+
+    /// A hole reads as zeros at once and survives a crash only once synced, like a write of
+    /// zeros (what a filesystem promises for its metadata after fdatasync is no more).
+    fn punch_hole(&self, offset: u64, len: u64) -> Result<(), IoError> {
+        let mut s = self.state.lock();
+        if s.punch_fails {
+            return Err(self.io_err(IoOp::Punch, offset, len as usize, "injected punch error"));
+        }
+        let end = (offset + len).min(s.volatile.len() as u64);
+        if offset < end {
+            let zeros = vec![0u8; (end - offset) as usize];
+            write_into(&mut s.volatile, &zeros, offset);
+            s.unsynced.push((offset, zeros));
+        }
+        s.punches += 1;
+        s.punched_bytes += len;
         Ok(())
     }
 

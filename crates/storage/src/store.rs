@@ -173,6 +173,11 @@ struct Allocator {
     /// Extents allocated since the last checkpoint snapshot: no durable map references them,
     /// so they may be reused as soon as they are superseded.
     fresh: HashSet<u64>,
+    /// Units the file holds as far as the store knows (its length at open, then the highest
+    /// `end_units` reached): `[end_units, high_units)` is a free tail still holding blocks.
+    high_units: u64,
+    /// Extents made free since the last punch pass ([`Allocator::take_punch_runs`]).
+    unpunched: Vec<Extent>,
 }
 
 impl Allocator {
@@ -292,6 +297,7 @@ impl Allocator {
             None => {
                 let o = self.end_units;
                 self.end_units += len;
+                self.high_units = self.high_units.max(self.end_units);
                 o
             }
         };
@@ -308,11 +314,77 @@ impl Allocator {
         }
         if self.fresh.remove(&e.offset_units()) {
             self.insert_free(e.offset_units(), e.len_units());
+            self.unpunched.push(e);
         } else {
             // Referenced by the last durable checkpoint or by the snapshot being written:
             // reusable once a checkpoint taken after this moment is durable.
             self.pending.push(e);
         }
+    }
+}
+
+/// Free runs shorter than this are left to be reused, not punched: 64 KiB, four 16 KiB pages.
+/// Steady writes free scattered extents of a compressed page or two, which next-fit reuses
+/// soon (and a write into a hole costs the filesystem an allocation); a rebuild or a large
+/// delete frees long runs that nothing may reuse for a long time. 16 KiB would give back
+/// another 7% of the file after an `OPTIMIZE TABLE` (BENCHMARKS, session 19), at the price of
+/// punching and refilling in steady writes, which was not measured.
+const PUNCH_MIN_UNITS: u64 = 128;
+/// Punched runs are cut to this alignment (filesystem blocks; a partial block would only be
+/// zeroed, a write for nothing).
+const PUNCH_ALIGN_UNITS: u64 = 4096 / UNIT as u64;
+/// The longest run one punch covers: bounds the bitmap scan around one freed extent.
+const PUNCH_RUN_MAX_UNITS: u64 = 1 << 16;
+
+/// A run of units: offset and length.
+type UnitRun = (u64, u64);
+
+impl Allocator {
+    /// Bounds `[start, end)` of the free run around the free unit `u`, at most
+    /// [`PUNCH_RUN_MAX_UNITS`] each way.
+    fn free_run_bounds(&self, u: u64) -> (u64, u64) {
+        let mut start = u;
+        while start > DATA_START_UNITS && u - start < PUNCH_RUN_MAX_UNITS && !self.bit(start - 1) {
+            start -= 1;
+        }
+        let mut end = u;
+        while end < self.end_units && end - u < PUNCH_RUN_MAX_UNITS && !self.bit(end) {
+            end += 1;
+        }
+        (start, end)
+    }
+
+    /// The free runs of at least `min` units around the extents freed since the last pass,
+    /// cut to block alignment and reserved (marked used, so no write lands in them while they
+    /// are punched; [`Allocator::insert_free`] gives each back), and the free tail past
+    /// `end_units` once it is that long too, which is then forgotten (the caller punches it
+    /// before anyone can allocate).
+    fn take_punch_runs(&mut self, min: u64) -> (Vec<UnitRun>, Option<UnitRun>) {
+        let mut runs = Vec::new();
+        let mut list = std::mem::take(&mut self.unpunched);
+        for e in &list {
+            let u = e.offset_units();
+            if u >= self.end_units || self.bit(u) {
+                continue; // in the tail, reused since, or inside a run reserved above
+            }
+            let (start, end) = self.free_run_bounds(u);
+            let start = start.next_multiple_of(PUNCH_ALIGN_UNITS);
+            let end = end / PUNCH_ALIGN_UNITS * PUNCH_ALIGN_UNITS;
+            if end > start && end - start >= min {
+                self.set_bits(start, end - start, true);
+                self.free_units -= end - start;
+                runs.push((start, end - start));
+            }
+        }
+        list.clear();
+        self.unpunched = list;
+        let start = self.end_units.next_multiple_of(PUNCH_ALIGN_UNITS);
+        let tail = (self.high_units >= start + min).then(|| {
+            let t = (start, self.high_units - start);
+            self.high_units = self.end_units;
+            t
+        });
+        (runs, tail)
     }
 }
 
@@ -337,6 +409,11 @@ pub struct StoreCounters {
     pub checksum_verifies: AtomicU64,
     pub syncs: AtomicU64,
     pub checkpoints: AtomicU64,
+    /// Free runs given back to the filesystem after checkpoints, their bytes, and punches
+    /// that failed (none are tried again once the filesystem says it has no holes).
+    pub punches: AtomicU64,
+    pub punched_bytes: AtomicU64,
+    pub punch_failures: AtomicU64,
 }
 
 /// A snapshot of the store's space usage.
@@ -385,6 +462,8 @@ pub struct PageStore {
     ckpt: Mutex<CheckpointState>,
     failed: AtomicBool,
     failure: Mutex<Option<String>>,
+    /// Set once the filesystem refuses holes (EOPNOTSUPP): free space is then only reused.
+    punch_off: AtomicBool,
     pub counters: StoreCounters,
 }
 
@@ -535,7 +614,11 @@ impl PageStore {
             });
         }
         let store = PageStore::empty(storage, config.page_size, 0, Extent::NONE, Vec::new());
-        store.alloc.lock().end_units = DATA_START_UNITS;
+        {
+            let mut a = store.alloc.lock();
+            a.end_units = DATA_START_UNITS;
+            a.high_units = DATA_START_UNITS;
+        }
         store.checkpoint(&[])?;
         Ok(store)
     }
@@ -566,6 +649,7 @@ impl PageStore {
             }),
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
+            punch_off: AtomicBool::new(false),
             counters: StoreCounters::default(),
         }
     }
@@ -663,12 +747,24 @@ impl PageStore {
             cursor = off + len;
         }
         a.end_units = cursor;
+        // Free runs the last process left unpunched (freed by its last checkpoint, or the
+        // store was not closed) are punched by the first checkpoint of this one.
+        let mut gap_start = DATA_START_UNITS;
+        for &(off, len) in &used {
+            if off >= gap_start + PUNCH_MIN_UNITS {
+                a.unpunched.push(Extent::new(gap_start, 1));
+            }
+            gap_start = off + len;
+        }
         let used_units: u64 = used.iter().map(|&(_, l)| l).sum();
         for (off, len) in used {
             a.mark_used(off, len);
         }
         a.free_units = cursor - DATA_START_UNITS - used_units;
         a.cursor = DATA_START_UNITS;
+        // A tail past the last extent (left by an earlier process) is punched by the first
+        // checkpoint; free runs inside the file were punched when they were freed.
+        a.high_units = store.storage.len()?.div_ceil(UNIT as u64).max(cursor);
         drop(a);
         Ok(store)
     }
@@ -985,22 +1081,82 @@ impl PageStore {
                 // The new checkpoint is durable: what only the old one referenced is free now.
                 for e in in_flight.drain(..) {
                     a.insert_free(e.offset_units(), e.len_units());
+                    a.unpunched.push(e);
                 }
                 a.pending_spare = in_flight;
                 if !ck.meta.is_none() {
                     a.insert_free(ck.meta.offset_units(), ck.meta.len_units());
+                    a.unpunched.push(ck.meta);
                 }
                 drop(a);
                 self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
                 ck.seq += 1;
                 ck.meta = meta;
                 ck.catalog = catalog.to_vec();
+                drop(ck);
+                self.punch_free_runs();
                 Ok(())
             }
             Err(e) => {
                 // The old checkpoint may still be the durable one: keep everything it references.
                 a.pending.append(&mut in_flight);
                 Err(e)
+            }
+        }
+    }
+
+    /// Gives long free runs back to the filesystem (docs/FORMAT.md "Free space"), so that a
+    /// rebuild (`OPTIMIZE TABLE`) or a large delete shrinks the file's allocated size instead of
+    /// leaving free space only for reuse. Runs only after a checkpoint is durable: every unit
+    /// it punches is referenced by no durable checkpoint (neither the new one nor, as
+    /// `pending` keeps them until now, the one before), so a crash at any point loses nothing.
+    fn punch_free_runs(&self) {
+        if self.punch_off.load(Ordering::Relaxed) {
+            self.alloc.lock().unpunched.clear();
+            return;
+        }
+        let runs = {
+            let mut a = self.alloc.lock();
+            let (runs, tail) = a.take_punch_runs(PUNCH_MIN_UNITS);
+            // Under the allocator's lock: a write extending the file lands past the tail's
+            // start only after this returns.
+            if let Some((off, len)) = tail {
+                self.punch(off, len);
+            }
+            runs
+        };
+        for &(off, len) in &runs {
+            self.punch(off, len);
+        }
+        if !runs.is_empty() {
+            let mut a = self.alloc.lock();
+            for (off, len) in runs {
+                a.insert_free(off, len);
+            }
+        }
+    }
+
+    fn punch(&self, off_units: u64, len_units: u64) {
+        if self.punch_off.load(Ordering::Relaxed) {
+            return;
+        }
+        let (off, len) = (off_units * UNIT as u64, len_units * UNIT as u64);
+        match self.storage.punch_hole(off, len) {
+            Ok(()) => {
+                self.counters.punches.fetch_add(1, Ordering::Relaxed);
+                self.counters
+                    .punched_bytes
+                    .fetch_add(len, Ordering::Relaxed);
+            }
+            Err(e) => {
+                self.counters.punch_failures.fetch_add(1, Ordering::Relaxed);
+                let unsupported = matches!(
+                    e.source.raw_os_error(),
+                    Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)
+                );
+                if unsupported {
+                    self.punch_off.store(true, Ordering::Relaxed);
+                }
             }
         }
     }
@@ -1094,6 +1250,8 @@ impl PageStore {
 
     /// Checks the allocator against the map: no extent used twice, none both used and free.
     pub fn verify(&self) -> std::result::Result<(), String> {
+        // Before the allocator's lock: a checkpoint takes the two the other way round.
+        let meta = self.ckpt.lock().meta;
         let a = self.alloc.lock();
         let mut runs: Vec<(u64, u64, &'static str)> = Vec::new();
         let n = self.next_page_id.load(Ordering::Acquire);
@@ -1131,7 +1289,6 @@ impl PageStore {
             }
             marked += l;
         }
-        let meta = self.ckpt.lock().meta;
         let meta_units = if meta.is_none() { 0 } else { meta.len_units() };
         let bits: u64 = (DATA_START_UNITS..a.end_units)
             .filter(|&u| a.bit(u))

@@ -195,6 +195,168 @@ fn freed_pages_release_space_and_ids() {
     reopened.verify().unwrap();
 }
 
+/// A page of random bytes, stored raw: 9 units per 4 KiB page.
+fn raw_image(store: &PageStore, id: PageId, seed: u64) -> (AlignedBuf, usize) {
+    let mut p = vec![0u8; store.page_size()];
+    let mut x = seed | 1;
+    for b in p.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    LogicalHeader::init(&mut p, PageType::Leaf, Codec::None, TreeId(1));
+    let mut buf = AlignedBuf::new(store.image_len_max());
+    let n = page::encode_image(&mut CodecCtx::new(), &p, id, UNIT, &mut buf);
+    (buf, n)
+}
+
+/// Writes `n` raw pages and checkpoints; returns their ids.
+fn write_raw_pages(store: &PageStore, n: u64) -> Vec<PageId> {
+    let ids: Vec<_> = (0..n)
+        .map(|_| store.allocate_page_id(TreeId(1)).unwrap())
+        .collect();
+    for &id in &ids {
+        let (mut b, len) = raw_image(store, id, id.0);
+        store.write_image(id, &mut b, len).unwrap();
+    }
+    store.checkpoint(&[]).unwrap();
+    ids
+}
+
+/// A rebuild or a large delete frees long runs; once the newest durable checkpoint does not
+/// reference them (when they become reusable) they are punched (read back as zeros), the live pages still read, the space is reused,
+/// and a crash right after the punches loses nothing.
+#[test]
+fn long_free_runs_are_punched_once_no_checkpoint_references_them() {
+    let disk = SimStorage::new("sim");
+    let store = new_store(&disk);
+    let ids = write_raw_pages(&store, 64);
+    let end_before = store.space().file_bytes;
+    // Free all but every 16th page: runs of 15 pages (67 KiB) between the survivors.
+    let (gone, kept): (Vec<_>, Vec<_>) = ids.iter().partition(|id| id.0 % 16 != 0);
+    let gone_extents: Vec<Extent> = gone.iter().map(|&&id| store.extent(id)).collect();
+    for &&id in &gone {
+        store.free_page(id).unwrap();
+    }
+    // The durable checkpoint still references them: nothing is punched before the next one,
+    // which no longer does (they become reusable at the same moment).
+    assert_eq!(disk.punch_counts().0, 0, "pending extents were punched");
+    store.checkpoint(&[]).unwrap();
+    let (punches, bytes) = disk.punch_counts();
+    assert!(punches >= 3, "{punches} punches");
+    let freed: u64 = gone_extents.iter().map(|e| e.len_bytes() as u64).sum();
+    assert!(
+        bytes * 10 >= freed * 8 && bytes <= freed,
+        "{bytes} of {freed} freed bytes punched"
+    );
+    assert_eq!(store.counters.punched_bytes.load(Ordering::Relaxed), bytes);
+    store.verify().unwrap();
+    // A punched unit reads as zeros; every survivor still reads.
+    let mut probe = AlignedBuf::new(UNIT);
+    let e = gone_extents[3];
+    disk.read_at(&mut probe, e.offset_bytes() + UNIT as u64)
+        .unwrap();
+    assert!(probe.iter().all(|&b| b == 0), "a punched unit holds data");
+    let mut buf = AlignedBuf::new(store.image_len_max());
+    for &&id in &kept {
+        assert_eq!(store.read_image(id, &mut buf).unwrap().page_id, id);
+    }
+    // Punched runs are free space: new pages fill them instead of growing the file.
+    write_raw_pages(&store, 40);
+    assert!(store.space().file_bytes <= end_before);
+    store.verify().unwrap();
+    // A crash now (the punches' zeros not all synced) keeps every page of the last checkpoint.
+    let survivor = PageStore::open(Box::new(disk.crash())).unwrap();
+    survivor.verify().unwrap();
+    for &&id in &kept {
+        assert_eq!(survivor.read_image(id, &mut buf).unwrap().page_id, id);
+    }
+}
+
+/// Short runs (scattered rewrites of single pages) are left for reuse, not punched; the free
+/// tail of a shrinking file is punched.
+#[test]
+fn short_runs_stay_and_the_free_tail_is_punched() {
+    let disk = SimStorage::new("sim");
+    let store = new_store(&disk);
+    let ids = write_raw_pages(&store, 32);
+    for &id in ids.iter().step_by(2) {
+        store.free_page(id).unwrap();
+    }
+    store.checkpoint(&[]).unwrap();
+    store.checkpoint(&[]).unwrap();
+    assert_eq!(disk.punch_counts().0, 0, "single free pages were punched");
+    // Freeing the last 16 pages leaves a free tail of 16 x 4.5 KiB, past the 64 KiB minimum.
+    for &id in ids[16..].iter().skip(1).step_by(2) {
+        store.free_page(id).unwrap(); // the others were freed above
+    }
+    store.checkpoint(&[]).unwrap();
+    store.checkpoint(&[]).unwrap();
+    assert!(disk.punch_counts().1 > 0, "the free tail was not punched");
+    store.verify().unwrap();
+}
+
+/// A filesystem without holes: punches fail, are counted, stop being tried, and change
+/// nothing else.
+#[test]
+fn failed_punches_are_harmless() {
+    let disk = SimStorage::new("sim");
+    let store = new_store(&disk);
+    let ids = write_raw_pages(&store, 32);
+    disk.fail_punches(true);
+    for &id in &ids[..31] {
+        store.free_page(id).unwrap();
+    }
+    store.checkpoint(&[]).unwrap();
+    store.checkpoint(&[]).unwrap();
+    assert!(store.counters.punch_failures.load(Ordering::Relaxed) > 0);
+    assert!(!store.is_failed());
+    store.verify().unwrap();
+    let end = store.space().file_bytes;
+    write_raw_pages(&store, 20);
+    assert!(
+        store.space().file_bytes <= end,
+        "freed space was not reused"
+    );
+    let mut buf = AlignedBuf::new(store.image_len_max());
+    assert_eq!(
+        store.read_image(ids[31], &mut buf).unwrap().page_id,
+        ids[31]
+    );
+}
+
+/// On a real file the punched runs stop counting as allocated blocks.
+#[test]
+fn punched_runs_leave_a_real_file() {
+    use std::os::unix::fs::MetadataExt;
+    let path = std::env::temp_dir().join(format!("zipdb-punch-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let file = crate::io::FileStorage::open(&path, false).unwrap();
+    let store = PageStore::create(Box::new(file), StoreConfig { page_size: 4096 }).unwrap();
+    let ids = write_raw_pages(&store, 256);
+    let before = std::fs::metadata(&path).unwrap().blocks() * 512;
+    for &id in &ids[..255] {
+        store.free_page(id).unwrap();
+    }
+    store.checkpoint(&[]).unwrap();
+    store.checkpoint(&[]).unwrap();
+    let after = std::fs::metadata(&path).unwrap().blocks() * 512;
+    let punched = store.counters.punched_bytes.load(Ordering::Relaxed);
+    let failures = store.counters.punch_failures.load(Ordering::Relaxed);
+    drop(store);
+    let _ = std::fs::remove_file(&path);
+    if failures > 0 && punched == 0 {
+        eprintln!("skipped: {} has no holes", std::env::temp_dir().display());
+        return;
+    }
+    assert!(punched >= 200 * 4096, "{punched} bytes punched");
+    assert!(
+        after + 200 * 4096 <= before,
+        "allocated {before} -> {after} bytes after punching {punched}"
+    );
+}
+
 /// The allocator's search as it was first written, one bit at a time: the reference for
 /// the word-at-a-time version.
 fn find_run_naive(a: &Allocator, from: u64, to: u64, len: u64) -> Option<u64> {
