@@ -35,6 +35,8 @@ pub mod db;
 #[cfg(test)]
 mod drift_tests;
 pub mod error;
+#[cfg(test)]
+mod file_tests;
 pub mod format;
 #[cfg(test)]
 mod format_tests;
