@@ -828,7 +828,11 @@ impl PageStore {
             self.physical_bytes_total
                 .fetch_sub(old.len_bytes() as u64, Ordering::Relaxed);
         }
-        self.free_ids.lock().push(id);
+        let mut free_ids = self.free_ids.lock();
+        // A second free of one id would hand it out twice. Debug builds (every test) check;
+        // the scan is linear in the free list, too slow for release builds.
+        debug_assert!(!free_ids.contains(&id), "page {id:?} freed twice");
+        free_ids.push(id);
         Ok(())
     }
 

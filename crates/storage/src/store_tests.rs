@@ -433,3 +433,15 @@ fn allocator_appends_only_when_nothing_fits() {
         assert_eq!(free, a.free_units, "step {step}");
     }
 }
+
+/// Freeing one page id twice would hand it to two later allocations: debug builds refuse.
+#[cfg(debug_assertions)]
+#[test]
+#[should_panic(expected = "freed twice")]
+fn a_page_freed_twice_is_caught() {
+    let disk = SimStorage::new("sim");
+    let store = new_store(&disk);
+    let ids = write_raw_pages(&store, 2);
+    store.free_page(ids[0]).unwrap();
+    let _ = store.free_page(ids[0]);
+}
